@@ -1,0 +1,82 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "cenariusd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "cenariusd", targets: ["cenariusd"]),
+        .library(name: "RouteSync", targets: ["RouteSync"]),
+        .library(name: "ResourceCache", targets: ["ResourceCache"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+    ],
+    targets: [
+        // Swift cannot call the variadic curl_easy_setopt; one typed C function per argument kind.
+        .target(
+            name: "CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(name: "CPlatform"),
+        .target(
+            name: "RouteSync",
+            dependencies: [
+                "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "ResourceCache",
+            dependencies: [
+                "RouteSync",
+                "CPlatform",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "OriginServer",
+            dependencies: [
+                "RouteSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(
+            name: "cenariusd",
+            dependencies: [
+                "RouteSync",
+                "ResourceCache",
+                "OriginServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "RouteSyncTests",
+            dependencies: ["RouteSync"]
+        ),
+        .testTarget(
+            name: "ResourceCacheTests",
+            dependencies: ["ResourceCache", "RouteSync", "TestOrigin"]
+        ),
+        .target(
+            name: "TestOrigin",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Tests/TestOrigin"
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["TestOrigin", "RouteSync"]
+        ),
+    ]
+)

@@ -1,0 +1,59 @@
+import RouteSync
+
+/// `cenariusd status`: what is in force and how old it is.
+public struct CacheStatus: Sendable, Codable {
+    public struct GenerationInfo: Sendable, Codable {
+        public var number: Int
+        public var current: Bool
+        public var entries: Int?
+        public var committedAt: Double?
+        public var cachedFiles: Int?
+        public var cachedBytes: Int64?
+    }
+
+    public var remote: String?
+    public var cache: String
+    public var preset: String
+    /// "cache" once a sync has committed, "preset" before.
+    public var tableSource: String
+    public var entries: Int
+    public var generation: Int?
+    public var etag: String?
+    public var lastModified: String?
+    /// Seconds since the table in force was committed, and since the remote last answered.
+    public var tableAge: Double?
+    public var checkedAge: Double?
+    public var objects: Int
+    public var objectBytes: Int64
+    public var generations: [GenerationInfo]
+
+    public static func read(_ settings: SyncSettings) throws(CenariusError) -> CacheStatus {
+        let layout = settings.cache
+        let store = GenerationStore(layout: layout)
+        let current = store.current()
+        let now = FileSystem.now()
+        let meta = try? current?.meta()
+        let entries: Int
+        if let current { entries = try current.table().count } else { entries = try settings.preset.table().count }
+        var objects = 0
+        var bytes: Int64 = 0
+        for (_, path) in ObjectStore(layout: layout).all() {
+            objects += 1
+            bytes += FileSystem.regularFileSize(path) ?? 0
+        }
+        let generations = store.all().map { generation in
+            let meta = try? generation.meta()
+            return GenerationInfo(
+                number: generation.number, current: generation.number == current?.number,
+                entries: (try? generation.table())?.count, committedAt: meta?.committedAt,
+                cachedFiles: meta?.cachedFiles, cachedBytes: meta?.cachedBytes)
+        }
+        return CacheStatus(
+            remote: settings.remote?.base, cache: layout.root, preset: settings.preset.root,
+            tableSource: current == nil ? "preset" : "cache", entries: entries, generation: current?.number,
+            etag: meta?.validators.etag, lastModified: meta?.validators.lastModified,
+            tableAge: meta.map { now - $0.committedAt },
+            checkedAge: FileSystem.modificationTime(layout.checked).map { now - $0 },
+            objects: objects, objectBytes: bytes, generations: generations)
+    }
+}

@@ -1,0 +1,61 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cenariusd verify`: re-hashes every object in the cache and every preset file the preset's
+/// table lists, and checks that the current generation holds what its table needs.
+public struct Verifier: Sendable {
+    public let settings: SyncSettings
+
+    public init(settings: SyncSettings) {
+        self.settings = settings
+    }
+
+    public struct Report: Sendable, Codable {
+        public var objects = 0
+        public var objectBytes: Int64 = 0
+        public var corruptObjects: [String] = []
+        public var generation: Int?
+        public var missingInGeneration: [String] = []
+        public var presetFiles = 0
+        public var presetMismatched: [String] = []
+        public var presetMissing: [String] = []
+        public var temporaries = 0
+
+        public var isClean: Bool { corruptObjects.isEmpty && missingInGeneration.isEmpty && presetMismatched.isEmpty }
+    }
+
+    public func verify() throws(CenariusError) -> Report {
+        var report = Report()
+        let layout = settings.cache
+        for (hash, path) in ObjectStore(layout: layout).all() {
+            report.objects += 1
+            let (actual, size) = try FileSystem.hashFile(path, algorithm: hash.algorithm)
+            report.objectBytes += size
+            if actual != hash { report.corruptObjects.append(hash.hex) }
+        }
+        report.temporaries = FileSystem.listDirectory(layout.tmp).count
+        let presetTable = try settings.preset.table()
+        if let generation = GenerationStore(layout: layout).current() {
+            report.generation = generation.number
+            let table = try generation.table()
+            for entry in table.entries {
+                let servedByPreset = settings.preset.file(for: entry, in: presetTable) != nil
+                if !servedByPreset && FileSystem.regularFileSize(generation.filePath(entry.uri)) == nil {
+                    report.missingInGeneration.append(entry.uri.value)
+                }
+            }
+        }
+        for entry in presetTable.entries {
+            guard let path = settings.preset.folder.file(entry.uri) else {
+                report.presetMissing.append(entry.uri.value)
+                continue
+            }
+            report.presetFiles += 1
+            let (actual, _) = try FileSystem.hashFile(path, algorithm: entry.hash.algorithm)
+            if actual != entry.hash { report.presetMismatched.append(entry.uri.value) }
+        }
+        return report
+    }
+}

@@ -1,0 +1,37 @@
+import RouteSync
+
+/// The answer to a lookup, as `resolve --json` prints it.
+public struct Resolution: Sendable, Codable, Equatable {
+    public enum Source: String, Sendable, Codable, CaseIterable {
+        case cache, preset, remote, develop
+    }
+
+    public var uri: String
+    public var path: String
+    public var source: Source
+    public var hash: String?
+    public var stale: Bool
+    /// Why a stale copy was served; printed on stderr, not part of the JSON.
+    public var warning: String?
+
+    enum CodingKeys: String, CodingKey { case uri, path, source, hash, stale }
+
+    public init(uri: String, path: String, source: Source, hash: String?, stale: Bool, warning: String? = nil) {
+        self.uri = uri
+        self.path = path
+        self.source = source
+        self.hash = hash
+        self.stale = stale
+        self.warning = warning
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(uri, forKey: .uri)
+        try container.encode(path, forKey: .path)
+        try container.encode(source, forKey: .source)
+        // `hash` is always present in the output, null in develop mode.
+        try container.encode(hash, forKey: .hash)
+        try container.encode(stale, forKey: .stale)
+    }
+}

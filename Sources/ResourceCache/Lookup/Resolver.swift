@@ -1,0 +1,114 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The contract's lookup order: cache → preset → refetch → stale copy. Readers take no lock:
+/// one readlink picks the generation, and everything after reads that generation only (G2, G6).
+public struct Resolver: Sendable {
+    public let settings: SyncSettings
+    /// Set in develop mode: the one folder served, no table, no network.
+    public let developFolder: ServedFolder?
+
+    public init(settings: SyncSettings, developFolder: ServedFolder? = nil) {
+        self.settings = settings
+        self.developFolder = developFolder
+    }
+
+    public struct Options: Sendable {
+        public var offline = false
+        public var strict = false
+        public init(offline: Bool = false, strict: Bool = false) {
+            self.offline = offline
+            self.strict = strict
+        }
+    }
+
+    /// `refresh` replaces the default single-flight refetch (the daemon passes its own).
+    public func resolve(_ raw: String, options: Options = Options(),
+                        refresh: (() throws(CenariusError) -> Void)? = nil) throws(CenariusError) -> Resolution {
+        let uri = try URIPath(lookup: raw)
+        if let developFolder {
+            guard let path = developFolder.file(uri) else { throw .notFound("\(uri) is not in the develop folder \(developFolder.root)") }
+            return Resolution(uri: uri.value, path: path, source: .develop, hash: nil, stale: false)
+        }
+        let store = GenerationStore(layout: settings.cache)
+        var refreshError: CenariusError?
+        let canRefresh = !options.offline && settings.remote != nil
+        for round in 0..<2 {
+            let generation = store.current()
+            let table: RouteTable
+            var presetTable: RouteTable?
+            if let generation {
+                table = try generation.table()
+            } else {
+                presetTable = try settings.preset.table()
+                table = presetTable!
+            }
+            if table.count == 0 && generation == nil && round == 0 && canRefresh {
+                // Nothing shipped and nothing synced yet: the first lookup fetches the table.
+                refreshError = runRefresh(refresh)
+                continue
+            }
+            guard let entry = table[uri] else {
+                throw .notFound("\(uri) is not in the route table\(generation.map { " (generation \($0.number))" } ?? " (preset \(settings.preset.tablePath))")")
+            }
+            let fresh: Resolution.Source = round == 0 ? .cache : .remote
+            if let generation, let path = cachedPath(entry, in: generation) {
+                return Resolution(uri: uri.value, path: path, source: fresh, hash: entry.hash.hex, stale: false)
+            }
+            let presetEntries: RouteTable
+            if let presetTable { presetEntries = presetTable } else { presetEntries = try settings.preset.table() }
+            if let path = settings.preset.file(for: entry, in: presetEntries) {
+                return Resolution(uri: uri.value, path: path, source: .preset, hash: entry.hash.hex, stale: false)
+            }
+            guard round == 0, canRefresh else { break }
+            refreshError = runRefresh(refresh)
+            if refreshError != nil { break }
+        }
+        return try staleCopy(uri, options: options, reason: refreshError)
+    }
+
+    private func runRefresh(_ refresh: (() throws(CenariusError) -> Void)?) -> CenariusError? {
+        do {
+            if let refresh { try refresh() } else { _ = try Syncer(settings: settings).refetch() }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// `files/<uri>` of the generation, or a link made now from the object store when the
+    /// generation did not need it at commit time (say the preset was replaced since).
+    func cachedPath(_ entry: RouteEntry, in generation: Generation) -> String? {
+        let path = generation.filePath(entry.uri)
+        if FileSystem.regularFileSize(path) != nil { return path }
+        let object = settings.cache.object(entry.hash)
+        guard FileSystem.regularFileSize(object) != nil else { return nil }
+        try? FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+        if link(object, path) == 0 || errno == EEXIST, FileSystem.regularFileSize(path) != nil { return path }
+        return nil
+    }
+
+    /// Step 4: the newest verified copy held, flagged stale; `--strict` makes it exit 3.
+    private func staleCopy(_ uri: URIPath, options: Options, reason: CenariusError?) throws(CenariusError) -> Resolution {
+        let why = reason?.message ?? (options.offline ? "offline" : "no remote configured")
+        if options.strict {
+            throw .remote("no current copy of \(uri) can be had: \(why)")
+        }
+        let store = GenerationStore(layout: settings.cache)
+        for generation in store.all() {
+            guard let table = try? generation.table(), let entry = table[uri] else { continue }
+            let path = generation.filePath(uri)
+            if FileSystem.regularFileSize(path) != nil {
+                return Resolution(uri: uri.value, path: path, source: .cache, hash: entry.hash.hex, stale: true,
+                                  warning: "serving a stale copy of \(uri) from generation \(generation.number): \(why)")
+            }
+        }
+        if let presetTable = try? settings.preset.table(), let entry = presetTable[uri], let path = settings.preset.folder.file(uri) {
+            return Resolution(uri: uri.value, path: path, source: .preset, hash: entry.hash.hex, stale: true,
+                              warning: "serving the preset's stale copy of \(uri): \(why)")
+        }
+        throw reason ?? .remote("no copy of \(uri) is held and it cannot be fetched: \(why)")
+    }
+}

@@ -1,0 +1,38 @@
+import RouteSync
+
+/// Where everything lives inside the cache folder. The layout is private to cenariusd;
+/// only the `generations/<n>/files/<uri>` paths are handed out, and they end in `/<uri>`.
+///
+///     lock                       flock(2) target: one writer at a time (G6)
+///     objects/<h0h1>/<hash>      verified content, addressed by its route hash
+///     tmp/                       downloads in flight; emptied by the next writer (G3)
+///     generations/<n>/           one committed table: Routes.json, meta.json, files/<uri> (hard links)
+///     generations/<n>.building/  a generation being assembled; never read
+///     current -> generations/<n>   swapped by rename(2): the one atomic switch (G2)
+///     checked                    its mtime: the last time the remote answered
+///     attempted                  its mtime: the last time a sync started (throttles lookup refreshes)
+public struct CacheLayout: Sendable {
+    public let root: String
+
+    public init(root: String) {
+        var root = root
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        self.root = root
+    }
+
+    public var lock: String { root + "/lock" }
+    public var objects: String { root + "/objects" }
+    public var tmp: String { root + "/tmp" }
+    public var generations: String { root + "/generations" }
+    public var current: String { root + "/current" }
+    public var checked: String { root + "/checked" }
+    public var attempted: String { root + "/attempted" }
+
+    public func object(_ hash: ContentHash) -> String {
+        let hex = hash.hex
+        return objects + "/" + hex.prefix(2) + "/" + hex
+    }
+
+    public func generation(_ number: Int) -> String { generations + "/\(number)" }
+    public func building(_ number: Int) -> String { generations + "/\(number).building" }
+}

@@ -1,0 +1,108 @@
+import CPlatform
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the current generation without any lock (a readlink), and commits and collects
+/// generations under the writer lock.
+public struct GenerationStore: Sendable {
+    public let layout: CacheLayout
+
+    public init(layout: CacheLayout) {
+        self.layout = layout
+    }
+
+    /// The generation `current` points at; nil before the first sync.
+    public func current() -> Generation? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let n = readlink(layout.current, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard target.hasPrefix("generations/"), let number = Int(target.dropFirst("generations/".count)) else { return nil }
+        return Generation(number: number, path: layout.generation(number))
+    }
+
+    /// Committed generations, newest first.
+    public func all() -> [Generation] {
+        FileSystem.listDirectory(layout.generations)
+            .compactMap { Int($0) }
+            .sorted(by: >)
+            .map { Generation(number: $0, path: layout.generation($0)) }
+    }
+
+    /// Makes a fully built generation current: fsync the data, rename the folder into place,
+    /// then swap the `current` symlink by rename(2). A crash before the last rename leaves the
+    /// old generation current (G2, G3).
+    public func commit(building: String, number: Int) throws(CenariusError) -> Generation {
+        let final = layout.generation(number)
+        // One syncfs for every file and link written in this sync, instead of an fsync per file.
+        let rootFD = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 else { throw FileSystem.failure("cannot open", layout.root) }
+        defer { close(rootFD) }
+        if cplatform_syncfs(rootFD) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
+        guard rename(building, final) == 0 else { throw FileSystem.failure("cannot commit generation", final) }
+        try syncDirectory(layout.generations)
+        let link = layout.root + "/current.next"
+        unlink(link)
+        guard symlink("generations/\(number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
+        guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
+        try syncDirectory(layout.root)
+        return Generation(number: number, path: final)
+    }
+
+    /// Makes an older committed generation current again (rollback).
+    public func activate(_ generation: Generation) throws(CenariusError) {
+        let link = layout.root + "/current.next"
+        unlink(link)
+        guard symlink("generations/\(generation.number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
+        guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
+        try syncDirectory(layout.root)
+    }
+
+    func syncDirectory(_ path: String) throws(CenariusError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.failure("cannot open", path) }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw FileSystem.failure("cannot sync", path) }
+    }
+
+    /// Removes generations beyond the newest `keep` (current included) once they have been
+    /// out of service for `grace` seconds, then objects no generation links to (G2).
+    /// Call with the writer lock held.
+    @discardableResult
+    public func collectGarbage(keep: Int, grace: Double, now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
+        let generations = all()
+        let current = current()?.number
+        var removedGenerations = 0
+        // A generation went out of service when the next newer one was committed.
+        var retiredAt = now
+        for (position, generation) in generations.enumerated() {
+            defer { retiredAt = (try? generation.meta().committedAt) ?? FileSystem.modificationTime(generation.path) ?? now }
+            guard position >= max(keep, 1), generation.number != current else { continue }
+            guard now - retiredAt >= grace else { continue }
+            FileSystem.removeTree(generation.path)
+            removedGenerations += 1
+        }
+        // Leftover half-built generations from a crash.
+        for name in FileSystem.listDirectory(layout.generations) where name.hasSuffix(".building") {
+            FileSystem.removeTree(layout.generations + "/" + name)
+        }
+        // An object whose only link is its own store entry is referenced by no generation.
+        var removedObjects = 0
+        var removedBytes: Int64 = 0
+        for shard in FileSystem.listDirectory(layout.objects) {
+            let dir = layout.objects + "/" + shard
+            for name in FileSystem.listDirectory(dir) {
+                let path = dir + "/" + name
+                var info = stat()
+                guard lstat(path, &info) == 0, info.st_nlink <= 1 else { continue }
+                if unlink(path) == 0 {
+                    removedObjects += 1
+                    removedBytes += Int64(info.st_size)
+                }
+            }
+        }
+        return (removedGenerations, removedObjects, removedBytes)
+    }
+}

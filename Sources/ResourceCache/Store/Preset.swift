@@ -1,0 +1,71 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A read-only folder served as is: the preset (with its own `Routes.json`) or the develop folder.
+/// Lookups never leave it: a path whose real location is outside the folder, or that is not
+/// a regular file, is treated as absent (G5).
+public struct ServedFolder: Sendable {
+    public let root: String
+    /// `realpath(root)`, computed once; nil when the folder does not exist.
+    public let realRoot: String?
+
+    public init(root: String) {
+        self.root = root
+        realRoot = ServedFolder.realPath(root)
+    }
+
+    /// The path of `uri` inside the folder if it is a regular file there, else nil.
+    public func file(_ uri: URIPath) -> String? {
+        guard let realRoot else { return nil }
+        let path = FileSystem.join(root, uri.value)
+        guard FileSystem.kind(path) == S_IFREG else {
+            // A symlink as the last component: allowed only when it resolves inside the folder.
+            guard FileSystem.kind(path) == S_IFLNK, let real = ServedFolder.realPath(path),
+                  real.hasPrefix(realRoot + "/"), FileSystem.kind(real) == S_IFREG else { return nil }
+            return path
+        }
+        // Directory components may be symlinks too; the resolved path must stay inside.
+        if uri.value.contains("/"), let real = ServedFolder.realPath(path), !real.hasPrefix(realRoot + "/") {
+            return nil
+        }
+        return path
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+/// The preset: a served folder plus its route table.
+public struct Preset: Sendable {
+    public let folder: ServedFolder
+    public let routesName: String
+
+    public init(root: String, routesName: String = "Routes.json") {
+        folder = ServedFolder(root: root)
+        self.routesName = routesName
+    }
+
+    public var root: String { folder.root }
+    public var tablePath: String { FileSystem.join(root, routesName) }
+
+    /// The preset's own table; an empty table when there is no preset.
+    public func table() throws(CenariusError) -> RouteTable {
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readFile(tablePath) } catch {
+            if error.code == .notFound { return .empty }
+            throw error
+        }
+        return try RouteTable.parse(bytes, source: tablePath)
+    }
+
+    /// The preset copy of `entry` when the preset lists the same hash for the same uri.
+    public func file(for entry: RouteEntry, in table: RouteTable) -> String? {
+        guard table[entry.uri]?.hash == entry.hash else { return nil }
+        return folder.file(entry.uri)
+    }
+}

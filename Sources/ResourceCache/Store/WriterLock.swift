@@ -1,0 +1,64 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cache's single-writer lock (G6): `flock` on `<cache>/lock`, holding the owner's pid
+/// so that a second writer can say who it is waiting for. Readers never take it.
+public final class WriterLock {
+    private let fd: Int32
+    public let path: String
+
+    /// Waits up to `timeout` seconds. Exit 5 when the lock stays held.
+    public init(path: String, timeout: Double, purpose: String) throws(CenariusError) {
+        self.path = path
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileSystem.failure("cannot open lock file", path) }
+        let deadline = FileSystem.monotonic() + timeout
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                let error = FileSystem.failure("cannot lock", path)
+                close(fd)
+                throw error
+            }
+            if FileSystem.monotonic() >= deadline {
+                let holder = WriterLock.holder(path).map { " by pid \($0)" } ?? ""
+                close(fd)
+                throw .storage("cache is locked\(holder) (\(path)); gave up after \(Int(timeout)) s waiting to \(purpose)")
+            }
+            usleep(20_000)
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pwrite(fd, pid, pid.count, 0)
+    }
+
+    /// Non-blocking: nil when another process holds it.
+    public static func tryAcquire(path: String) throws(CenariusError) -> WriterLock? {
+        do { return try WriterLock(path: path, timeout: 0, purpose: "start") } catch {
+            if error.message.hasPrefix("cache is locked") { return nil }
+            throw error
+        }
+    }
+
+    /// The pid written by the current holder, if any.
+    public static func holder(_ path: String) -> Int32? {
+        guard let bytes = try? FileSystem.readFile(path, limit: 64) else { return nil }
+        return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlinesASCII))
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+extension String {
+    enum TrimSet { case whitespacesAndNewlinesASCII }
+    func trimmingCharacters(in _: TrimSet) -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\n" || c == "\t" || c == "\r" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\n" || c == "\t" || c == "\r" { s.removeLast() }
+        return String(s)
+    }
+}

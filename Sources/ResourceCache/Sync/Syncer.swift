@@ -1,0 +1,188 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One sync: fetch the table conditionally, plan, download what is missing, build a new
+/// generation and switch to it atomically. Blocking; run it off any async executor.
+public struct Syncer: Sendable {
+    public let settings: SyncSettings
+
+    public init(settings: SyncSettings) {
+        self.settings = settings
+    }
+
+    var layout: CacheLayout { settings.cache }
+
+    public func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
+        let remote = try settings.requireRemote()
+        try prepareFolders()
+        let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync")
+        defer { withExtendedLifetime(lock) {} }
+        return try locked(remote: remote, cancel: cancel, progress: progress)
+    }
+
+    /// A refresh triggered by a lookup: at most one per `minRefetch` seconds across all
+    /// processes. Callers that wait on the lock behind another refresh share its result
+    /// (single-flight) instead of asking the origin again. nil: skipped, a refresh just ran.
+    public func refetch(cancel: CancelToken? = nil) throws(CenariusError) -> SyncReport? {
+        let remote = try settings.requireRemote()
+        try prepareFolders()
+        let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "refresh the table")
+        defer { withExtendedLifetime(lock) {} }
+        if let last = FileSystem.modificationTime(layout.attempted), FileSystem.now() - last < settings.minRefetch {
+            return nil
+        }
+        return try locked(remote: remote, cancel: cancel, progress: nil)
+    }
+
+    private func locked(remote: Remote, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
+        let started = FileSystem.monotonic()
+        try? FileSystem.writeAtomically(Array("\(FileSystem.now())\n".utf8), to: layout.attempted, durable: false)
+        // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
+        cleanTemporaries()
+
+        let store = GenerationStore(layout: layout)
+        let current = store.current()
+        let currentMeta = try? current?.meta()
+        let validators = currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil
+
+        let downloader = Downloader(options: settings.transfer)
+        let document = try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel)
+        guard case .content(let bytes, let newValidators) = document else {
+            markChecked()
+            var report = SyncReport(outcome: .notModified, generation: current?.number)
+            report.seconds = FileSystem.monotonic() - started
+            return report
+        }
+        let table = try RouteTable.parse(bytes, source: remote.tableURL)
+        let signedVersion: Int64? = nil
+
+        if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
+            // Same table, maybe from a server without validators: no file work (G4), but remember the new validators.
+            if meta.validators != newValidators || meta.remote != remote.tableURL {
+                meta.validators = newValidators
+                meta.remote = remote.tableURL
+                try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
+            }
+            markChecked()
+            var report = SyncReport(outcome: .unchanged, generation: current.number)
+            report.entries = table.count
+            report.seconds = FileSystem.monotonic() - started
+            return report
+        }
+
+        let presetTable = (try? settings.preset.table()) ?? .empty
+        let objects = ObjectStore(layout: layout)
+        let plan = SyncPlan(
+            table: table, preset: presetTable,
+            presetHas: { settings.preset.folder.file($0) != nil },
+            storeHas: { objects.contains($0) })
+        var report = SyncReport(outcome: .committed, generation: nil)
+        report.entries = table.count
+        report.servedFromPreset = plan.fromPreset.count
+        report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
+
+        try checkFreeSpace(needed: plan.downloadBytes)
+        for item in plan.imports {
+            guard let source = settings.preset.folder.file(item.source), try objects.importCopy(of: source, as: item.hash) else {
+                throw .integrity("preset file \(item.source) does not match its hash \(item.hash) in \(settings.preset.tablePath)")
+            }
+            report.importedFromPreset += 1
+        }
+        try download(plan.downloads, remote: remote, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
+
+        let number = (store.all().first?.number ?? current?.number ?? 0) + 1
+        let generation = try build(number: number, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
+            number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
+            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion))
+        _ = try store.commit(building: generation, number: number)
+        markChecked()
+        report.generation = number
+        let collected = store.collectGarbage(keep: settings.keepGenerations, grace: settings.grace)
+        report.removedGenerations = collected.generations
+        report.removedObjects = collected.objects
+        report.seconds = FileSystem.monotonic() - started
+        return report
+    }
+
+    private func download(_ entries: [RouteEntry], remote: Remote, with downloader: Downloader, into objects: ObjectStore,
+                          report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
+        guard !entries.isEmpty else { return }
+        let files = entries.map {
+            FileDownload(url: remote.fileURL($0.uri), destination: objects.temporaryPath($0.hash), expected: $0.hash, label: $0.uri.value)
+        }
+        let results = downloader.download(files, cancel: cancel, progress: progress)
+        var firstError: CenariusError?
+        var failed = 0
+        for (file, result) in zip(files, results) {
+            switch result {
+            case .success(let bytes):
+                // Adopted one by one, so a later failure keeps what was verified (G3).
+                try objects.adopt(file.destination, as: file.expected)
+                report.downloadedFiles += 1
+                report.downloadedBytes += bytes
+            case .failure(let error):
+                unlink(file.destination)
+                failed += 1
+                if firstError == nil || (firstError!.code == .remote && error.code != .remote) { firstError = error }
+            }
+        }
+        if let firstError {
+            let others = failed > 1 ? " (and \(failed - 1) more failed files)" : ""
+            throw CenariusError(firstError.code, firstError.message + others + "; the previous generation stays in force")
+        }
+    }
+
+    /// Assembles `generations/<n>.building`: the exact table bytes, meta, and a hard link per cached uri.
+    private func build(number: Int, tableBytes: [UInt8], plan: SyncPlan, objects: ObjectStore, meta: GenerationMeta) throws(CenariusError) -> String {
+        let building = layout.building(number)
+        FileSystem.removeTree(building)
+        let files = building + "/files"
+        try FileSystem.makeDirectories(files)
+        var made: Set<String> = [files]
+        var meta = meta
+        var bytes: Int64 = 0
+        for entry in plan.cached {
+            let target = files + "/" + entry.uri.value
+            let parent = FileSystem.parentDirectory(of: target)
+            if !made.contains(parent) {
+                try FileSystem.makeDirectories(parent)
+                made.insert(parent)
+            }
+            let object = objects.path(entry.hash)
+            guard link(object, target) == 0 else { throw FileSystem.failure("cannot link \(entry.uri) into", building) }
+            bytes += FileSystem.regularFileSize(object) ?? 0
+        }
+        meta.cachedBytes = bytes
+        try FileSystem.writeAtomically(tableBytes, to: building + "/Routes.json", durable: false)
+        try FileSystem.writeAtomically(meta.encoded(), to: building + "/meta.json", durable: false)
+        return building
+    }
+
+    func prepareFolders() throws(CenariusError) {
+        for path in [layout.root, layout.objects, layout.tmp, layout.generations] {
+            try FileSystem.makeDirectories(path)
+        }
+    }
+
+    func cleanTemporaries() {
+        for name in FileSystem.listDirectory(layout.tmp) { FileSystem.removeTree(layout.tmp + "/" + name) }
+        unlink(layout.root + "/current.next")
+    }
+
+    func markChecked() {
+        try? FileSystem.writeAtomically(Array("\(FileSystem.now())\n".utf8), to: layout.checked, durable: false)
+    }
+
+    private func checkFreeSpace(needed: Int64?) throws(CenariusError) {
+        var info = statvfs()
+        guard statvfs(layout.root, &info) == 0 else { return }
+        let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+        let required = (needed ?? 0) + settings.minFreeBytes
+        if free < required {
+            let what = needed.map { "\($0) bytes to download plus " } ?? ""
+            throw .storage("not enough free space in \(layout.root): \(free) bytes free, need \(what)\(settings.minFreeBytes) bytes reserve")
+        }
+    }
+}

@@ -1,0 +1,303 @@
+import CCurl
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Cancels a running download from another thread (graceful shutdown, SIGTERM).
+public final class CancelToken: Sendable {
+    private let flag = Mutex(false)
+    public init() {}
+    public func cancel() { flag.withLock { $0 = true } }
+    public var isCancelled: Bool { flag.withLock { $0 } }
+}
+
+/// A file to fetch into `destination`, to be verified against `expected` (G1).
+public struct FileDownload: Sendable {
+    public let url: String
+    public let destination: String
+    public let expected: ContentHash
+    /// Names the file in messages (its uri).
+    public let label: String
+
+    public init(url: String, destination: String, expected: ContentHash, label: String) {
+        self.url = url
+        self.destination = destination
+        self.expected = expected
+        self.label = label
+    }
+}
+
+/// A fetched small document (a route table, a signature).
+public enum Document: Sendable {
+    case notModified
+    case content([UInt8], Validators)
+}
+
+public struct TransferProgress: Sendable {
+    public var filesDone = 0
+    public var filesTotal = 0
+    public var bytes: Int64 = 0
+}
+
+/// Downloads over one libcurl multi handle: bounded, reused connections, HTTP/2 multiplexing
+/// when offered, retries with backoff. Calls block the calling thread; use one instance from
+/// one thread at a time (the daemon gives each sync its own thread).
+public final class Downloader {
+    private let options: TransferOptions
+    private let policy: RetryPolicy
+    private let multi: UnsafeMutableRawPointer
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var random = SystemRandomNumberGenerator()
+
+    private static let globalInit: Void = { _ = ccurl_global_init() }()
+
+    public init(options: TransferOptions = TransferOptions()) {
+        _ = Downloader.globalInit
+        self.options = options
+        policy = RetryPolicy(options)
+        multi = curl_multi_init()!
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.connections)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, options.connections)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, options.connections)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, ccurl_pipe_multiplex())
+    }
+
+    deinit {
+        for handle in idleHandles { curl_easy_cleanup(handle) }
+        curl_multi_cleanup(multi)
+    }
+
+    /// Fetches a small document, conditionally when `validators` are given.
+    public func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
+        let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
+        var document: Document = .notModified
+        var failure: CenariusError?
+        run([transfer], cancel: cancel, progress: nil) { transfer, outcome in
+            switch outcome {
+            case .failure(let error): failure = error
+            case .success:
+                document = transfer.status == 304
+                    ? .notModified
+                    : .content(transfer.body, Validators(etag: transfer.headers.etag, lastModified: transfer.headers.lastModified))
+            }
+        }
+        if let failure { throw failure }
+        return document
+    }
+
+    /// Downloads and verifies files. One result per input, in order: the verified size, or why not.
+    public func download(_ files: [FileDownload], cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) -> [Result<Int64, CenariusError>] {
+        let transfers = files.enumerated().map { i, file in
+            Transfer(index: i, url: file.url, label: file.label, sink: .file(path: file.destination, expected: file.expected), maxBytes: options.maxFileSize)
+        }
+        var results = [Result<Int64, CenariusError>](repeating: .failure(.internal("not run")), count: files.count)
+        run(transfers, cancel: cancel, progress: progress) { transfer, outcome in
+            results[transfer.index] = outcome.map { transfer.received }
+        }
+        return results
+    }
+
+    // MARK: - The loop
+
+    private func run(_ transfers: [Transfer], cancel: CancelToken?, progress: ((TransferProgress) -> Void)?, finished: (Transfer, Result<Void, CenariusError>) -> Void) {
+        var waiting = transfers.reversed() as [Transfer]
+        var active: [UnsafeMutableRawPointer: (Transfer, UnsafeMutablePointer<curl_slist>?)] = [:]
+        let maxActive = max(1, options.connections * 2)
+        var report = TransferProgress(filesTotal: transfers.count)
+        var doneBytes: Int64 = 0
+        var lastReport = 0.0
+
+        func complete(_ transfer: Transfer, _ outcome: Result<Void, CenariusError>) {
+            transfer.closeFile()
+            if case .success = outcome { doneBytes += transfer.received }
+            report.filesDone += 1
+            finished(transfer, outcome)
+        }
+
+        while !waiting.isEmpty || !active.isEmpty {
+            if cancel?.isCancelled == true {
+                for (handle, (transfer, headers)) in active {
+                    curl_multi_remove_handle(multi, handle)
+                    recycle(handle, headers)
+                    complete(transfer, .failure(.remote("\(transfer.label): cancelled")))
+                }
+                active.removeAll()
+                for transfer in waiting { complete(transfer, .failure(.remote("\(transfer.label): cancelled"))) }
+                waiting.removeAll()
+                break
+            }
+            let now = FileSystem.monotonic()
+            // Start what may start: waiting is a stack, retried transfers are pushed on top with a notBefore.
+            var deferred: [Transfer] = []
+            while active.count < maxActive, let next = waiting.popLast() {
+                if next.notBefore > now {
+                    deferred.append(next)
+                    continue
+                }
+                let started = start(next)
+                switch started {
+                case .success(let pair): active[pair.0] = (next, pair.1)
+                case .failure(let error): complete(next, .failure(error))
+                }
+            }
+            waiting.append(contentsOf: deferred.reversed())
+
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                guard ccurl_msg_is_done(message) != 0, let handle = ccurl_msg_easy(message),
+                      let (transfer, headers) = active.removeValue(forKey: handle) else { continue }
+                let code = ccurl_msg_result(message)
+                curl_multi_remove_handle(multi, handle)
+                recycle(handle, headers)
+                switch classify(transfer, code) {
+                case nil:
+                    complete(transfer, .success(()))
+                case .some(let failure):
+                    switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &random)) {
+                    case .giveUp(let error):
+                        complete(transfer, .failure(error))
+                    case .retry(let delay):
+                        transfer.notBefore = FileSystem.monotonic() + delay
+                        waiting.append(transfer)
+                    }
+                }
+            }
+
+            if let progress {
+                let t = FileSystem.monotonic()
+                if t - lastReport >= 0.1 || (waiting.isEmpty && active.isEmpty) {
+                    lastReport = t
+                    report.bytes = doneBytes + active.values.reduce(0) { $0 + $1.0.received }
+                    progress(report)
+                }
+            }
+            if !active.isEmpty || !waiting.isEmpty {
+                var wait = 100.0
+                if active.isEmpty, let soonest = waiting.map(\.notBefore).min() {
+                    wait = max(1, min(wait, (soonest - FileSystem.monotonic()) * 1000))
+                }
+                curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+            }
+        }
+    }
+
+    /// nil: success. Otherwise what went wrong, for the retry policy.
+    private func classify(_ transfer: Transfer, _ code: CURLcode) -> AttemptFailure? {
+        if let failure = transfer.failure {
+            return .permanent(failure)
+        }
+        if code != CURLE_OK {
+            let reason = String(cString: curl_easy_strerror(code))
+            let message = "\(transfer.label): \(reason) (\(transfer.url))"
+            rememberResumePoint(transfer)
+            switch code {
+            case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR,
+                 CURLE_SEND_ERROR, CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM,
+                 CURLE_SSL_CONNECT_ERROR:
+                return .transient(.remote(message))
+            case CURLE_FILE_COULDNT_READ_FILE:
+                return .permanent(.remote("\(transfer.label): cannot read \(transfer.url)"))
+            default:
+                return .permanent(.remote(message))
+            }
+        }
+        if transfer.status == 304, case .memory(let validators) = transfer.sink, validators != nil {
+            return nil
+        }
+        guard transfer.isSuccessStatus else {
+            let message = "\(transfer.label): HTTP \(transfer.status) from \(transfer.url)"
+            switch transfer.status {
+            case 429, 503: return .throttled(message, retryAfter: transfer.headers.retryAfter)
+            case 408, 500, 502, 504: return .transient(.remote(message))
+            default: return .permanent(.remote(message))
+            }
+        }
+        if case .file(_, let expected) = transfer.sink {
+            let actual = transfer.hasher?.finalize() ?? StreamingHasher(expected.algorithm).finalize()
+            if actual != expected {
+                transfer.resumeValidator = nil
+                transfer.discardPartial()
+                return .transient(.integrity("\(transfer.label): hash mismatch, expected \(expected) but got \(actual) (\(transfer.received) bytes from \(transfer.url))"))
+            }
+        }
+        return nil
+    }
+
+    /// A body cut short may be resumed if the server named a validator that If-Range can use.
+    private func rememberResumePoint(_ transfer: Transfer) {
+        guard case .file = transfer.sink, transfer.received > 0, transfer.headers.acceptRanges else {
+            transfer.resumeValidator = nil
+            return
+        }
+        if let etag = transfer.headers.etag, !etag.hasPrefix("W/") {
+            transfer.resumeValidator = etag
+        } else {
+            transfer.resumeValidator = transfer.headers.lastModified
+        }
+    }
+
+    private func start(_ transfer: Transfer) -> Result<(UnsafeMutableRawPointer, UnsafeMutablePointer<curl_slist>?), CenariusError> {
+        guard let handle = idleHandles.popLast() ?? curl_easy_init() else {
+            return .failure(.internal("curl_easy_init failed"))
+        }
+        let resume = transfer.beginAttempt()
+        if let failure = transfer.failure { 
+            recycle(handle, nil)
+            return .failure(failure)
+        }
+        let user = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = ccurl_setopt_string(handle, CURLOPT_URL, transfer.url)
+        _ = ccurl_setopt_ptr(handle, CURLOPT_WRITEDATA, user)
+        _ = ccurl_setopt_ptr(handle, CURLOPT_HEADERDATA, user)
+        _ = ccurl_setopt_write_callback(handle) { data, size, count, user in
+            let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+            return transfer.receive(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = ccurl_setopt_header_callback(handle) { data, size, count, user in
+            let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+            return transfer.header(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1)
+        _ = ccurl_setopt_long(handle, CURLOPT_MAXREDIRS, 5)
+        _ = ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https,file")
+        // A redirect may not leave HTTP(S): no file://, no other schemes (G5).
+        _ = ccurl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, options.timeout)
+        _ = ccurl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedBytes)
+        _ = ccurl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, options.timeout)
+        _ = ccurl_setopt_string(handle, CURLOPT_USERAGENT, options.userAgent)
+        _ = ccurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = ccurl_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        _ = ccurl_setopt_long(handle, CURLOPT_BUFFERSIZE, 128 << 10)
+        var headers: UnsafeMutablePointer<curl_slist>? = nil
+        switch transfer.sink {
+        case .memory(let validators):
+            // Tables compress well; files are fetched as identity so that Range offsets are file offsets.
+            _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
+            if let etag = validators?.etag { headers = curl_slist_append(headers, "If-None-Match: \(etag)") }
+            if let date = validators?.lastModified { headers = curl_slist_append(headers, "If-Modified-Since: \(date)") }
+        case .file:
+            if let resume {
+                _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(resume.range)-")
+                headers = curl_slist_append(headers, "If-Range: \(resume.ifRange)")
+            }
+        }
+        if let headers { _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) }
+        let added = curl_multi_add_handle(multi, handle)
+        guard added == CURLM_OK else {
+            recycle(handle, headers)
+            return .failure(.internal("curl_multi_add_handle: \(String(cString: curl_multi_strerror(added)))"))
+        }
+        return .success((handle, headers))
+    }
+
+    private func recycle(_ handle: UnsafeMutableRawPointer, _ headers: UnsafeMutablePointer<curl_slist>?) {
+        if let headers { curl_slist_free_all(headers) }
+        curl_easy_reset(handle)
+        idleHandles.append(handle)
+    }
+}

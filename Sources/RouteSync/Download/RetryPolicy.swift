@@ -1,0 +1,59 @@
+/// What happened to one attempt at a transfer, reduced to what the retry decision needs.
+public enum AttemptFailure: Sendable, Equatable {
+    /// Connection refused/reset, timeouts, truncated or corrupt bodies: worth another try.
+    case transient(CenariusError)
+    /// 429 or 503, with the server's `Retry-After` in seconds when it gave one.
+    case throttled(String, retryAfter: Double?)
+    /// Any other HTTP error, bad content, too large: trying again will not help.
+    case permanent(CenariusError)
+}
+
+/// Pure retry decisions: exponential backoff with full jitter, `Retry-After` honoured (G7).
+public struct RetryPolicy: Sendable {
+    public var attempts: Int
+    public var base: Double
+    public var cap: Double
+    public var maxRetryAfter: Double
+
+    public init(attempts: Int, base: Double, cap: Double, maxRetryAfter: Double) {
+        self.attempts = attempts
+        self.base = base
+        self.cap = cap
+        self.maxRetryAfter = maxRetryAfter
+    }
+
+    public init(_ options: TransferOptions) {
+        self.init(attempts: options.attempts, base: options.backoffBase, cap: options.backoffCap, maxRetryAfter: options.maxRetryAfter)
+    }
+
+    public enum Decision: Sendable, Equatable {
+        case retry(after: Double)
+        case giveUp(CenariusError)
+    }
+
+    /// `attempt` counts from 1 (the attempt that just failed); `random` is in [0, 1).
+    public func decide(_ failure: AttemptFailure, attempt: Int, random: Double) -> Decision {
+        switch failure {
+        case .permanent(let error):
+            return .giveUp(error)
+        case .transient(let error):
+            guard attempt < attempts else { return .giveUp(.init(error.code, "\(error.message) (after \(attempt) attempts)")) }
+            return .retry(after: backoff(attempt: attempt, random: random))
+        case .throttled(let message, let retryAfter):
+            guard attempt < attempts else { return .giveUp(.remote("\(message) (after \(attempt) attempts)")) }
+            if let retryAfter {
+                guard retryAfter <= maxRetryAfter else {
+                    return .giveUp(.remote("\(message); Retry-After \(Int(retryAfter)) s is longer than this run waits"))
+                }
+                return .retry(after: retryAfter)
+            }
+            return .retry(after: backoff(attempt: attempt, random: random))
+        }
+    }
+
+    /// Full jitter: uniform in [0, min(cap, base·2^(attempt-1))].
+    public func backoff(attempt: Int, random: Double) -> Double {
+        let ceiling = min(cap, base * Double(1 << min(attempt - 1, 30)))
+        return ceiling * random
+    }
+}

@@ -1,0 +1,202 @@
+import CCurl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Validators of a fetched document, sent back on the next request (G4).
+public struct Validators: Sendable, Equatable, Codable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+}
+
+/// Where a transfer's body goes.
+enum Sink {
+    /// A file, hashed while written; verified against `expected` at the end.
+    case file(path: String, expected: ContentHash)
+    /// Memory, for route tables and signatures; `validators` makes the request conditional.
+    case memory(validators: Validators?)
+}
+
+/// One transfer's state. Lives on the downloader's loop thread only; libcurl's C callbacks
+/// reach it through `CURLOPT_PRIVATE`-style user data while the easy handle is in the multi handle.
+final class Transfer {
+    let index: Int
+    let url: String
+    let label: String
+    let sink: Sink
+    let maxBytes: Int64
+    var attempt = 0
+    var notBefore = 0.0
+
+    // Per attempt.
+    var status: Int { headers.status }
+    var headers = ResponseHeaders()
+    var failure: CenariusError?
+    var received: Int64 = 0
+    var body: [UInt8] = []
+
+    // Kept across attempts so an interrupted body can resume with Range + If-Range (G4).
+    var fd: Int32 = -1
+    var hasher: StreamingHasher?
+    var resumeValidator: String?
+    var resumedFrom: Int64 = 0
+    var errorBytes = 0
+
+    init(index: Int, url: String, label: String, sink: Sink, maxBytes: Int64) {
+        self.index = index
+        self.url = url
+        self.label = label
+        self.sink = sink
+        self.maxBytes = maxBytes
+    }
+
+    /// Resets per-attempt state; decides whether this attempt asks for the rest of a partial body.
+    func beginAttempt() -> (range: Int64, ifRange: String)? {
+        attempt += 1
+        headers = ResponseHeaders()
+        failure = nil
+        errorBytes = 0
+        body.removeAll(keepingCapacity: true)
+        if case .file = sink, received > 0, let validator = resumeValidator {
+            resumedFrom = received
+            return (received, validator)
+        }
+        discardPartial()
+        return nil
+    }
+
+    func discardPartial() {
+        received = 0
+        resumedFrom = 0
+        hasher = nil
+        if fd >= 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 {
+            failure = FileSystem.failure("cannot truncate", path ?? url)
+        }
+    }
+
+    var path: String? {
+        if case .file(let path, _) = sink { return path }
+        return nil
+    }
+
+    var isSuccessStatus: Bool {
+        // file:// transfers report 0.
+        status == 200 || status == 206 || (status == 0 && url.hasPrefix("file:"))
+    }
+
+    /// Called from libcurl's write callback. Returning less than `count` aborts the transfer.
+    func receive(_ data: UnsafeRawBufferPointer) -> Int {
+        if !isSuccessStatus {
+            // Error bodies are read (so the connection can be reused) but not kept.
+            errorBytes += data.count
+            return errorBytes > 1 << 16 ? 0 : data.count
+        }
+        if status == 200 && resumedFrom > 0 {
+            // The server ignored If-Range (the file changed): start over from byte 0.
+            discardPartial()
+        }
+        if received + Int64(data.count) > maxBytes {
+            failure = .integrity("\(label): body larger than the \(maxBytes)-byte limit (--max-file-size)")
+            return 0
+        }
+        switch sink {
+        case .memory:
+            body.append(contentsOf: data)
+        case .file(let path, let expected):
+            if fd < 0 {
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                if fd < 0 {
+                    failure = FileSystem.failure("cannot create", path)
+                    return 0
+                }
+            }
+            if hasher == nil { hasher = StreamingHasher(expected.algorithm) }
+            guard FileSystem.writeAll(fd, data) else {
+                failure = FileSystem.failure("cannot write", path)
+                return 0
+            }
+            hasher!.update(data)
+        }
+        received += Int64(data.count)
+        return data.count
+    }
+
+    /// Called from libcurl's header callback with one raw header line.
+    func header(_ line: UnsafeRawBufferPointer) -> Int {
+        headers.consume(line)
+        if let length = headers.contentLength, length > maxBytes, headers.status == 200 {
+            failure = .integrity("\(label): Content-Length \(length) is larger than the \(maxBytes)-byte limit (--max-file-size)")
+            return 0
+        }
+        return line.count
+    }
+
+    func closeFile() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+    }
+}
+
+/// The few response headers cenariusd acts on.
+struct ResponseHeaders {
+    var statusLine: String?
+    var status = 0
+    var etag: String?
+    var lastModified: String?
+    var retryAfter: Double?
+    var contentLength: Int64?
+    var acceptRanges = false
+
+    mutating func consume(_ raw: UnsafeRawBufferPointer) {
+        var end = raw.count
+        // Byte-wise: as a Swift String, "\r\n" is one Character and would not match "\n".
+        while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
+        let line = String(decoding: UnsafeRawBufferPointer(rebasing: raw[0..<end]), as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            // A new response (after a redirect or a 100): forget the previous one's headers.
+            self = ResponseHeaders()
+            statusLine = line
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingWhitespace()
+        switch name {
+        case "etag": etag = value
+        case "last-modified": lastModified = value
+        case "content-length": contentLength = Int64(value)
+        case "accept-ranges": acceptRanges = value.lowercased() == "bytes"
+        case "retry-after": retryAfter = Double(value).map { max(0, $0) } ?? HTTPDate.secondsUntil(value)
+        default: break
+        }
+    }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> String {
+        var s = self
+        while s.first == " " || s.first == "\t" { s.removeFirst() }
+        while s.last == " " || s.last == "\t" { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// Parses the HTTP-date form of `Retry-After` (RFC 9110 §10.2.3) with libcurl's own date parser.
+enum HTTPDate {
+    static func secondsUntil(_ text: String) -> Double? {
+        let when = curl_getdate(text, nil)
+        guard when >= 0 else { return nil }
+        return max(0, Double(when) - FileSystem.now())
+    }
+}

@@ -1,0 +1,44 @@
+/// The one error type every layer throws. Its `Code` is the contract's exit code, so the
+/// command line, the JSON envelope and the tests agree on what went wrong.
+public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Int32, Sendable, CaseIterable {
+        case ok = 0
+        case `internal` = 1
+        case notFound = 2
+        case remote = 3
+        case integrity = 4
+        case storage = 5
+        case usage = 64
+
+        /// The stable name used in JSON error envelopes.
+        public var name: String {
+            switch self {
+            case .ok: "OK"
+            case .internal: "INTERNAL"
+            case .notFound: "NOT_FOUND"
+            case .remote: "REMOTE"
+            case .integrity: "INTEGRITY"
+            case .storage: "STORAGE"
+            case .usage: "USAGE"
+            }
+        }
+    }
+
+    public var code: Code
+    /// One line: what, where (uri, file, URL) and why.
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func notFound(_ message: String) -> Self { .init(.notFound, message) }
+    public static func remote(_ message: String) -> Self { .init(.remote, message) }
+    public static func integrity(_ message: String) -> Self { .init(.integrity, message) }
+    public static func storage(_ message: String) -> Self { .init(.storage, message) }
+    public static func usage(_ message: String) -> Self { .init(.usage, message) }
+    public static func `internal`(_ message: String) -> Self { .init(.internal, message) }
+}

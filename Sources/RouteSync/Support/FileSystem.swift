@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin POSIX helpers. Hot paths (resolve, sync) stay on plain syscalls: no Foundation
+/// start-up cost in a process that must answer in a few milliseconds (B4).
+public enum FileSystem {
+    public static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    /// A storage error for a failed syscall, naming the file and the cause.
+    public static func failure(_ what: String, _ path: String, _ code: Int32 = errno) -> CenariusError {
+        .storage("\(what) \(path): \(errnoText(code))")
+    }
+
+    public static func readFile(_ path: String, limit: Int = 1 << 30) throws(CenariusError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            throw errno == ENOENT ? .notFound("no such file \(path)") : failure("cannot open", path)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("cannot stat", path) }
+        if Int(info.st_size) > limit { throw .storage("\(path) is larger than \(limit) bytes") }
+        var out = [UInt8](repeating: 0, count: max(Int(info.st_size), 0))
+        var filled = 0
+        while true {
+            if filled == out.count { out.append(contentsOf: repeatElement(0, count: 4096)) }
+            let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", path)
+            }
+            if n == 0 { break }
+            filled += n
+            if filled > limit { throw .storage("\(path) is larger than \(limit) bytes") }
+        }
+        out.removeSubrange(filled...)
+        return out
+    }
+
+    /// Writes to `path.tmp-<pid>`, optionally fsyncs, renames over `path`: readers see the old or the new file.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(CenariusError) {
+        let temporary = "\(path).tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure("cannot create", temporary) }
+        var ok = writeAll(fd, bytes)
+        let code = errno
+        if ok && durable { ok = fsync(fd) == 0 }
+        close(fd)
+        guard ok else {
+            unlink(temporary)
+            throw failure("cannot write", temporary, code)
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw failure("cannot rename into", path, code)
+        }
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    public static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += n
+        }
+        return true
+    }
+
+    /// `mkdir -p`. Existing directories are fine; anything else in the way is an error.
+    public static func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(CenariusError) {
+        if mkdir(path, mode) == 0 { return }
+        switch errno {
+        case EEXIST:
+            guard isDirectory(path) else { throw .storage("\(path) exists and is not a directory") }
+        case ENOENT:
+            let parent = parentDirectory(of: path)
+            guard parent != path, !parent.isEmpty else { throw failure("cannot create directory", path, ENOENT) }
+            try makeDirectories(parent, mode: mode)
+            if mkdir(path, mode) != 0 && errno != EEXIST { throw failure("cannot create directory", path) }
+        default:
+            throw failure("cannot create directory", path)
+        }
+    }
+
+    public static func parentDirectory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        if slash == path.utf8.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// `path` made absolute against the working directory, with `.` segments dropped (no symlinks resolved).
+    public static func absolute(_ path: String) -> String {
+        var full = path
+        if !path.hasPrefix("/"), let cwd = getcwd(nil, 0) {
+            full = String(cString: cwd) + "/" + path
+            free(cwd)
+        }
+        var parts: [Substring] = []
+        for part in full.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    public static func join(_ base: String, _ relative: String) -> String {
+        base.hasSuffix("/") ? base + relative : base + "/" + relative
+    }
+
+    /// lstat: links are reported as links, never followed.
+    public static func kind(_ path: String) -> mode_t? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return info.st_mode & S_IFMT
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Size of a regular file reached without following a symlink at the last step; nil otherwise.
+    public static func regularFileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    public static func modificationTime(_ path: String) -> Double? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+    }
+
+    public static func listDirectory(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// `rm -rf` without following symlinks.
+    public static func removeTree(_ path: String) {
+        if kind(path) == S_IFDIR {
+            for name in listDirectory(path) { removeTree(join(path, name)) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    public static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Hashes a file by streaming it (used for preset copies, `routes` and `verify`, never on lookups).
+    public static func hashFile(_ path: String, algorithm: ContentHash.Algorithm, copyTo destinationFD: Int32? = nil) throws(CenariusError) -> (ContentHash, Int64) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw failure("cannot open", path) }
+        defer { close(fd) }
+        var hasher = StreamingHasher(algorithm)
+        var total: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", path)
+            }
+            if n == 0 { break }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            hasher.update(chunk)
+            if let destinationFD, !writeAll(destinationFD, chunk) { throw failure("cannot write copy of", path) }
+            total += Int64(n)
+        }
+        return (hasher.finalize(), total)
+    }
+}

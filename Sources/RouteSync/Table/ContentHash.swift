@@ -1,0 +1,66 @@
+import Crypto
+
+/// A route table's content hash: lowercase hex, 32 digits for MD5 (Cenarius' own), 64 for SHA-256.
+public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
+    public enum Algorithm: String, Sendable, CaseIterable {
+        case md5, sha256
+
+        public var hexLength: Int { self == .md5 ? 32 : 64 }
+    }
+
+    public let hex: String
+
+    public var algorithm: Algorithm { hex.utf8.count == 32 ? .md5 : .sha256 }
+    public var description: String { hex }
+
+    /// Accepts either case; stores lowercase so that equal hashes compare equal.
+    public init?(hex raw: some StringProtocol) {
+        let utf8 = raw.utf8
+        guard utf8.count == 32 || utf8.count == 64 else { return nil }
+        var lowered: [UInt8] = []
+        lowered.reserveCapacity(utf8.count)
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): lowered.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): lowered.append(byte + 32)
+            default: return nil
+            }
+        }
+        hex = String(decoding: lowered, as: UTF8.self)
+    }
+}
+
+/// Hashes bytes as they stream past, so that nothing has to be read back to be verified (G1).
+public struct StreamingHasher: Sendable {
+    // Two optionals rather than an enum with payloads: mutating through `?.` updates the
+    // digest in place, where re-wrapping an enum payload would copy the context per chunk.
+    private var md5: Insecure.MD5?
+    private var sha256: SHA256?
+    public let algorithm: ContentHash.Algorithm
+
+    public init(_ algorithm: ContentHash.Algorithm) {
+        self.algorithm = algorithm
+        if algorithm == .md5 { md5 = Insecure.MD5() } else { sha256 = SHA256() }
+    }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        md5?.update(bufferPointer: bytes)
+        sha256?.update(bufferPointer: bytes)
+    }
+
+    public func finalize() -> ContentHash {
+        let hex = md5.map { StreamingHasher.hex($0.finalize()) } ?? StreamingHasher.hex(sha256!.finalize())
+        return ContentHash(hex: hex)!
+    }
+
+    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in digest {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

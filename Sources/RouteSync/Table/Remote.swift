@@ -1,0 +1,45 @@
+/// A remote folder on a static HTTP(S) server (or `file://`), holding the route table and its files.
+public struct Remote: Sendable, Equatable, CustomStringConvertible {
+    /// Without a trailing slash.
+    public let base: String
+    public let routesName: String
+
+    public init(_ url: String, routesName: String = "Routes.json") throws(CenariusError) {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("file://") else {
+            throw .usage("remote \(JSONText.quoted(url)) must be an http://, https:// or file:// URL")
+        }
+        guard !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw .usage("remote \(JSONText.quoted(url)) contains spaces or control characters")
+        }
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        self.base = base
+        self.routesName = routesName
+    }
+
+    public var description: String { base }
+    public var tableURL: String { base + "/" + Remote.escape(routesName) }
+    public var signatureURL: String { tableURL + ".sig" }
+
+    public func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
+
+    /// Percent-encodes everything but unreserved characters and `/`.
+    static func escape(_ path: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(path.utf8.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.append(byte)
+            default:
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,160 @@
+/// One line of a route table.
+public struct RouteEntry: Hashable, Sendable {
+    public let uri: URIPath
+    public let hash: ContentHash
+    /// Optional, written by `cenariusd routes`; lets a sync check free space and show progress up front.
+    public let size: Int64?
+
+    public init(uri: URIPath, hash: ContentHash, size: Int64? = nil) {
+        self.uri = uri
+        self.hash = hash
+        self.size = size
+    }
+}
+
+/// A parsed and validated `Routes.json`: every uri valid, none listed twice with different hashes.
+public struct RouteTable: Sendable, Equatable {
+    /// In the order of the file, duplicates (same uri, same hash) folded.
+    public let entries: [RouteEntry]
+    private let index: [URIPath: Int]
+
+    public init(entries list: [RouteEntry]) throws(CenariusError) {
+        var entries: [RouteEntry] = []
+        entries.reserveCapacity(list.count)
+        var index: [URIPath: Int] = [:]
+        index.reserveCapacity(list.count)
+        for entry in list {
+            if let existing = index[entry.uri] {
+                if entries[existing].hash != entry.hash {
+                    throw .integrity("route table lists \"\(entry.uri)\" twice with different hashes (\(entries[existing].hash), \(entry.hash))")
+                }
+                continue
+            }
+            index[entry.uri] = entries.count
+            entries.append(entry)
+        }
+        self.entries = entries
+        self.index = index
+    }
+
+    public static let empty = try! RouteTable(entries: [])
+
+    public var count: Int { entries.count }
+
+    public subscript(uri: URIPath) -> RouteEntry? {
+        index[uri].map { entries[$0] }
+    }
+
+    /// The sum of the sizes the table declares, or nil if any entry has none.
+    public var declaredBytes: Int64? {
+        var total: Int64 = 0
+        for entry in entries {
+            guard let size = entry.size else { return nil }
+            total += size
+        }
+        return total
+    }
+
+    public static func == (lhs: RouteTable, rhs: RouteTable) -> Bool { lhs.entries == rhs.entries }
+}
+
+extension RouteTable {
+    /// Parses `Routes.json` bytes. A table with one bad entry is rejected whole (exit 4).
+    /// `source` names the file or URL in error messages.
+    public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> RouteTable {
+        let parsed: Result<[RouteEntry], CenariusError> = bytes.withUnsafeBufferPointer { buffer in
+            var scanner = JSONScanner(buffer)
+            do throws(JSONScanner.Failure) {
+                scanner.skipByteOrderMark()
+                var entries: [RouteEntry] = []
+                try scanner.array { s throws(JSONScanner.Failure) in
+                    entries.append(try parseEntry(&s, number: entries.count))
+                }
+                scanner.skipWhitespace()
+                if !scanner.atEnd { throw scanner.fail("trailing data after the table") }
+                return .success(entries)
+            } catch {
+                return .failure(.integrity("invalid route table \(source): \(error.reason) at byte \(error.offset)"))
+            }
+        }
+        return try RouteTable(entries: parsed.get())
+    }
+
+    private static func parseEntry(_ s: inout JSONScanner, number: Int) throws(JSONScanner.Failure) -> RouteEntry {
+        var uri: String?
+        var hash: String?
+        var size: Int64?
+        let start = s.offset
+        try s.object { s, key throws(JSONScanner.Failure) in
+            switch key {
+            // Later Cenarius releases renamed `uri` to `file`.
+            case "uri", "file":
+                guard s.peek() == UInt8(ascii: "\"") else { throw s.fail("entry \(number): \"\(key)\" is not a string") }
+                if uri != nil { throw s.fail("entry \(number): path given twice") }
+                uri = try s.string()
+            case "hash":
+                guard s.peek() == UInt8(ascii: "\"") else { throw s.fail("entry \(number): \"hash\" is not a string") }
+                hash = try s.string()
+            case "size":
+                size = try s.integer()
+            default:
+                try s.skipValue()
+            }
+        }
+        guard let uri else { throw JSONScanner.Failure(offset: start, reason: "entry \(number) has no \"uri\"") }
+        guard let hash else { throw JSONScanner.Failure(offset: start, reason: "entry \(number) (\(uri)) has no \"hash\"") }
+        guard let contentHash = ContentHash(hex: hash) else {
+            throw JSONScanner.Failure(offset: start, reason: "entry \(number) (\(uri)): hash \"\(hash.prefix(80))\" is not 32 or 64 hex digits")
+        }
+        let path: URIPath
+        do { path = try URIPath(validating: uri) } catch {
+            throw JSONScanner.Failure(offset: start, reason: "entry \(number): \(error.message)")
+        }
+        return RouteEntry(uri: path, hash: contentHash, size: size)
+    }
+
+    /// The canonical encoding `cenariusd routes` writes: one entry per line, sorted by uri,
+    /// so that diffs of a published table are readable.
+    public func serialized() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(entries.count * 80 + 4)
+        out.append(contentsOf: "[".utf8)
+        for (i, entry) in entries.sorted(by: { $0.uri < $1.uri }).enumerated() {
+            out.append(contentsOf: (i == 0 ? "\n  " : ",\n  ").utf8)
+            out.append(contentsOf: "{\"uri\": ".utf8)
+            JSONText.appendString(entry.uri.value, to: &out)
+            out.append(contentsOf: ", \"hash\": \"\(entry.hash.hex)\"".utf8)
+            if let size = entry.size { out.append(contentsOf: ", \"size\": \(size)".utf8) }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "\n]\n".utf8)
+        return out
+    }
+}
+
+/// JSON string encoding shared by the writers (tables, `--json` output).
+public enum JSONText {
+    public static func appendString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case 0x0A: out.append(contentsOf: "\\n".utf8)
+            case 0x0D: out.append(contentsOf: "\\r".utf8)
+            case 0x09: out.append(contentsOf: "\\t".utf8)
+            case 0..<0x20, 0x7F:
+                let hex = String(byte, radix: 16)
+                out.append(contentsOf: ("\\u00" + (hex.count == 1 ? "0" : "") + hex).utf8)
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    public static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        appendString(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Builds a route table from a folder (`cenariusd routes DIR`): every regular file, hashed,
+/// sorted by uri. Hidden files, the table itself and its signature are left out; symlinks
+/// and files whose path is not a valid uri are skipped and reported.
+public struct RouteTableBuilder: Sendable {
+    public let root: String
+    public let routesName: String
+    public let algorithm: ContentHash.Algorithm
+
+    public init(root: String, routesName: String = "Routes.json", algorithm: ContentHash.Algorithm = .md5) {
+        self.root = root
+        self.routesName = routesName
+        self.algorithm = algorithm
+    }
+
+    public struct Result: Sendable {
+        public var table: RouteTable
+        public var skipped: [(path: String, reason: String)]
+        public var bytes: Int64
+    }
+
+    public func build() throws(CenariusError) -> Result {
+        guard FileSystem.isDirectory(root) else { throw .notFound("no such folder \(root)") }
+        var entries: [RouteEntry] = []
+        var skipped: [(String, String)] = []
+        var bytes: Int64 = 0
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let directory = relative.isEmpty ? root : FileSystem.join(root, relative)
+            for name in FileSystem.listDirectory(directory).sorted() {
+                if name.hasPrefix(".") { continue }
+                let uri = relative.isEmpty ? name : relative + "/" + name
+                if relative.isEmpty && (name == routesName || name == routesName + ".sig") { continue }
+                let path = FileSystem.join(root, uri)
+                switch FileSystem.kind(path) {
+                case S_IFDIR: pending.append(uri)
+                case S_IFREG:
+                    let valid: URIPath
+                    do { valid = try URIPath(validating: uri) } catch {
+                        skipped.append((uri, error.message))
+                        continue
+                    }
+                    let (hash, size) = try FileSystem.hashFile(path, algorithm: algorithm)
+                    entries.append(RouteEntry(uri: valid, hash: hash, size: size))
+                    bytes += size
+                case S_IFLNK: skipped.append((uri, "symbolic link (not followed)"))
+                default: skipped.append((uri, "not a regular file"))
+                }
+            }
+        }
+        entries.sort { $0.uri < $1.uri }
+        return Result(table: try RouteTable(entries: entries), skipped: skipped, bytes: bytes)
+    }
+}
+
+/// How two tables differ, uri by uri: what `routes --check` and `seed --check` report.
+public struct TableDifference: Sendable, Equatable {
+    public var added: [URIPath] = []
+    public var removed: [URIPath] = []
+    public var changed: [URIPath] = []
+
+    public var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
+
+    public init(from old: RouteTable, to new: RouteTable) {
+        for entry in new.entries {
+            if let before = old[entry.uri] {
+                if before.hash != entry.hash { changed.append(entry.uri) }
+            } else {
+                added.append(entry.uri)
+            }
+        }
+        for entry in old.entries where new[entry.uri] == nil { removed.append(entry.uri) }
+    }
+
+    public var summary: String {
+        func list(_ uris: [URIPath]) -> String {
+            uris.prefix(5).map(\.value).joined(separator: ", ") + (uris.count > 5 ? ", …" : "")
+        }
+        var parts: [String] = []
+        if !changed.isEmpty { parts.append("\(changed.count) changed (\(list(changed)))") }
+        if !added.isEmpty { parts.append("\(added.count) added (\(list(added)))") }
+        if !removed.isEmpty { parts.append("\(removed.count) removed (\(list(removed)))") }
+        return parts.isEmpty ? "identical" : parts.joined(separator: ", ")
+    }
+}

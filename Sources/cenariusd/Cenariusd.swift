@@ -1,0 +1,46 @@
+import ArgumentParser
+import RouteSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Cenariusd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cenariusd",
+        abstract: "Hot-deploy resource manager for Cenarius web assets: sync, verify and serve route tables.",
+        discussion: """
+            A remote folder holds Routes.json and the files it lists. cenariusd downloads what changed \
+            into a verified, generational cache and answers lookups in the order cache → preset → refetch.
+
+            Example:
+              cenariusd sync --remote http://127.0.0.1:8701 --preset ./www
+              cenariusd resolve index.html --json
+            """,
+        version: CenariusVersion.string,
+        subcommands: [
+            ResolveCommand.self, SyncCommand.self, SeedCommand.self, RoutesCommand.self,
+            VerifyCommand.self, StatusCommand.self, OriginCommand.self,
+        ])
+}
+
+/// Runs the command and maps every failure onto the contract's exit codes.
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try Cenariusd.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CenariusError {
+            Output.error(error)
+            exit(error.code.rawValue)
+        } catch {
+            // Help, version and usage errors: argument-parser prints them and exits 0 or 64.
+            Cenariusd.exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import ResourceCache
+import RouteSync
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync the cache with the remote once, then exit.",
+        discussion: """
+            Fetches the route table conditionally (a 304 costs nothing else), downloads what no \
+            verified copy exists for, and switches to the new generation atomically.
+
+            Example:
+              cenariusd sync --remote https://cdn.example.com/app/www --preset ./www
+            """)
+
+    @Flag(help: "Print one JSON object.") var json = false
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let settings = try await global.resolved()
+        if settings.develop != nil { throw CenariusError.usage("sync has nothing to do in develop mode") }
+        let bar = ProgressBar.make("sync", json: json)
+        let report = try Syncer(settings: settings.sync).sync(progress: bar.map { bar in { bar.update($0) } })
+        bar?.finish()
+        if json { Output.json(report) } else { Output.line(SyncCommand.describe(report)) }
+    }
+
+    static func describe(_ report: SyncReport) -> String {
+        let seconds = String(format: "%.2f s", report.seconds)
+        switch report.outcome {
+        case .notModified: return "not modified (304): generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
+        case .unchanged: return "unchanged: generation \(report.generation.map(String.init) ?? "none") stays current (\(report.entries) entries), \(seconds)"
+        case .committed:
+            return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))), "
+                + "\(report.reusedObjects) reused, \(report.servedFromPreset) from preset, \(report.importedFromPreset) copied from preset, \(seconds)"
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import RouteSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where text goes: results on stdout, diagnostics on stderr, JSON as one object.
+enum Output {
+    static func line(_ text: String) {
+        print(text)
+    }
+
+    static func warn(_ text: String) {
+        FileHandle.standardError.write(Data("cenariusd: warning: \(text)\n".utf8))
+    }
+
+    static func error(_ error: CenariusError) {
+        FileHandle.standardError.write(Data("cenariusd: error: \(error.message)\n".utf8))
+    }
+
+    static func json(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+/// A one-line progress bar on stderr (files, bytes, rate); only on a terminal and never with --json.
+final class ProgressBar {
+    private let label: String
+    private let started = FileSystem.monotonic()
+    private var drawn = false
+
+    /// nil when progress must not be shown.
+    static func make(_ label: String, json: Bool) -> ProgressBar? {
+        json || !Output.stderrIsTerminal ? nil : ProgressBar(label: label)
+    }
+
+    private init(label: String) {
+        self.label = label
+    }
+
+    func update(_ progress: TransferProgress) {
+        let elapsed = max(FileSystem.monotonic() - started, 0.001)
+        let fraction = progress.filesTotal == 0 ? 1 : Double(progress.filesDone) / Double(progress.filesTotal)
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "") + String(repeating: " ", count: max(0, width - filled - 1))
+        let rate = Output.bytes(Int64(Double(progress.bytes) / elapsed))
+        let text = "\r\(label) [\(bar)] \(progress.filesDone)/\(progress.filesTotal) files  \(Output.bytes(progress.bytes))  \(rate)/s "
+        FileHandle.standardError.write(Data(text.utf8))
+        drawn = true
+    }
+
+    func finish() {
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
