@@ -1,0 +1,72 @@
+import Foundation
+import ResourceCache
+import RouteSync
+import TestOrigin
+
+/// A fresh cache and preset folder next to an in-process origin, per test.
+struct Fixture {
+    let origin: TestOrigin
+    let root: String
+    var settings: SyncSettings
+
+    init(preset: [String: String] = [:]) async throws {
+        origin = try await TestOrigin()
+        root = NSTemporaryDirectory() + "cenarius-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root + "/preset", withIntermediateDirectories: true)
+        settings = SyncSettings(
+            remote: try Remote(origin.url),
+            cache: CacheLayout(root: root + "/cache"),
+            preset: Preset(root: root + "/preset"))
+        settings.transfer.backoffBase = 0.01
+        settings.transfer.timeout = 5
+        settings.minRefetch = 0
+        if !preset.isEmpty { try writePreset(preset) }
+    }
+
+    /// Writes files and a matching Routes.json into the preset folder.
+    func writePreset(_ files: [String: String], table: [String: String]? = nil) throws {
+        var lines: [String] = []
+        for (uri, content) in files {
+            let path = root + "/preset/" + uri
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        for (uri, content) in table ?? files {
+            lines.append("{\"uri\": \"\(uri)\", \"hash\": \"\(TestOrigin.md5(Array(content.utf8)))\"}")
+        }
+        try Data(("[" + lines.joined(separator: ",") + "]").utf8).write(to: URL(fileURLWithPath: root + "/preset/Routes.json"))
+    }
+
+    var syncer: Syncer { Syncer(settings: settings) }
+    var resolver: Resolver { Resolver(settings: settings) }
+
+    func sync() throws(CenariusError) -> SyncReport { try syncer.sync() }
+
+    func resolve(_ uri: String, offline: Bool = false, strict: Bool = false) throws(CenariusError) -> Resolution {
+        try resolver.resolve(uri, options: .init(offline: offline, strict: strict))
+    }
+
+    func content(_ resolution: Resolution) -> String {
+        (try? String(contentsOfFile: resolution.path, encoding: .utf8)) ?? "<unreadable>"
+    }
+
+    func cleanup() async {
+        await origin.shutdown()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// File requests (everything but the table) seen by the origin.
+    var fileRequests: [String] { origin.requests.map(\.path).filter { $0 != "Routes.json" } }
+}
+
+/// The error `body` throws when it has `code`; otherwise an `.internal` error describing what happened instead.
+func expectError(_ code: CenariusError.Code, _ body: () throws -> Void) -> CenariusError? {
+    do {
+        try body()
+        return CenariusError(.internal, "expected \(code), nothing was thrown")
+    } catch let error as CenariusError {
+        return error.code == code ? error : CenariusError(.internal, "expected \(code), got \(error.code): \(error.message)")
+    } catch {
+        return CenariusError(.internal, "expected \(code), got \(error)")
+    }
+}

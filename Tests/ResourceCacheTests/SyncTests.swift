@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+@testable import ResourceCache
+import RouteSync
+import TestOrigin
+
+@Suite struct SyncTests {
+    @Test func firstSyncDownloadsEverythingAndResolvesFromCache() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["index.html": "<h1>v1</h1>", "js/app.js": "console.log(1)"])
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        #expect(report.downloadedFiles == 2)
+        #expect(report.generation == 1)
+        let r = try f.resolve("js/app.js")
+        #expect(r.source == .cache)
+        #expect(r.stale == false)
+        #expect(r.path.hasSuffix("/js/app.js"))
+        #expect(f.content(r) == "console.log(1)")
+    }
+
+    @Test func unchangedTableCostsOneConditionalRequest() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.txt": "a", "b.txt": "b"])
+        _ = try f.sync()
+        f.origin.resetRequests()
+        let report = try f.sync()
+        #expect(report.outcome == .notModified)
+        #expect(f.origin.requests.count == 1)
+        #expect(f.origin.requests[0].headers["if-none-match"] != nil)
+        #expect(f.fileRequests.isEmpty)
+    }
+
+    @Test func sameTableWithoutValidatorsDoesNoFileWork() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.setValidators(false)
+        f.origin.publish(["a.txt": "a"])
+        _ = try f.sync()
+        f.origin.resetRequests()
+        let report = try f.sync()
+        #expect(report.outcome == .unchanged)
+        #expect(f.fileRequests.isEmpty)
+    }
+
+    @Test func presetFilesWithTheSameHashAreNotDownloaded() async throws {
+        let f = try await Fixture(preset: ["index.html": "same", "old.js": "old"])
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["index.html": "same", "old.js": "new"])
+        let report = try f.sync()
+        #expect(report.servedFromPreset == 1)
+        #expect(f.fileRequests == ["old.js"])
+        #expect(try f.resolve("index.html").source == .preset)
+        let changed = try f.resolve("old.js")
+        #expect(changed.source == .cache)
+        #expect(f.content(changed) == "new")
+    }
+
+    @Test func presetFileWithAnotherHashIsNotServedAsCurrent() async throws {
+        // The preset's table claims the right hash, but the file on disk is a different build.
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        try f.writePreset(["app.js": "stale build"], table: ["app.js": "v2"])
+        f.origin.publish(["app.js": "v3"])
+        _ = try f.sync()
+        let r = try f.resolve("app.js")
+        #expect(r.source == .cache)
+        #expect(f.content(r) == "v3")
+    }
+
+    @Test func sameContentUnderTwoUrisIsDownloadedOnce() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a/logo.png": "PNG", "b/logo.png": "PNG", "c.txt": "c"])
+        let report = try f.sync()
+        #expect(report.downloadedFiles == 2)
+        #expect(f.content(try f.resolve("a/logo.png")) == "PNG")
+        #expect(f.content(try f.resolve("b/logo.png")) == "PNG")
+    }
+
+    @Test func contentInThePresetUnderAnotherUriIsCopiedNotDownloaded() async throws {
+        let f = try await Fixture(preset: ["old/name.css": "body{}"])
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["new/name.css": "body{}"])
+        let report = try f.sync()
+        #expect(report.importedFromPreset == 1)
+        #expect(f.fileRequests.isEmpty)
+        #expect(f.content(try f.resolve("new/name.css")) == "body{}")
+    }
+
+    @Test func corruptFileLeavesThePreviousGenerationInForceAndOnlyMissingFilesAreRefetched() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.js": "a1", "b.js": "b1", "c.js": "c1"])
+        _ = try f.sync()
+        f.origin.publish(["a.js": "a2", "b.js": "b2", "c.js": "c1"])
+        f.origin.inject(.corrupt, on: "b.js")
+        let error = expectError(.integrity) { _ = try f.sync() }
+        #expect(error?.code == .integrity)
+        #expect(error?.message.contains("b.js") == true)
+        // Old set, not a mix.
+        #expect(f.content(try f.resolve("a.js", offline: true)) == "a1")
+        #expect(f.content(try f.resolve("b.js", offline: true)) == "b1")
+        #expect(GenerationStore(layout: f.settings.cache).current()?.number == 1)
+        f.origin.clearFaults()
+        f.origin.resetRequests()
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        // a.js was verified during the failed sync and kept (G3): only b.js is fetched again.
+        #expect(f.fileRequests == ["b.js"])
+        #expect(f.content(try f.resolve("a.js")) == "a2")
+        #expect(f.content(try f.resolve("b.js")) == "b2")
+    }
+
+    @Test func truncatedBodiesAreRetriedThenFailWithARemoteError() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.setValidators(false)
+        f.origin.publish(["big.bin": String(repeating: "x", count: 100_000)])
+        f.origin.inject(.truncate, on: "big.bin")
+        let error = expectError(.remote) { _ = try f.sync() }
+        #expect(error?.code == .remote)
+        #expect(f.fileRequests.count == 3)
+        #expect(GenerationStore(layout: f.settings.cache).current() == nil)
+    }
+
+    @Test func interruptedDownloadResumesWithRangeAndIfRange() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        let body = String(repeating: "0123456789", count: 20_000)
+        f.origin.publish(["big.bin": body])
+        f.origin.inject(.truncate, on: "big.bin", times: 1)
+        let report = try f.sync()
+        let requests = f.origin.requests(for: "big.bin")
+        #expect(requests.count == 2)
+        #expect(requests[1].headers["range"] == "bytes=\(body.count / 2)-")
+        #expect(requests[1].headers["if-range"] != nil)
+        #expect(report.downloadedBytes == Int64(body.count))
+        #expect(f.content(try f.resolve("big.bin")) == body)
+    }
+
+    @Test func transientServerErrorsAreRetried() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.txt": "a"])
+        f.origin.inject(.status(500), on: "a.txt", times: 1)
+        f.origin.inject(.drop, on: "Routes.json", times: 1)
+        _ = try f.sync()
+        #expect(f.origin.requests(for: "a.txt").count == 2)
+        #expect(f.origin.requests(for: "Routes.json").count == 2)
+    }
+
+    @Test func retryAfterIsHonoured() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.txt": "a"])
+        f.origin.inject(.status(429, retryAfter: "1"), on: "a.txt", times: 1)
+        let started = Date()
+        _ = try f.sync()
+        #expect(Date().timeIntervalSince(started) >= 0.9)
+        #expect(f.origin.requests(for: "a.txt").count == 2)
+    }
+
+    @Test func notFoundFileFailsWithoutRetry() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.txt": "a"])
+        f.origin.remove("a.txt")
+        let error = expectError(.remote) { _ = try f.sync() }
+        #expect(error?.message.contains("HTTP 404") == true)
+        #expect(f.origin.requests(for: "a.txt").count == 1)
+    }
+
+    @Test func hostileTablesAreRejectedWholeAndTheOldTableStays() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.txt": "a"])
+        _ = try f.sync()
+        f.origin.publish(["a.txt": "changed"], extraEntries: #"{"uri": "../../etc/passwd", "hash": "0123456789abcdef0123456789abcdef"}"#)
+        f.origin.resetRequests()
+        #expect(expectError(.integrity) { _ = try f.sync() }?.code == .integrity)
+        #expect(f.fileRequests.isEmpty)
+        #expect(f.content(try f.resolve("a.txt", offline: true)) == "a")
+        #expect(!FileManager.default.fileExists(atPath: f.root + "/etc"))
+    }
+
+    @Test func oversizedBodiesAreRefused() async throws {
+        var f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.settings.transfer.maxFileSize = 1000
+        f.origin.publish(["big.bin": String(repeating: "x", count: 5000)])
+        let error = expectError(.integrity) { _ = try f.sync() }
+        #expect(error?.message.contains("max-file-size") == true)
+    }
+
+    @Test func endlessBodyWithoutLengthIsCappedAndStalledBodyTimesOut() async throws {
+        var f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.settings.transfer.maxFileSize = 1 << 20
+        f.settings.transfer.timeout = 1
+        f.settings.transfer.attempts = 1
+        f.origin.publish(["endless.bin": "x", "stall.bin": "y"])
+        f.origin.inject(.endless, on: "endless.bin")
+        f.origin.inject(.stall, on: "stall.bin")
+        let error = expectError(.integrity) { _ = try f.sync() }
+        #expect(error?.message.contains("endless.bin") == true)
+        #expect(error?.message.contains("1 more failed") == true)
+    }
+
+    @Test func redirectsToOtherSchemesAreRefused() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.origin.publish(["a.txt": "a"])
+        f.origin.inject(.redirect("file:///etc/passwd"), on: "a.txt")
+        #expect(expectError(.remote) { _ = try f.sync() }?.code == .remote)
+    }
+
+    @Test func garbageCollectionKeepsCurrentPlusOne() async throws {
+        var f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.settings.grace = 0
+        for version in 1...4 {
+            f.origin.publish(["a.txt": "v\(version)"])
+            _ = try f.sync()
+        }
+        let store = GenerationStore(layout: f.settings.cache)
+        #expect(store.all().map(\.number) == [4, 3])
+        #expect(ObjectStore(layout: f.settings.cache).all().count == 2)
+    }
+
+    @Test func graceKeepsRecentlyRetiredGenerations() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        for version in 1...3 {
+            f.origin.publish(["a.txt": "v\(version)"])
+            _ = try f.sync()
+        }
+        // Default grace (10 min): generation 1 was handed out moments ago and must stay valid.
+        #expect(GenerationStore(layout: f.settings.cache).all().map(\.number) == [3, 2, 1])
+    }
+
+    @Test func syncPlanIsPure() throws {
+        func entry(_ uri: String, _ hash: String) throws -> RouteEntry {
+            RouteEntry(uri: try URIPath(validating: uri), hash: ContentHash(hex: String(repeating: hash, count: 32))!, size: 10)
+        }
+        let table = try RouteTable(entries: [try entry("a", "1"), try entry("b", "2"), try entry("c", "2"), try entry("d", "3"), try entry("e", "4")])
+        let preset = try RouteTable(entries: [try entry("a", "1"), try entry("old-d", "3")])
+        let stored: Set<ContentHash> = [ContentHash(hex: String(repeating: "4", count: 32))!]
+        let plan = SyncPlan(table: table, preset: preset, presetHas: { _ in true }, storeHas: { stored.contains($0) })
+        #expect(plan.fromPreset.map(\.uri.value) == ["a"])
+        #expect(plan.downloads.map(\.uri.value) == ["b"])
+        #expect(plan.imports.map(\.source.value) == ["old-d"])
+        #expect(plan.cached.map(\.uri.value) == ["b", "c", "d", "e"])
+        #expect(plan.downloadBytes == 10)
+    }
+}

@@ -1,0 +1,44 @@
+import Testing
+@testable import RouteSync
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy(attempts: 3, base: 0.5, cap: 4, maxRetryAfter: 30)
+
+    @Test func permanentFailuresAreNotRetried() {
+        #expect(policy.decide(.permanent(.remote("404")), attempt: 1, random: 0.5) == .giveUp(.remote("404")))
+    }
+
+    @Test func transientFailuresBackOffWithFullJitterUpToTheCap() {
+        #expect(policy.decide(.transient(.remote("reset")), attempt: 1, random: 0.5) == .retry(after: 0.25))
+        #expect(policy.decide(.transient(.remote("reset")), attempt: 2, random: 0.999) == .retry(after: 0.999))
+        #expect(policy.backoff(attempt: 10, random: 1) == 4)
+        #expect(policy.backoff(attempt: 3, random: 0) == 0)
+    }
+
+    @Test func givesUpAfterTheLastAttemptKeepingTheCode() {
+        guard case .giveUp(let error) = policy.decide(.transient(.integrity("hash mismatch")), attempt: 3, random: 0) else {
+            Issue.record("retried past the last attempt")
+            return
+        }
+        #expect(error.code == .integrity)
+        #expect(error.message.contains("after 3 attempts"))
+    }
+
+    @Test func honoursRetryAfterWithinTheBound() {
+        #expect(policy.decide(.throttled("429", retryAfter: 7), attempt: 1, random: 0) == .retry(after: 7))
+        guard case .giveUp(let error) = policy.decide(.throttled("503", retryAfter: 120), attempt: 1, random: 0) else {
+            Issue.record("waited past the bound")
+            return
+        }
+        #expect(error.code == .remote)
+    }
+
+    @Test func parsesRetryAfterForms() {
+        var headers = ResponseHeaders()
+        "Retry-After: 12\r\n".utf8CString.withUnsafeBytes { headers.consume(UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+        #expect(headers.retryAfter == 12)
+        var dated = ResponseHeaders()
+        "Retry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n".utf8CString.withUnsafeBytes { dated.consume(UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+        #expect(dated.retryAfter == 0)
+    }
+}

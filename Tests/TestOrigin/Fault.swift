@@ -1,0 +1,19 @@
+/// What the test origin does wrong on purpose, per path.
+public enum Fault: Sendable, Equatable {
+    /// Answer with this status (and `Retry-After` when given), empty body.
+    case status(Int, retryAfter: String? = nil)
+    /// Send the headers and half the body, then close the connection.
+    case truncate
+    /// Send the full length, but with bytes flipped.
+    case corrupt
+    /// Wait this many seconds before answering.
+    case delay(Double)
+    /// Close the connection without answering.
+    case drop
+    /// Send headers and a trickle: one byte, then nothing, keeping the connection open.
+    case stall
+    /// Answer 200 with no Content-Length and keep sending until the client gives up.
+    case endless
+    /// Redirect (302) to this location.
+    case redirect(String)
+}

@@ -1,0 +1,143 @@
+import Foundation
+import NIOCore
+
+/// Parses HTTP/1.1 requests from raw bytes and writes raw responses, faults included.
+final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
+    // All state is touched on the channel's event loop only.
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let box: OriginBox
+    private var buffer: [UInt8] = []
+    private var busy = false
+
+    init(origin: OriginBox) {
+        box = origin
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var incoming = unwrapInboundIn(data)
+        buffer.append(contentsOf: incoming.readBytes(length: incoming.readableBytes) ?? [])
+        serveNext(context: context)
+    }
+
+    private func serveNext(context: ChannelHandlerContext) {
+        guard !busy, let end = headerEnd() else { return }
+        let head = String(decoding: buffer[0..<end], as: UTF8.self)
+        buffer.removeSubrange(0..<(end + 4))
+        var lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count >= 2 else {
+            context.close(promise: nil)
+            return
+        }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var path = String(requestLine[1])
+        if let query = path.firstIndex(of: "?") { path = String(path[..<query]) }
+        path = String(path.drop(while: { $0 == "/" })).removingPercentEncoding ?? path
+        let request = TestOrigin.Request(method: String(requestLine[0]), path: path, headers: headers)
+        guard let origin = box.origin else { return }
+        let (bytes, validators) = origin.record(request)
+        let fault = origin.takeFault(path)
+        busy = true
+        if case .delay(let seconds) = fault {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { [self] in
+                self.respond(context: bound.value, request: request, bytes: bytes, validators: validators, fault: nil)
+            }
+        } else {
+            respond(context: context, request: request, bytes: bytes, validators: validators, fault: fault)
+        }
+    }
+
+    private func headerEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
+    private func respond(context: ChannelHandlerContext, request: TestOrigin.Request, bytes: [UInt8]?, validators: Bool, fault: Fault?) {
+        switch fault {
+        case .drop:
+            context.close(promise: nil)
+            return
+        case .status(let code, let retryAfter):
+            var extra = ""
+            if let retryAfter { extra = "Retry-After: \(retryAfter)\r\n" }
+            send(context, "HTTP/1.1 \(code) Fault\r\nContent-Length: 0\r\n\(extra)\r\n", [])
+            return
+        case .redirect(let location):
+            send(context, "HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\n\r\n", [])
+            return
+        case .stall:
+            write(context, Array("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nx".utf8), flush: true)
+            return  // never finishes; the client's low-speed limit must end it
+        case .endless:
+            write(context, Array("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".utf8), flush: true)
+            pump(context, remaining: 1 << 30)
+            return
+        default: break
+        }
+        guard let bytes else {
+            send(context, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", [])
+            return
+        }
+        let etag = "\"\(TestOrigin.md5(bytes))\""
+        let lastModified = "Sun, 22 Nov 2026 10:00:00 GMT"
+        let validatorHeaders = validators ? "ETag: \(etag)\r\nLast-Modified: \(lastModified)\r\nAccept-Ranges: bytes\r\n" : ""
+        if validators, let match = request.headers["if-none-match"], match == etag {
+            send(context, "HTTP/1.1 304 Not Modified\r\n\(validatorHeaders)Content-Length: 0\r\n\r\n", [])
+            return
+        }
+        var status = "200 OK"
+        var body = bytes
+        var rangeHeader = ""
+        if let range = request.headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"),
+           let start = Int(range.dropFirst(6).dropLast()), start < bytes.count,
+           request.headers["if-range"].map({ $0 == etag || $0 == lastModified }) ?? true {
+            status = "206 Partial Content"
+            body = Array(bytes[start...])
+            rangeHeader = "Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)\r\n"
+        }
+        let head = "HTTP/1.1 \(status)\r\nContent-Length: \(body.count)\r\n\(rangeHeader)\(validatorHeaders)Content-Type: application/octet-stream\r\n\r\n"
+        if request.method == "HEAD" {
+            send(context, head, [])
+            return
+        }
+        switch fault {
+        case .truncate:
+            write(context, Array(head.utf8) + body.prefix(body.count / 2), flush: true)
+            context.close(promise: nil)
+        case .corrupt:
+            send(context, head, body.map { $0 ^ 0x5A })
+        default:
+            send(context, head, body)
+        }
+    }
+
+    private func send(_ context: ChannelHandlerContext, _ head: String, _ body: [UInt8]) {
+        write(context, Array(head.utf8) + body, flush: true)
+        busy = false
+        serveNext(context: context)
+    }
+
+    private func write(_ context: ChannelHandlerContext, _ bytes: [UInt8], flush: Bool) {
+        context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+        if flush { context.flush() }
+    }
+
+    private func pump(_ context: ChannelHandlerContext, remaining: Int) {
+        guard remaining > 0, context.channel.isActive else { return }
+        let chunk = [UInt8](repeating: 0x41, count: 64 << 10)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: chunk))).whenSuccess { [self] in
+            self.pump(bound.value, remaining: remaining - chunk.count)
+        }
+    }
+}
