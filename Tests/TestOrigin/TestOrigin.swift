@@ -85,6 +85,10 @@ public final class TestOrigin: Sendable {
         Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
+    public static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
     // MARK: - Faults and accounting
 
     /// Injects `fault` for the next `times` requests of `path` (Int.max: until cleared).

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+import TestOrigin
+
+@Suite struct CommandLineTests {
+    @Test func publishSyncResolveAsAUserWould() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        // Publisher: build a table with `routes`, upload it with the files.
+        try dir.write("site/index.html", "<h1>hello</h1>")
+        try dir.write("site/js/app.js", "go()")
+        let routes = try Binary.run(["routes", dir.path("site")])
+        #expect(routes.status == 0, "\(routes.stderr)")
+        for uri in ["index.html", "js/app.js", "Routes.json"] { origin.put(uri, dir.read("site/" + uri)!) }
+
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let sync = try Binary.run(["sync", "--json"] + common)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["outcome"] as? String == "committed")
+        #expect(try sync.json()["downloadedFiles"] as? Int == 2)
+
+        let again = try Binary.run(["sync", "--json"] + common)
+        #expect(try again.json()["outcome"] as? String == "not-modified")
+
+        let resolve = try Binary.run(["resolve", "js/app.js", "--json"] + common)
+        #expect(resolve.status == 0)
+        let json = try resolve.json()
+        #expect(json["source"] as? String == "cache")
+        #expect(json["stale"] as? Bool == false)
+        #expect(json["uri"] as? String == "js/app.js")
+        let path = try #require(json["path"] as? String)
+        #expect(path.hasPrefix("/") && path.hasSuffix("/js/app.js"))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "go()")
+
+        let plain = try Binary.run(["resolve", "js/app.js"] + common)
+        #expect(plain.stdout == path + "\n")
+
+        let verify = try Binary.run(["verify"] + common)
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        let status = try Binary.run(["status", "--json"] + common)
+        #expect(try status.json()["generation"] as? Int == 1)
+        #expect(try status.json()["entries"] as? Int == 2)
+    }
+
+    @Test func everyExitCodeComesFromARealSituation() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        origin.publish(["a.txt": "a"])
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        #expect(try Binary.run(["sync"] + common).status == 0)
+
+        // 2: not in the table.
+        let missing = try Binary.run(["resolve", "nope.txt"] + common)
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("nope.txt"))
+        #expect(missing.stdout.isEmpty)
+
+        // 4: the remote publishes a hostile table.
+        origin.put("Routes.json", #"[{"uri": "../escape", "hash": "0123456789abcdef0123456789abcdef"}]"#)
+        let hostile = try Binary.run(["sync"] + common)
+        #expect(hostile.status == 4)
+        #expect(hostile.stderr.contains("../escape"))
+        // ... and the previous table stays in force.
+        #expect(try Binary.run(["resolve", "a.txt", "--offline"] + common).status == 0)
+
+        // 3: the origin is down.
+        await origin.shutdown()
+        let down = try Binary.run(["sync"] + common)
+        #expect(down.status == 3)
+        #expect(down.stderr.contains("127.0.0.1"))
+
+        // 5: the cache cannot be created.
+        try dir.write("not-a-dir", "x")
+        let storage = try Binary.run(["sync", "--remote", origin.url, "--cache", dir.path("not-a-dir"), "--preset", dir.path("preset")])
+        #expect(storage.status == 5)
+        #expect(storage.stderr.contains("not-a-dir"))
+
+        // 64: usage.
+        #expect(try Binary.run(["sync", "--connections", "0"] + common).status == 64)
+        #expect(try Binary.run(["resolve"]).status == 64)
+        #expect(try Binary.run(["sync", "--cache", dir.path("c2")]).status == 64)
+        #expect(try Binary.run(["sync", "--remote", "ftp://x", "--cache", dir.path("c2")]).status == 64)
+    }
+
+    @Test func strictAndStaleLookups() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        try dir.write("preset/app.js", "old build")
+        try dir.write("preset/Routes.json", #"[{"uri": "app.js", "hash": "\#(TestOrigin.md5(Array("old build".utf8)))"}]"#)
+        // The cache's table says app.js changed, but the origin is gone before the file arrives.
+        origin.publish(["app.js": "new build"])
+        origin.inject(.status(404), on: "app.js")
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        #expect(try Binary.run(["sync"] + common).status == 3)
+        // Nothing was committed: the preset table is in force and answers as current.
+        let current = try Binary.run(["resolve", "app.js", "--json"] + common)
+        #expect(try current.json()["source"] as? String == "preset")
+        #expect(try current.json()["stale"] as? Bool == false)
+    }
+
+    @Test func seedFillsAndChecksAPresetFolder() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        origin.publish(["index.html": "i", "js/a.js": "shared", "js/b.js": "shared"])
+        let seed = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"])
+        #expect(seed.status == 0, "\(seed.stderr)")
+        #expect(try seed.json()["downloadedFiles"] as? Int == 2)
+        #expect(dir.read("preset/js/b.js") == "shared")
+        #expect(dir.read("preset/Routes.json") != nil)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("preset/.cenarius-seed")))
+
+        #expect(try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status == 0)
+        try dir.write("preset/js/a.js", "tampered")
+        let check = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"])
+        #expect(check.status == 4)
+        #expect(check.stderr.contains("js/a.js"))
+
+        // Re-seeding after a remote change downloads only what changed.
+        origin.publish(["index.html": "i2", "js/a.js": "shared", "js/b.js": "shared"])
+        origin.resetRequests()
+        let reseed = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"])
+        #expect(reseed.status == 0)
+        #expect(Set(origin.requests.map(\.path)) == ["Routes.json", "index.html"])
+    }
+
+    @Test func routesCheckAndAlgorithms() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try dir.write("site/a.css", "a{}")
+        try dir.write("site/.DS_Store", "junk")
+        #expect(try Binary.run(["routes", dir.path("site"), "--algorithm", "sha256"]).status == 0)
+        let table = try #require(dir.read("site/Routes.json"))
+        #expect(table.contains("a.css"))
+        #expect(!table.contains("DS_Store"))
+        #expect(table.contains(TestOrigin.sha256(Array("a{}".utf8))))
+        #expect(try Binary.run(["routes", dir.path("site"), "--check", "--algorithm", "sha256"]).status == 0)
+        try dir.write("site/b.css", "b{}")
+        let stale = try Binary.run(["routes", dir.path("site"), "--check", "--algorithm", "sha256"])
+        #expect(stale.status == 4)
+        #expect(stale.stderr.contains("b.css"))
+        #expect(try Binary.run(["routes", dir.path("site"), "--algorithm", "crc32"]).status == 64)
+    }
+
+    @Test func verifyDetectsACorruptedObject() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        origin.publish(["a.txt": "original"])
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        let hash = TestOrigin.md5(Array("original".utf8))
+        try dir.write("cache/objects/\(hash.prefix(2))/\(hash)", "bitrot")
+        let verify = try Binary.run(["verify"] + common)
+        #expect(verify.status == 4)
+        #expect(verify.stderr.contains(hash))
+    }
+
+    @Test func developModeNeedsNoRemote() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try dir.write("home/Documents/www/index.html", "dev")
+        let run = try Binary.run(["resolve", "index.html", "--develop", "--json", "--cache", dir.path("cache")], environment: ["HOME": dir.path("home")])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try run.json()["source"] as? String == "develop")
+        #expect(try Binary.run(["resolve", "none.html", "--develop"], environment: ["HOME": dir.path("home")]).status == 2)
+    }
+
+    @Test func settingsPrecedenceFlagThenEnvironmentThenConfigFile() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        origin.publish(["a.txt": "a"])
+        try dir.write("config.json", #"{"remote": "http://127.0.0.1:1", "cache": "\#(dir.path("cache"))", "preset": "\#(dir.path("preset"))"}"#)
+        // Config file alone: its remote is unreachable.
+        #expect(try Binary.run(["sync", "--config", dir.path("config.json")]).status == 3)
+        // Environment beats the file.
+        #expect(try Binary.run(["sync", "--config", dir.path("config.json")], environment: ["CENARIUS_REMOTE": origin.url]).status == 0)
+        // The flag beats the environment.
+        let flag = try Binary.run(["sync", "--config", dir.path("config.json"), "--remote", origin.url], environment: ["CENARIUS_REMOTE": "http://127.0.0.1:1"])
+        #expect(flag.status == 0)
+        // A broken config file is a usage error.
+        try dir.write("bad.json", "{not json")
+        #expect(try Binary.run(["sync", "--config", dir.path("bad.json")]).status == 64)
+    }
+
+    @Test func helpShowsAnExampleForEveryCommand() throws {
+        for command in ["resolve", "sync", "seed", "routes", "verify", "status", "origin"] {
+            let help = try Binary.run([command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.contains("Example"), "\(command) --help has no example")
+        }
+    }
+}
