@@ -17,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Swift cannot call the variadic curl_easy_setopt; one typed C function per argument kind.
@@ -24,7 +28,8 @@ let package = Package(
             name: "CCurl",
             linkerSettings: [.linkedLibrary("curl")]
         ),
-        .target(name: "CPlatform"),
+        // syncfs and zlib's gzip wrapper, which Swift cannot reach directly.
+        .target(name: "CPlatform", linkerSettings: [.linkedLibrary("z")]),
         .target(
             name: "RouteSync",
             dependencies: [
@@ -48,12 +53,28 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "RouteSync",
+                "ResourceCache",
+                "CPlatform",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "cenariusd",
             dependencies: [
                 "RouteSync",
                 "ResourceCache",
                 "OriginServer",
+                "Daemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -80,6 +101,10 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TestOrigin", "RouteSync"]
+        ),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["Daemon", "ResourceCache", "RouteSync"]
         ),
     ]
 )

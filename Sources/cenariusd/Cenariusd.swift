@@ -19,7 +19,7 @@ struct Cenariusd: AsyncParsableCommand {
             """,
         version: CenariusVersion.string,
         subcommands: [
-            ResolveCommand.self, SyncCommand.self, SeedCommand.self, RoutesCommand.self,
+            ResolveCommand.self, SyncCommand.self, ServeCommand.self, SeedCommand.self, RoutesCommand.self,
             VerifyCommand.self, StatusCommand.self, OriginCommand.self,
         ])
 }

@@ -1,5 +1,15 @@
 #ifndef CPLATFORM_H
 #define CPLATFORM_H
-/* glibc declares these only under _GNU_SOURCE, which Swift's Glibc module does not set. */
+#include <stddef.h>
+
+/* glibc declares syncfs only under _GNU_SOURCE, which Swift's Glibc module does not set. */
 int cplatform_syncfs(int fd);
+
+/* One-shot gzip (RFC 1952) of a buffer with zlib; deflateInit2 is a macro Swift cannot call.
+   Returns the compressed size, or 0 when `capacity` is too small or zlib fails. */
+size_t cplatform_gzip(const void *input, size_t length, void *output, size_t capacity, int level);
+
+/* Upper bound of the gzip output for `length` input bytes. */
+size_t cplatform_gzip_bound(size_t length);
+
 #endif

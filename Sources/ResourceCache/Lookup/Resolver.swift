@@ -9,10 +9,23 @@ public struct Resolver: Sendable {
     public let settings: SyncSettings
     /// Set in develop mode: the one folder served, no table, no network.
     public let developFolder: ServedFolder?
+    /// Parsed tables kept between lookups (long-lived processes); nil reads them each time.
+    public let tables: TableCache?
 
-    public init(settings: SyncSettings, developFolder: ServedFolder? = nil) {
+    public init(settings: SyncSettings, developFolder: ServedFolder? = nil, tables: TableCache? = nil) {
         self.settings = settings
         self.developFolder = developFolder
+        self.tables = tables
+    }
+
+    private func table(of generation: Generation) throws(CenariusError) -> RouteTable {
+        if let tables { return try tables.table(of: generation) }
+        return try generation.table()
+    }
+
+    private func presetTable() throws(CenariusError) -> RouteTable {
+        if let tables { return try tables.presetTable(settings.preset) }
+        return try settings.preset.table()
     }
 
     public struct Options: Sendable {
@@ -40,9 +53,9 @@ public struct Resolver: Sendable {
             let table: RouteTable
             var presetTable: RouteTable?
             if let generation {
-                table = try generation.table()
+                table = try self.table(of: generation)
             } else {
-                presetTable = try settings.preset.table()
+                presetTable = try self.presetTable()
                 table = presetTable!
             }
             if table.count == 0 && generation == nil && round == 0 && canRefresh {
@@ -58,7 +71,7 @@ public struct Resolver: Sendable {
                 return Resolution(uri: uri.value, path: path, source: fresh, hash: entry.hash.hex, stale: false)
             }
             let presetEntries: RouteTable
-            if let presetTable { presetEntries = presetTable } else { presetEntries = try settings.preset.table() }
+            if let presetTable { presetEntries = presetTable } else { presetEntries = try self.presetTable() }
             if let path = settings.preset.file(for: entry, in: presetEntries) {
                 return Resolution(uri: uri.value, path: path, source: .preset, hash: entry.hash.hex, stale: false)
             }

@@ -130,7 +130,7 @@ public struct Syncer: Sendable {
         }
         if let firstError {
             let others = failed > 1 ? " (and \(failed - 1) more failed files)" : ""
-            throw CenariusError(firstError.code, firstError.message + others + "; the previous generation stays in force")
+            throw CenariusError(firstError.code, firstError.message + others + "; the previous generation stays in force", retryAfter: firstError.retryAfter)
         }
     }
 

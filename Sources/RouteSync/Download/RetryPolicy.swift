@@ -40,10 +40,10 @@ public struct RetryPolicy: Sendable {
             guard attempt < attempts else { return .giveUp(.init(error.code, "\(error.message) (after \(attempt) attempts)")) }
             return .retry(after: backoff(attempt: attempt, random: random))
         case .throttled(let message, let retryAfter):
-            guard attempt < attempts else { return .giveUp(.remote("\(message) (after \(attempt) attempts)")) }
+            guard attempt < attempts else { return .giveUp(.init(.remote, "\(message) (after \(attempt) attempts)", retryAfter: retryAfter)) }
             if let retryAfter {
                 guard retryAfter <= maxRetryAfter else {
-                    return .giveUp(.remote("\(message); Retry-After \(Int(retryAfter)) s is longer than this run waits"))
+                    return .giveUp(.init(.remote, "\(message); Retry-After \(Int(retryAfter)) s is longer than this run waits", retryAfter: retryAfter))
                 }
                 return .retry(after: retryAfter)
             }

@@ -27,10 +27,13 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
     public var code: Code
     /// One line: what, where (uri, file, URL) and why.
     public var message: String
+    /// Seconds the origin asked us to wait (`Retry-After` on 429/503), for the daemon's scheduler.
+    public var retryAfter: Double?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, retryAfter: Double? = nil) {
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { message }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Daemon
 import Foundation
 import ResourceCache
 import RouteSync
@@ -13,14 +14,34 @@ struct StatusCommand: AsyncParsableCommand {
             """)
 
     @Flag(help: "Print one JSON object.") var json = false
+
+    /// The cache's status with the daemon's info beside it, as one flat object.
+    struct Combined: Encodable {
+        var cache: CacheStatus
+        var daemon: DaemonInfo?
+
+        enum Key: String, CodingKey { case daemon }
+
+        func encode(to encoder: any Encoder) throws {
+            try cache.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(daemon, forKey: .daemon)
+        }
+    }
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let settings = try await global.resolved()
         let status = try CacheStatus.read(settings.sync)
+        let daemon = Daemon.running(cache: settings.sync.cache)
         if json {
-            Output.json(status)
+            Output.json(Combined(cache: status, daemon: daemon))
             return
+        }
+        if let daemon {
+            Output.line("daemon:      pid \(daemon.pid) serving \(daemon.url), sync every \(Int(daemon.interval)) s")
+        } else {
+            Output.line("daemon:      not running")
         }
         func age(_ seconds: Double?) -> String { seconds.map { String(format: "%.0f s ago", $0) } ?? "never" }
         Output.line("remote:      \(status.remote ?? "(none)")")

@@ -1,0 +1,116 @@
+import Foundation
+import Hummingbird
+import Logging
+import ResourceCache
+import RouteSync
+import ServiceLifecycle
+import UnixSignals
+
+/// How `cenariusd serve` runs.
+public struct DaemonOptions: Sendable {
+    public var bind = "127.0.0.1"
+    public var port = 8700
+    /// Seconds between periodic syncs.
+    public var interval: Double = 300
+    /// Bearer token required on POSTs (and required at all for a non-loopback bind).
+    public var token: String?
+    public var jsonLogs = false
+    public var logLevel: Logger.Level = .info
+    /// Bytes of small file bodies kept in memory.
+    public var memoryBudget = 64 << 20
+
+    public init() {}
+}
+
+/// The daemon: an HTTP server and the sync scheduler as two services in one ServiceGroup,
+/// SIGTERM/SIGINT for graceful shutdown, SIGHUP to reload and sync.
+public enum Daemon {
+    public static func run(
+        settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions,
+        reload: @escaping @Sendable () async throws(CenariusError) -> SyncSettings,
+        onListening: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws(CenariusError) {
+        let layout = settings.cache
+        try FileSystem.makeDirectories(layout.root)
+        // One daemon per cache (G6); the lock lives as long as this process.
+        guard let lock = try WriterLock.tryAcquire(path: layout.root + "/daemon.lock") else {
+            let holder = WriterLock.holder(layout.root + "/daemon.lock").map { "pid \($0)" } ?? "another process"
+            throw .storage("another cenariusd daemon (\(holder)) is already serving the cache \(layout.root)")
+        }
+        defer { withExtendedLifetime(lock) {} }
+
+        let logger = {
+            var logger = Logger(label: "cenariusd") { label in
+                options.jsonLogs ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)
+            }
+            logger.logLevel = options.logLevel
+            return logger
+        }()
+        let metrics = DaemonMetrics()
+        let coordinator = SyncCoordinator(settings: settings, logger: logger, metrics: metrics)
+        let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
+                              interval: options.interval, develop: develop != nil)
+        let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, metrics: metrics, token: options.token, info: info)
+        let router = DaemonRouter(state: state, files: FileServer(
+            memory: ContentCache(budget: options.memoryBudget),
+            gzipFolder: develop == nil ? layout.root + "/gzip" : nil))
+
+        var services: [any Service] = [SignalService(state: state, reload: reload, logger: logger)]
+        if develop == nil && settings.remote != nil {
+            services.append(SchedulerService(coordinator: coordinator, interval: options.interval, logger: logger))
+        } else if develop == nil {
+            logger.warning("no remote configured: serving the preset and cache without syncing")
+        }
+        let app = Application(
+            responder: CallbackResponder { (request: Request, context: BasicRequestContext) in await router.respond(request, context: context) },
+            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "cenariusd"),
+            services: services,
+            onServerRunning: { channel in
+                let url = "http://\(options.bind):\(channel.localAddress?.port ?? options.port)"
+                var running = info
+                running.url = url
+                try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.root + "/daemon.json", durable: false)
+                logger.info("serving", metadata: ["url": "\(url)", "cache": "\(layout.root)", "mode": "\(develop == nil ? "cache" : "develop")"])
+                onListening(url)
+                SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
+            },
+            logger: logger)
+        do {
+            try await app.runService(gracefulShutdownSignals: [UnixSignal.sigterm, UnixSignal.sigint])
+        } catch {
+            SystemdNotifier.notify("STOPPING=1")
+            unlink(layout.root + "/daemon.json")
+            throw .storage("cannot serve on \(options.bind):\(options.port): \(error)")
+        }
+        SystemdNotifier.notify("STOPPING=1")
+        await coordinator.shutdown()
+        unlink(layout.root + "/daemon.json")
+        logger.info("stopped")
+    }
+
+    /// The running daemon's info, if one holds the cache's daemon lock.
+    public static func running(cache: CacheLayout) -> DaemonInfo? {
+        guard (try? WriterLock.tryAcquire(path: cache.root + "/daemon.lock")) == nil,
+              let bytes = try? FileSystem.readFile(cache.root + "/daemon.json") else { return nil }
+        return try? JSONDecoder().decode(DaemonInfo.self, from: Data(bytes))
+    }
+}
+
+/// SIGHUP: re-read the configuration and sync.
+struct SignalService: Service {
+    let state: DaemonState
+    let reload: @Sendable () async throws(CenariusError) -> SyncSettings
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            do {
+                let settings = try await reload()
+                state.replace(settings)
+                await state.coordinator.reload(settings)
+            } catch {
+                logger.error("reload failed; keeping the previous configuration", metadata: ["message": "\(error.message)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Metrics
+import Prometheus
+import ResourceCache
+import RouteSync
+
+/// The daemon's metrics, through swift-metrics with a Prometheus registry of its own (no global
+/// bootstrap, so that several daemons can live in one test process).
+public final class DaemonMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let syncs: [SyncReport.Outcome: Metrics.Counter]
+    private let syncFailures: [CenariusError.Code: Metrics.Counter]
+    private let downloadedBytes: Metrics.Counter
+    private let downloadedFiles: Metrics.Counter
+    private let lookups: [Resolution.Source: Metrics.Counter]
+    private let staleLookups: Metrics.Counter
+    private let generation: Metrics.Gauge
+    private let tableAge: Metrics.Gauge
+    private let requestLatency: Metrics.Timer
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10),
+        ]
+        syncs = Dictionary(uniqueKeysWithValues: [SyncReport.Outcome.committed, .notModified, .unchanged].map {
+            ($0, Metrics.Counter(label: "cenarius_syncs_total", dimensions: [("outcome", $0.rawValue)], factory: factory))
+        })
+        syncFailures = Dictionary(uniqueKeysWithValues: CenariusError.Code.allCases.filter { $0 != .ok }.map {
+            ($0, Metrics.Counter(label: "cenarius_sync_failures_total", dimensions: [("error", $0.name)], factory: factory))
+        })
+        downloadedBytes = Metrics.Counter(label: "cenarius_downloaded_bytes_total", factory: factory)
+        downloadedFiles = Metrics.Counter(label: "cenarius_downloaded_files_total", factory: factory)
+        lookups = Dictionary(uniqueKeysWithValues: Resolution.Source.allCases.map {
+            ($0, Metrics.Counter(label: "cenarius_lookups_total", dimensions: [("source", $0.rawValue)], factory: factory))
+        })
+        staleLookups = Metrics.Counter(label: "cenarius_stale_lookups_total", factory: factory)
+        generation = Metrics.Gauge(label: "cenarius_generation", factory: factory)
+        tableAge = Metrics.Gauge(label: "cenarius_table_age_seconds", factory: factory)
+        requestLatency = Metrics.Timer(label: "cenarius_http_request_duration_seconds", factory: factory)
+    }
+
+    func recordSync(_ result: Result<SyncReport, CenariusError>) {
+        switch result {
+        case .success(let report):
+            syncs[report.outcome]?.increment()
+            downloadedBytes.increment(by: Int(report.downloadedBytes))
+            downloadedFiles.increment(by: report.downloadedFiles)
+            if let number = report.generation { generation.record(number) }
+        case .failure(let error):
+            syncFailures[error.code]?.increment()
+        }
+    }
+
+    func recordLookup(_ resolution: Resolution) {
+        lookups[resolution.source]?.increment()
+        if resolution.stale { staleLookups.increment() }
+    }
+
+    func recordRequest(nanoseconds: Int64) {
+        requestLatency.recordNanoseconds(nanoseconds)
+    }
+
+    /// Prometheus text; the gauges that depend on time are set as of now.
+    func exposition(settings: SyncSettings) -> [UInt8] {
+        let store = GenerationStore(layout: settings.cache)
+        if let current = store.current() {
+            generation.record(current.number)
+            if let meta = try? current.meta() { tableAge.record(FileSystem.now() - meta.committedAt) }
+        }
+        return registry.emitToBuffer()
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+
+/// `--log-format json`: one JSON object per line on stderr, for journald and log shippers.
+struct JSONLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var object: [String: String] = [
+            "ts": ISO8601DateFormatter().string(from: Date()),
+            "level": event.level.rawValue,
+            "logger": label,
+            "msg": "\(event.message)",
+        ]
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = "\(value)" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard var data = try? encoder.encode(object) else { return }
+        data.append(0x0A)
+        FileHandle.standardError.write(data)
+    }
+}

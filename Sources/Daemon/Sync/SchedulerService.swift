@@ -1,0 +1,49 @@
+import Logging
+import ServiceLifecycle
+
+/// The periodic sync as a service: a sync at start, then one per interval window (jittered),
+/// backing off on failure, woken early by requests; ends on graceful shutdown.
+struct SchedulerService: Service {
+    let coordinator: SyncCoordinator
+    let interval: Double
+    let logger: Logger
+
+    func run() async throws {
+        var schedule = SyncSchedule(interval: interval)
+        var wakeups = coordinator.wakeups.makeAsyncIterator()
+        var generator = SystemRandomNumberGenerator()
+        await withGracefulShutdownHandler {
+            var windowStart = ContinuousClock.now
+            while !Task.isCancelled {
+                let result = await coordinator.runOnce(reason: "schedule")
+                let now = ContinuousClock.now
+                if now - windowStart >= .seconds(interval) { windowStart = now }
+                let elapsed = now - windowStart
+                let outcome: SyncSchedule.Outcome
+                switch result {
+                case .success: outcome = .success
+                case .failure(let error): outcome = .failure(retryAfter: error.retryAfter)
+                }
+                let delay = schedule.delay(
+                    after: outcome, random: Double.random(in: 0..<1, using: &generator),
+                    elapsedInWindow: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                logger.debug("next sync", metadata: ["in": "\(Int(delay)) s"])
+                if case .success = outcome { windowStart = windowStart + .seconds(interval) }
+                let timer = Task { [coordinator] in
+                    try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+                    await coordinator.timerFired()
+                }
+                let woke: Void? = await wakeups.next()
+                timer.cancel()
+                if woke == nil { return }  // the stream finished: shutdown
+            }
+        } onGracefulShutdown: {
+            Task { await coordinator.shutdown() }
+        }
+    }
+}
+
+extension SyncCoordinator {
+    /// The scheduler's timer: a wake-up without a receipt.
+    func timerFired() { wakeTimer() }
+}

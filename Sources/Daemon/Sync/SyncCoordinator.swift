@@ -1,0 +1,133 @@
+import Logging
+import ResourceCache
+import RouteSync
+
+/// Owns every sync the daemon runs: periodic, requested over HTTP, triggered by SIGHUP or by a
+/// lookup that found nothing current. One runs at a time; callers arriving while one runs share
+/// its result (single-flight), and requests made meanwhile are served by the next run.
+public actor SyncCoordinator {
+    private(set) var settings: SyncSettings
+    private let logger: Logger
+    private let metrics: DaemonMetrics?
+    private let cancel = CancelToken()
+    private var receipts: [String: SyncReceipt] = [:]
+    private var receiptOrder: [String] = []
+    private var pending: [String] = []
+    private var running: Task<Result<SyncReport, CenariusError>, Never>?
+    private var lastAttempt = -Double.infinity
+    private var nextID = 1
+    private let wake: AsyncStream<Void>.Continuation
+    /// The scheduler's wake-up stream: yielded to when a sync is requested.
+    nonisolated let wakeups: AsyncStream<Void>
+
+    static let keptReceipts = 256
+
+    public init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?) {
+        self.settings = settings
+        self.logger = logger
+        self.metrics = metrics
+        (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// `POST /_cenarius/sync`: a receipt now, the sync soon.
+    public func request() -> SyncReceipt {
+        let id = String(format6(nextID))
+        nextID += 1
+        let receipt = SyncReceipt(id: id, status: .requested, requestedAt: FileSystem.now())
+        receipts[id] = receipt
+        receiptOrder.append(id)
+        if receiptOrder.count > Self.keptReceipts { receipts.removeValue(forKey: receiptOrder.removeFirst()) }
+        pending.append(id)
+        wake.yield()
+        return receipt
+    }
+
+    public func receipt(_ id: String) -> SyncReceipt? { receipts[id] }
+
+    /// SIGHUP: new settings, then a sync.
+    public func reload(_ settings: SyncSettings) {
+        self.settings = settings
+        logger.info("configuration reloaded", metadata: ["remote": "\(settings.remote?.base ?? "-")"])
+        _ = request()
+    }
+
+    /// Runs a sync now, or joins the one running.
+    public func runOnce(reason: String) async -> Result<SyncReport, CenariusError> {
+        if let running { return await running.value }
+        let ids = pending
+        pending.removeAll()
+        let started = FileSystem.now()
+        for id in ids { receipts[id]?.status = .running; receipts[id]?.startedAt = started }
+        lastAttempt = FileSystem.monotonic()
+        let syncer = Syncer(settings: settings)
+        let cancel = cancel
+        let task = Task { await onThread("cenariusd-sync") { Result(catching: { () throws(CenariusError) in try syncer.sync(cancel: cancel) }) } }
+        running = task
+        let result = await task.value
+        running = nil
+        finish(ids, result, reason: reason, seconds: FileSystem.now() - started)
+        return result
+    }
+
+    /// A lookup found nothing current: refresh unless one ran within `minRefetch` seconds.
+    public func refreshForLookup() async -> CenariusError? {
+        if let running {
+            if case .failure(let error) = await running.value { return error }
+            return nil
+        }
+        guard FileSystem.monotonic() - lastAttempt >= settings.minRefetch else { return nil }
+        if case .failure(let error) = await runOnce(reason: "lookup") { return error }
+        return nil
+    }
+
+    func wakeTimer() { wake.yield() }
+
+    /// Graceful shutdown: in-flight downloads stop, nothing half-built is committed.
+    public func shutdown() {
+        cancel.cancel()
+        wake.finish()
+    }
+
+    private func finish(_ ids: [String], _ result: Result<SyncReport, CenariusError>, reason: String, seconds: Double) {
+        let now = FileSystem.now()
+        for id in ids {
+            receipts[id]?.finishedAt = now
+            switch result {
+            case .success(let report):
+                receipts[id]?.status = .succeed
+                receipts[id]?.report = report
+            case .failure(let error):
+                receipts[id]?.status = .failed
+                receipts[id]?.error = error.code.rawValue
+                receipts[id]?.desc = error.code.name
+                receipts[id]?.message = error.message
+            }
+        }
+        metrics?.recordSync(result)
+        switch result {
+        case .success(let report):
+            logger.info("sync \(report.outcome.rawValue)", metadata: [
+                "reason": "\(reason)", "generation": "\(report.generation.map(String.init) ?? "-")",
+                "entries": "\(report.entries)", "files": "\(report.downloadedFiles)", "bytes": "\(report.downloadedBytes)",
+                "reused": "\(report.reusedObjects)", "preset": "\(report.servedFromPreset)",
+                "seconds": "\(Double(Int(report.seconds * 1000)) / 1000)",
+            ])
+        case .failure(let error):
+            logger.error("sync failed", metadata: [
+                "reason": "\(reason)", "error": "\(error.code.name)", "message": "\(error.message)",
+                "seconds": "\(Double(Int(seconds * 1000)) / 1000)",
+            ])
+        }
+    }
+}
+
+private func format6(_ n: Int) -> String {
+    let text = String(n)
+    return String(repeating: "0", count: max(0, 6 - text.count)) + text
+}
+
+extension Result where Failure == CenariusError {
+    init(catching body: () throws(CenariusError) -> Success) {
+        do { self = .success(try body()) } catch { self = .failure(error) }
+    }
+}
