@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deliberately dumb HTTP/1.1 client over a socket: it sends the request line exactly as
+/// given (no path normalisation), so tests can try `..`, `%2e%2e` and backslashes.
+struct RawHTTP {
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+        var text: String { String(decoding: body, as: UTF8.self) }
+
+        func json() throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
+        }
+    }
+
+    let port: Int
+
+    func request(_ method: String, _ target: String, headers: [String: String] = [:], body: String = "") throws -> Response {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received.append(contentsOf: chunk[0..<n])
+        }
+        guard let split = received.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EPROTO) }
+        let head = String(decoding: received[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(head[0].split(separator: " ")[1]) ?? 0
+        var fields: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Response(status: status, headers: fields, body: Array(received[split.upperBound...]))
+    }
+
+    func get(_ target: String, headers: [String: String] = [:]) throws -> Response { try request("GET", target, headers: headers) }
+}
+
+/// `cenariusd serve` started as a child process, stopped with SIGTERM.
+final class DaemonProcess {
+    let process = Process()
+    let cache: String
+    let stderrPipe = Pipe()
+    private(set) var port = 0
+
+    init(_ arguments: [String], cache: String) throws {
+        self.cache = cache
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = ["serve", "--port", "0", "--cache", cache] + arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
+        env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
+        process.environment = env
+        process.standardError = stderrPipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Waits for `daemon.json` (written once the server listens) and a first answer on /health.
+    func waitUntilServing(healthy: Bool = true) throws -> RawHTTP {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if port == 0, let data = FileManager.default.contents(atPath: cache + "/daemon.json"),
+               let info = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let url = info["url"] as? String,
+               let p = Int(url.split(separator: ":").last ?? "") {
+                port = p
+            }
+            if port != 0, let response = try? RawHTTP(port: port).get("/health"), !healthy || response.status == 200 {
+                return RawHTTP(port: port)
+            }
+            guard process.isRunning else { break }
+            usleep(50_000)
+        }
+        throw POSIXError(.ETIMEDOUT)
+    }
+
+    /// SIGTERM, then the exit status and the seconds it took.
+    func terminate() -> (status: Int32, seconds: Double) {
+        let started = Date()
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        return (process.terminationStatus, Date().timeIntervalSince(started))
+    }
+
+    var stderr: String { String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self) }
+}
