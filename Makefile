@@ -1,18 +1,20 @@
 # cenariusd — the two entry points a newcomer needs, plus a few helpers.
-#   make run    build, start the built-in origin on www/ and sync + resolve against it
+#   make run    build, serve www/ with `cenariusd origin`, run the daemon against it (Ctrl-C stops)
 #   make test   build and run the whole test suite
+#   make demo   a non-interactive walk-through: sync, 304, resolve, publish a change, verify
 SHELL := /bin/bash
 SWIFT ?= swift
 PORT ?= 8701
+DAEMON_PORT ?= 8700
 DEMO ?= $(CURDIR)/.build/demo
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps build run test release clean
+.PHONY: deps build run demo test release clean
 
 # Installs the C libraries the build links against (libcurl with OpenSSL, zlib) when missing.
 deps:
 	@missing=""; \
-	for p in libcurl4-openssl-dev zlib1g-dev; do \
+	for p in libcurl4-openssl-dev zlib1g-dev curl; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,6 +34,9 @@ test: deps
 	$(SWIFT) test --skip-build
 
 run: build
+	@bash scripts/run.sh "$(BIN)" "$(CURDIR)/www" "$(DEMO)" "$(PORT)" "$(DAEMON_PORT)"
+
+demo: build
 	@bash scripts/demo.sh "$(BIN)" "$(CURDIR)/www" "$(DEMO)" "$(PORT)"
 
 clean:
