@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "RouteSync",
                 "CPlatform",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

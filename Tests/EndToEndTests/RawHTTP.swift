@@ -68,6 +68,8 @@ final class DaemonProcess {
 
     init(_ arguments: [String], cache: String) throws {
         self.cache = cache
+        // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
+        try? FileManager.default.removeItem(atPath: cache + "/daemon.json")
         process.executableURL = URL(fileURLWithPath: Binary.path)
         process.arguments = ["serve", "--port", "0", "--cache", cache] + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }

@@ -10,11 +10,13 @@ public struct Seeder: Sendable {
     public let remote: Remote
     public let preset: Preset
     public let transfer: TransferOptions
+    public let verifier: TableSignatureVerifier?
 
-    public init(remote: Remote, preset: Preset, transfer: TransferOptions) {
+    public init(remote: Remote, preset: Preset, transfer: TransferOptions, verifier: TableSignatureVerifier? = nil) {
         self.remote = remote
         self.preset = preset
         self.transfer = transfer
+        self.verifier = verifier
     }
 
     public struct Report: Sendable, Codable {
@@ -38,6 +40,9 @@ public struct Seeder: Sendable {
             throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
         }
         let table = try RouteTable.parse(bytes, source: remote.tableURL)
+        if let verifier {
+            _ = try verifier.verify(table: bytes, remote: remote, downloader: downloader, inForce: nil)
+        }
         var report = Report()
         report.entries = table.count
         if check {
@@ -96,6 +101,9 @@ public struct Seeder: Sendable {
             if preset.folder.file(entry.uri) != nil, unlink(FileSystem.join(preset.root, entry.uri.value)) == 0 {
                 report.removedFiles += 1
             }
+        }
+        if verifier != nil, case .content(let signature, _) = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10) {
+            try FileSystem.writeAtomically(signature, to: preset.tablePath + ".sig")
         }
         try FileSystem.writeAtomically(bytes, to: preset.tablePath)
         report.seconds = FileSystem.monotonic() - started

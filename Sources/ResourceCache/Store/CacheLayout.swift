@@ -11,6 +11,7 @@ import RouteSync
 ///     current -> generations/<n>   swapped by rename(2): the one atomic switch (G2)
 ///     checked                    its mtime: the last time the remote answered
 ///     attempted                  its mtime: the last time a sync started (throttles lookup refreshes)
+///     held-back                  SHA-256 of a table rolled back from, not to be applied again
 public struct CacheLayout: Sendable {
     public let root: String
 
@@ -27,6 +28,7 @@ public struct CacheLayout: Sendable {
     public var current: String { root + "/current" }
     public var checked: String { root + "/checked" }
     public var attempted: String { root + "/attempted" }
+    public var heldBack: String { root + "/held-back" }
 
     public func object(_ hash: ContentHash) -> String {
         let hex = hash.hex

@@ -70,8 +70,9 @@ public struct GenerationStore: Sendable {
     /// Removes generations beyond the newest `keep` (current included) once they have been
     /// out of service for `grace` seconds, then objects no generation links to (G2).
     /// Call with the writer lock held.
+    /// `sparing`: objects to keep although no generation links them (those a sync in progress needs).
     @discardableResult
-    public func collectGarbage(keep: Int, grace: Double, now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
+    public func collectGarbage(keep: Int, grace: Double, sparing: Set<ContentHash> = [], now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
         let generations = all()
         let current = current()?.number
         var removedGenerations = 0
@@ -97,6 +98,7 @@ public struct GenerationStore: Sendable {
                 let path = dir + "/" + name
                 var info = stat()
                 guard lstat(path, &info) == 0, info.st_nlink <= 1 else { continue }
+                if !sparing.isEmpty, let hash = ContentHash(hex: name), sparing.contains(hash) { continue }
                 if unlink(path) == 0 {
                     removedObjects += 1
                     removedBytes += Int64(info.st_size)

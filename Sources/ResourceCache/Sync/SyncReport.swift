@@ -9,6 +9,8 @@ public struct SyncReport: Sendable, Codable, Equatable {
         case unchanged
         /// A new generation is current.
         case committed
+        /// The remote still publishes the table an operator rolled back from; it is not applied again.
+        case heldBack = "held-back"
     }
 
     public var outcome: Outcome

@@ -16,6 +16,8 @@ public struct SyncSettings: Sendable {
     public var minFreeBytes: Int64 = 16 << 20
     /// Seconds between two refreshes triggered by lookups.
     public var minRefetch: Double = 10
+    /// Set with `--public-key`: tables must be signed (G8).
+    public var tableVerifier: TableSignatureVerifier?
 
     public init(remote: Remote?, cache: CacheLayout, preset: Preset) {
         self.remote = remote

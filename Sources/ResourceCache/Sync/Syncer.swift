@@ -56,7 +56,19 @@ public struct Syncer: Sendable {
             return report
         }
         let table = try RouteTable.parse(bytes, source: remote.tableURL)
-        let signedVersion: Int64? = nil
+        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(Rollback.fingerprint(bytes).utf8) {
+            markChecked()
+            var report = SyncReport(outcome: .heldBack, generation: current?.number)
+            report.entries = table.count
+            report.seconds = FileSystem.monotonic() - started
+            return report
+        }
+        let signedVersion = try settings.tableVerifier?.verify(
+            table: bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
+        if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce,
+           let current, (try? FileSystem.readFile(current.tablePath)) != bytes {
+            throw .integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
+        }
 
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
             // Same table, maybe from a server without validators: no file work (G4), but remember the new validators.
@@ -83,6 +95,11 @@ public struct Syncer: Sendable {
         report.servedFromPreset = plan.fromPreset.count
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
+        if !hasFreeSpace(needed: plan.downloadBytes) {
+            // Objects kept from failed syncs are the first thing to give back when space is short.
+            let keep = Set(plan.cached.map(\.hash))
+            GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
+        }
         try checkFreeSpace(needed: plan.downloadBytes)
         for item in plan.imports {
             guard let source = settings.preset.folder.file(item.source), try objects.importCopy(of: source, as: item.hash) else {
@@ -97,6 +114,7 @@ public struct Syncer: Sendable {
             number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion))
         _ = try store.commit(building: generation, number: number)
+        unlink(layout.heldBack)
         markChecked()
         report.generation = number
         let collected = store.collectGarbage(keep: settings.keepGenerations, grace: settings.grace)
@@ -175,12 +193,20 @@ public struct Syncer: Sendable {
         try? FileSystem.writeAtomically(Array("\(FileSystem.now())\n".utf8), to: layout.checked, durable: false)
     }
 
-    private func checkFreeSpace(needed: Int64?) throws(CenariusError) {
+    private func freeBytes() -> Int64? {
         var info = statvfs()
-        guard statvfs(layout.root, &info) == 0 else { return }
-        let free = Int64(info.f_bavail) * Int64(info.f_frsize)
-        let required = (needed ?? 0) + settings.minFreeBytes
-        if free < required {
+        guard statvfs(layout.root, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    private func hasFreeSpace(needed: Int64?) -> Bool {
+        guard let free = freeBytes() else { return true }
+        return free >= (needed ?? 0) + settings.minFreeBytes
+    }
+
+    private func checkFreeSpace(needed: Int64?) throws(CenariusError) {
+        guard let free = freeBytes() else { return }
+        if free < (needed ?? 0) + settings.minFreeBytes {
             let what = needed.map { "\($0) bytes to download plus " } ?? ""
             throw .storage("not enough free space in \(layout.root): \(free) bytes free, need \(what)\(settings.minFreeBytes) bytes reserve")
         }

@@ -25,6 +25,8 @@ struct RoutesCommand: AsyncParsableCommand {
     var algorithm: String = "md5"
 
     @Flag(help: "Compare with the existing table; exit 4 if it is out of date.") var check = false
+    @Option(help: ArgumentHelp("Ed25519 private key: also write Routes.json.sig (G8).", valueName: "file")) var signKey: String?
+    @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now, in seconds).", valueName: "n")) var tableVersion: Int64?
     @Flag(help: "Print one JSON object.") var json = false
 
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name"))
@@ -64,6 +66,12 @@ struct RoutesCommand: AsyncParsableCommand {
             return
         }
         try FileSystem.writeAtomically(bytes, to: target)
+        if let signKey {
+            let version = tableVersion ?? Int64(FileSystem.now())
+            let signature = try TableSignature.sign(table: bytes, version: version, with: SigningKeys.readPrivate(signKey))
+            try FileSystem.writeAtomically(signature.serialized(), to: target + ".sig")
+            if !json { Output.line("signed \(target).sig: version \(version), key \(signature.keyID)") }
+        }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
     }
 }

@@ -23,7 +23,7 @@ struct SeedCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try await global.resolved()
         guard let remote = settings.sync.remote else { throw CenariusError.usage("seed needs --remote URL") }
-        let seeder = Seeder(remote: remote, preset: settings.sync.preset, transfer: settings.sync.transfer)
+        let seeder = Seeder(remote: remote, preset: settings.sync.preset, transfer: settings.sync.transfer, verifier: settings.sync.tableVerifier)
         let bar = ProgressBar.make("seed", json: json)
         let report = try seeder.seed(check: check, progress: bar.map { bar in { bar.update($0) } })
         bar?.finish()

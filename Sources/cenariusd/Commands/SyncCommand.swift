@@ -31,6 +31,8 @@ struct SyncCommand: AsyncParsableCommand {
         switch report.outcome {
         case .notModified: return "not modified (304): generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
         case .unchanged: return "unchanged: generation \(report.generation.map(String.init) ?? "none") stays current (\(report.entries) entries), \(seconds)"
+        case .heldBack:
+            return "held back: the remote still publishes the table rolled back from; generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
         case .committed:
             return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))), "
                 + "\(report.reusedObjects) reused, \(report.servedFromPreset) from preset, \(report.importedFromPreset) copied from preset, \(seconds)"

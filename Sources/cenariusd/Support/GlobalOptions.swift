@@ -88,6 +88,7 @@ struct GlobalOptions: ParsableArguments {
         if let seconds = double("min-refetch", minRefetch) { sync.minRefetch = seconds }
         if let n = int("keep", keep) { sync.keepGenerations = max(1, n) }
         if let seconds = double("grace", grace) { sync.grace = seconds }
+        if let keyPath = string("public-key", publicKey) { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
         let developDir = FileSystem.absolute(string("develop-dir", developDir) ?? environment.home + "/Documents/www")
         return ResolvedSettings(
             sync: sync,

@@ -1,0 +1,150 @@
+import Crypto
+
+/// The `Routes.json.sig` sidecar (G8): an Ed25519 signature over the exact table bytes and a
+/// version that must only ever grow (anti-rollback).
+///
+///     {"format": "cenarius-sig-1", "version": 1732300000, "key": "<key id>", "signature": "<base64>"}
+///
+/// The signed message is `cenarius-sig-1\n<version>\n<sha256 hex of the table bytes>`. The table
+/// itself is unchanged, so clients that know nothing of signatures keep working.
+public struct TableSignature: Sendable, Equatable {
+    public static let format = "cenarius-sig-1"
+
+    public var version: Int64
+    /// First 16 hex digits of SHA-256 of the public key: names the key, so a rotation is diagnosable.
+    public var keyID: String
+    public var signature: [UInt8]
+
+    public static func message(table: [UInt8], version: Int64) -> [UInt8] {
+        Array("\(format)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))".utf8)
+    }
+
+    public static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {
+        String(StreamingHasher.hex(SHA256.hash(data: publicKey.rawRepresentation)).prefix(16))
+    }
+
+    public static func sign(table: [UInt8], version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
+        do {
+            let signature = try key.signature(for: message(table: table, version: version))
+            return TableSignature(version: version, keyID: keyID(of: key.publicKey), signature: Array(signature))
+        } catch {
+            throw .internal("cannot sign the table: \(error)")
+        }
+    }
+
+    /// Checks the signature over `table`; a bad one is an integrity error (exit 4).
+    public func verify(table: [UInt8], with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
+        guard key.isValidSignature(signature, for: TableSignature.message(table: table, version: version)) else {
+            let other = keyID != TableSignature.keyID(of: key) ? " (signed with key \(keyID), expected \(TableSignature.keyID(of: key)))" : ""
+            throw .integrity("bad signature on \(source)\(other)")
+        }
+    }
+
+    public func serialized() -> [UInt8] {
+        Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\", \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
+    }
+
+    public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
+        var format: String?
+        var version: Int64?
+        var key = ""
+        var signature: String?
+        let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
+            var scanner = JSONScanner(buffer)
+            do throws(JSONScanner.Failure) {
+                try scanner.object { s, name throws(JSONScanner.Failure) in
+                    switch name {
+                    case "format": format = try s.string()
+                    case "version": version = try s.integer()
+                    case "key": key = try s.string()
+                    case "signature": signature = try s.string()
+                    default: try s.skipValue()
+                    }
+                }
+                scanner.skipWhitespace()
+                if !scanner.atEnd { throw scanner.fail("trailing data") }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw .integrity("invalid signature file \(source): \(failure.reason) at byte \(failure.offset)") }
+        guard format == TableSignature.format else { throw .integrity("signature file \(source) has format \(format ?? "none"), expected \(TableSignature.format)") }
+        guard let version, let signature, let raw = Base64.decode(signature), raw.count == 64 else {
+            throw .integrity("signature file \(source) lacks a version or a 64-byte base64 signature")
+        }
+        return TableSignature(version: version, keyID: key, signature: raw)
+    }
+}
+
+/// Ed25519 key files: one line of base64 (raw 32-byte keys), private keys written 0600.
+public enum SigningKeys {
+    public static func generate() -> (private: Curve25519.Signing.PrivateKey, public: Curve25519.Signing.PublicKey) {
+        let key = Curve25519.Signing.PrivateKey()
+        return (key, key.publicKey)
+    }
+
+    public static func encode(_ raw: some Sequence<UInt8>) -> [UInt8] { Array((Base64.encode(Array(raw)) + "\n").utf8) }
+
+    public static func readPrivate(_ path: String) throws(CenariusError) -> Curve25519.Signing.PrivateKey {
+        let raw = try readKey(path, kind: "private")
+        do { return try Curve25519.Signing.PrivateKey(rawRepresentation: raw) } catch {
+            throw .usage("\(path) is not an Ed25519 private key")
+        }
+    }
+
+    public static func readPublic(_ path: String) throws(CenariusError) -> Curve25519.Signing.PublicKey {
+        let raw = try readKey(path, kind: "public")
+        do { return try Curve25519.Signing.PublicKey(rawRepresentation: raw) } catch {
+            throw .usage("\(path) is not an Ed25519 public key")
+        }
+    }
+
+    private static func readKey(_ path: String, kind: String) throws(CenariusError) -> [UInt8] {
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readFile(path, limit: 4096) } catch { throw .usage("cannot read \(kind) key \(path): \(error.message)") }
+        let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        guard let raw = Base64.decode(text), raw.count == 32 else { throw .usage("\(path) is not a base64 Ed25519 \(kind) key") }
+        return raw
+    }
+}
+
+/// Standard base64 (RFC 4648) without Foundation.
+public enum Base64 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
+            out.append(alphabet[Int(b0 >> 2)])
+            out.append(alphabet[Int((b0 & 3) << 4 | b1 >> 4)])
+            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 15) << 2 | b2 >> 6)] : UInt8(ascii: "="))
+            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 63)] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        var padding = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "=") { padding += 1; continue }
+            guard padding == 0, let index = alphabet.firstIndex(of: byte) else { return nil }
+            values.append(UInt8(index))
+        }
+        guard (values.count + padding) % 4 == 0, padding <= 2 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i + 1 < values.count {
+            out.append(values[i] << 2 | values[i + 1] >> 4)
+            if i + 2 < values.count { out.append(values[i + 1] << 4 | values[i + 2] >> 2) }
+            if i + 3 < values.count { out.append(values[i + 2] << 6 | values[i + 3]) }
+            i += 4
+        }
+        return out
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// G5: a sync that runs out of space fails with exit 5, the previous generation stays intact and
+/// servable, and the next sync after space is freed succeeds. The cache sits on a small tmpfs;
+/// where mounting is not permitted the test says so and checks nothing else.
+@Suite(.serialized) struct DiskFullTests {
+    func mountTmpfs(_ path: String, mebibytes: Int) -> Bool {
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=\(mebibytes)m", "tmpfs", path]
+        mount.standardError = FileHandle.nullDevice
+        guard (try? mount.run()) != nil else { return false }
+        mount.waitUntilExit()
+        return mount.terminationStatus == 0
+    }
+
+    func unmount(_ path: String) {
+        let umount = Process()
+        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+        umount.arguments = [path]
+        try? umount.run()
+        umount.waitUntilExit()
+    }
+
+    @Test func diskFullFailsWithStorageErrorAndKeepsThePreviousGeneration() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        let cache = dir.path("cache")
+        guard mountTmpfs(cache, mebibytes: 24) else {
+            print("DiskFullTests: tmpfs mount not permitted here; disk-full behaviour not exercised")
+            dir.remove()
+            await origin.shutdown()
+            return
+        }
+        defer { unmount(cache); dir.remove(); Task { await origin.shutdown() } }
+        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
+        origin.publish(["index.html": "v1", "app.js": "v1"])
+        #expect(try Binary.run(["sync"] + common).status == 0)
+
+        // No sizes in the table: the disk fills during the download.
+        let big = String(repeating: "x", count: 6 << 20)
+        var files = ["index.html": "v2", "app.js": "v2"]
+        for i in 0..<5 { files["big\(i).bin"] = big + String(i) }
+        origin.publish(files)
+        let full = try Binary.run(["sync"] + common)
+        #expect(full.status == 5, "\(full.stderr)")
+        #expect(full.stderr.contains("No space left") || full.stderr.contains("free space"))
+        #expect(try String(contentsOfFile: Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "v1")
+        #expect(try Binary.run(["verify"] + common).status == 0)
+
+        // Sizes in the table: refused before anything is downloaded.
+        var sized = "["
+        for i in 0..<5 { sized += #"{"uri": "big\#(i).bin", "hash": "\#(TestOrigin.md5(Array((big + String(i)).utf8)))", "size": \#(big.utf8.count + 1)},"# }
+        sized += #"{"uri": "app.js", "hash": "\#(TestOrigin.md5(Array("v2".utf8)))", "size": 2}]"#
+        origin.put("Routes.json", sized)
+        origin.resetRequests()
+        let early = try Binary.run(["sync"] + common)
+        #expect(early.status == 5)
+        #expect(early.stderr.contains("not enough free space"))
+        #expect(origin.requests.allSatisfy { $0.path == "Routes.json" })
+
+        // Space back (a smaller release): the next sync succeeds.
+        origin.publish(["index.html": "v3", "app.js": "v3"])
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        #expect(try String(contentsOfFile: Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "v3")
+    }
+}

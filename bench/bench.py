@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""bench/run's engine: runs the scenarios B1-B5 of the contract side by side with curl, aria2c,
+wget2 and nginx, alternating tools round by round, and writes results.md and results.json.
+
+Every process is timed as a whole with /usr/bin/time (wall seconds, peak RSS). Loopback only:
+nginx listens on 127.0.0.1, every request loop is bounded in count and time.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), check=True, **kw)
+
+
+def timed(cmd, env=None):
+    """Runs cmd under /usr/bin/time; returns (wall seconds, peak RSS MiB, stdout)."""
+    out = os.path.join(OUT, "time.txt")
+    proc = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", out] + cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-600:]}")
+    wall, rss = open(out).read().split()[-2:]
+    return float(wall), int(rss) / 1024, proc.stdout
+
+
+def count_files(path):
+    return sum(len([n for n in names if not n.startswith(".")]) for _, _, names in os.walk(path))
+
+
+class Nginx:
+    def __init__(self, root, port):
+        self.dir = os.path.join(OUT, "nginx")
+        os.makedirs(self.dir, exist_ok=True)
+        self.port = port
+        self.log = os.path.join(self.dir, "access.log")
+        conf = f"""
+worker_processes 2;
+pid {self.dir}/nginx.pid;
+error_log {self.dir}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  types {{ text/html html; text/css css; application/javascript js; application/json json; image/png png; }}
+  default_type application/octet-stream;
+  log_format bytes '$request_uri $status $body_bytes_sent';
+  access_log {self.log} bytes;
+  sendfile on; tcp_nopush on; tcp_nodelay on;
+  keepalive_requests 1000000; keepalive_timeout 65;
+  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
+  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
+  server {{ listen 127.0.0.1:{port}; root {root}; etag on; }}
+}}
+"""
+        self.conf = os.path.join(self.dir, "nginx.conf")
+        open(self.conf, "w").write(conf)
+        sh(["nginx", "-c", self.conf, "-g", "user root;" if os.geteuid() == 0 else ""])
+        time.sleep(0.3)
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}/{path}"
+
+    def reset_log(self):
+        open(self.log, "w").close()
+        sh(["nginx", "-c", self.conf, "-s", "reopen"], stderr=subprocess.DEVNULL)
+        time.sleep(0.2)
+
+    def bytes_served(self, prefix):
+        total = 0
+        for line in open(self.log):
+            parts = line.split()
+            if len(parts) == 3 and parts[0].startswith(prefix) and not parts[0].endswith("Routes.json"):
+                total += int(parts[2])
+        return total
+
+    def stop(self):
+        subprocess.run(["nginx", "-c", self.conf, "-s", "stop"], stderr=subprocess.DEVNULL)
+
+
+def table_entries(path):
+    return json.load(open(os.path.join(path, "Routes.json")))
+
+
+def summary(samples):
+    walls = [s[0] for s in samples]
+    return {"median": statistics.median(walls), "min": min(walls), "rss": max(s[1] for s in samples), "runs": len(walls)}
+
+
+def b1(nginx, rounds):
+    entries = table_entries(SITE)
+    dest = os.path.join(OUT, "dest")
+    base = nginx.url("site")
+    curl_cfg = os.path.join(OUT, "curl.cfg")
+    with open(curl_cfg, "w") as f:
+        for e in entries:
+            f.write(f'url = "{base}/{e["uri"]}"\noutput = "{dest}/{e["uri"]}"\n')
+    aria = os.path.join(OUT, "aria2.txt")
+    aria_md5 = os.path.join(OUT, "aria2-md5.txt")
+    with open(aria, "w") as f, open(aria_md5, "w") as g:
+        for e in entries:
+            f.write(f'{base}/{e["uri"]}\n  dir={dest}\n  out={e["uri"]}\n')
+            g.write(f'{base}/{e["uri"]}\n  dir={dest}\n  out={e["uri"]}\n  checksum=md5={e["hash"]}\n')
+    wget_list = os.path.join(OUT, "wget2.txt")
+    with open(wget_list, "w") as f:
+        for e in entries:
+            f.write(f'{base}/{e["uri"]}\n')
+    tools = {
+        "cenariusd seed": [BIN, "seed", "--remote", base, "--preset", dest, "--connections", "16", "--json"],
+        "curl --parallel (16)": ["curl", "-s", "--parallel", "--parallel-max", "16", "--create-dirs", "-K", curl_cfg],
+        "aria2c -j16": ["aria2c", "-q", "-j16", "--allow-overwrite=true", "--auto-file-renaming=false", "-i", aria],
+        "aria2c -j16 + md5": ["aria2c", "-q", "-j16", "--allow-overwrite=true", "--auto-file-renaming=false", "-i", aria_md5],
+        "wget2 (16 threads)": ["wget2", "-q", "--max-threads=16", "-x", "-nH", "--cut-dirs=1", "-P", dest, "-i", wget_list],
+    }
+    results = {name: [] for name in tools}
+    total = sum(os.path.getsize(os.path.join(SITE, e["uri"])) for e in entries)
+    for r in range(rounds):
+        order = list(tools.items())
+        if r % 2:
+            order.reverse()
+        for name, cmd in order:
+            shutil.rmtree(dest, ignore_errors=True)
+            os.makedirs(dest)
+            sh("sync")
+            wall, rss, _ = timed(cmd)
+            got = count_files(dest) - (1 if name.startswith("cenariusd") else 0)
+            if got != len(entries):
+                raise RuntimeError(f"{name}: {got} files, expected {len(entries)}")
+            results[name].append((wall, rss))
+    rows = {name: summary(s) | {"bytes": total} for name, s in results.items()}
+    best_peer = min(v["median"] for k, v in rows.items() if not k.startswith("cenariusd"))
+    for v in rows.values():
+        v["ratio"] = v["median"] / best_peer
+    return {"files": len(entries), "bytes": total, "rows": rows}
+
+
+def b2(nginx, rounds):
+    cache = os.path.join(OUT, "cache-tiny")
+    empty = os.path.join(OUT, "empty-preset")
+    os.makedirs(empty, exist_ok=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    remote = nginx.url("tiny")
+    common = ["--remote", remote, "--cache", cache, "--preset", empty]
+    timed([BIN, "sync"] + common)
+    etag = subprocess.run(["curl", "-sI", remote + "/Routes.json"], capture_output=True, text=True).stdout
+    etag = next((l.split(":", 1)[1].strip() for l in etag.splitlines() if l.lower().startswith("etag")), "")
+    sync, curl = [], []
+    outcomes = set()
+    for _ in range(rounds * 4):
+        wall, rss, out = timed([BIN, "sync", "--json"] + common)
+        outcomes.add(json.loads(out)["outcome"])
+        sync.append((wall, rss))
+        curl.append(timed(["curl", "-s", "-o", "/dev/null", "-H", f"If-None-Match: {etag}", remote + "/Routes.json"])[:2])
+    rows = {"cenariusd sync (304)": summary(sync), "curl conditional GET": summary(curl)}
+    return {"entries": len(table_entries(TINY)), "outcomes": sorted(outcomes), "rows": rows,
+            "beyond_round_trip_ms": (rows["cenariusd sync (304)"]["median"] - rows["curl conditional GET"]["median"]) * 1000}
+
+
+def b3(nginx, changed_files, changed_bytes):
+    cache = os.path.join(OUT, "cache-site")
+    empty = os.path.join(OUT, "empty-preset")
+    shutil.rmtree(cache, ignore_errors=True)
+    timed([BIN, "sync", "--remote", nginx.url("site"), "--cache", cache, "--preset", empty])
+    nginx.reset_log()
+    wall, rss, out = timed([BIN, "sync", "--json", "--remote", nginx.url("site2"), "--cache", cache, "--preset", empty])
+    report = json.loads(out)
+    time.sleep(0.3)
+    served = nginx.bytes_served("/site2/")
+    return {"changed_files": changed_files, "changed_bytes": changed_bytes, "downloaded_files": report["downloadedFiles"],
+            "downloaded_bytes": report["downloadedBytes"], "origin_body_bytes": served, "wall": wall, "rss": rss,
+            "exact": report["downloadedBytes"] == changed_bytes and served == changed_bytes}
+
+
+def b4(runs):
+    cache = os.path.join(OUT, "cache-tiny")
+    empty = os.path.join(OUT, "empty-preset")
+    uri = table_entries(TINY)[len(table_entries(TINY)) // 2]["uri"]
+    export = os.path.join(OUT, "hyperfine.json")
+    cmd = f"{BIN} resolve {uri} --offline --cache {cache} --preset {empty}"
+    sh(["hyperfine", "-N", "--warmup", "5", "--runs", str(runs), "--export-json", export, cmd], stdout=subprocess.DEVNULL)
+    result = json.load(open(export))["results"][0]
+    wall, rss, _ = timed(cmd.split())
+    return {"uri": uri, "median_ms": result["median"] * 1000, "min_ms": result["min"] * 1000, "rss": rss}
+
+
+def b5(nginx, seconds, rounds):
+    cache = os.path.join(OUT, "cache-site")
+    empty = os.path.join(OUT, "empty-preset")
+    port = nginx.port + 1
+    daemon = subprocess.Popen([BIN, "serve", "--port", str(port), "--remote", nginx.url("site"), "--cache", cache,
+                               "--preset", empty, "--interval", "3600", "--log-level", "warning"])
+    try:
+        for _ in range(100):
+            if subprocess.run(["curl", "-fs", f"http://127.0.0.1:{port}/health"], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        rows = {}
+        for label, uri in [("small (2 KiB)", "bench/small.css"), ("1 MiB", "bench/one-mib.js")]:
+            targets = {"cenariusd serve": f"http://127.0.0.1:{port}/{uri}", "nginx": nginx.url("site/" + uri)}
+            samples = {k: [] for k in targets}
+            for r in range(rounds):
+                for name, url in (list(targets.items()) if r % 2 == 0 else list(reversed(targets.items()))):
+                    out = subprocess.run(["wrk", "-t", "2", "-c", "32", "-d", f"{seconds}s", url], capture_output=True, text=True, timeout=seconds + 30).stdout
+                    rps = float(next(l.split()[1] for l in out.splitlines() if l.startswith("Requests/sec")))
+                    samples[name].append(rps)
+            rows[label] = {k: {"median_rps": statistics.median(v), "max_rps": max(v)} for k, v in samples.items()}
+            rows[label]["ratio"] = rows[label]["cenariusd serve"]["median_rps"] / rows[label]["nginx"]["median_rps"]
+        return rows
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
+
+
+def markdown(results, args):
+    lines = [f"# bench results ({'smoke' if args.smoke else 'full'} run, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
+             f"Machine: {os.cpu_count()} cores; loopback nginx origin; `bench/run{' --smoke' if args.smoke else ''}`.", ""]
+    b1r = results["B1"]
+    lines += [f"## B1 cold seed: {b1r['files']} files, {b1r['bytes'] / 2**20:.1f} MiB ({args.rounds} rounds, alternating)", "",
+              "| tool | median s | min s | peak RSS MiB | ratio to best peer |", "|---|---|---|---|---|"]
+    for name, v in sorted(b1r["rows"].items(), key=lambda kv: kv[1]["median"]):
+        lines.append(f"| {name} | {v['median']:.3f} | {v['min']:.3f} | {v['rss']:.1f} | {v['ratio']:.2f} |")
+    b2r = results["B2"]
+    lines += ["", f"## B2 no-change sync: {b2r['entries']}-entry table (outcome: {', '.join(b2r['outcomes'])})", "",
+              "| command | median s | min s | peak RSS MiB |", "|---|---|---|---|"]
+    for name, v in b2r["rows"].items():
+        lines.append(f"| {name} | {v['median']:.4f} | {v['min']:.4f} | {v['rss']:.1f} |")
+    lines.append(f"\nWork beyond the round trip (median difference, whole process): {b2r['beyond_round_trip_ms']:.1f} ms")
+    b3r = results["B3"]
+    lines += ["", "## B3 incremental: 1% of files changed", "",
+              f"changed: {b3r['changed_files']} files, {b3r['changed_bytes']} bytes; cenariusd downloaded {b3r['downloaded_files']} files, "
+              f"{b3r['downloaded_bytes']} bytes; the origin sent {b3r['origin_body_bytes']} body bytes (table excluded); "
+              f"exact: {'yes' if b3r['exact'] else 'NO'}; {b3r['wall']:.3f} s, {b3r['rss']:.1f} MiB"]
+    b4r = results["B4"]
+    lines += ["", f"## B4 resolve, {b2r['entries']}-entry table", "",
+              f"`cenariusd resolve --offline` as a whole process (hyperfine): median {b4r['median_ms']:.2f} ms, min {b4r['min_ms']:.2f} ms, peak RSS {b4r['rss']:.1f} MiB"]
+    lines += ["", "## B5 serve: wrk -t2 -c32, alternating", "", "| file | cenariusd req/s | nginx req/s | ratio |", "|---|---|---|---|"]
+    for label, v in results["B5"].items():
+        lines.append(f"| {label} | {v['cenariusd serve']['median_rps']:.0f} | {v['nginx']['median_rps']:.0f} | {v['ratio']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    global OUT, BIN, SITE, TINY
+    p = argparse.ArgumentParser()
+    p.add_argument("--smoke", action="store_true", help="tiny corpus, one round: proves the harness works")
+    p.add_argument("--rounds", type=int, default=None)
+    p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
+    p.add_argument("--port", type=int, default=18780)
+    args = p.parse_args()
+    args.rounds = args.rounds or (1 if args.smoke else 5)
+    OUT = os.path.join(HERE, "out")
+    BIN = args.bin
+    os.makedirs(OUT, exist_ok=True)
+    www = os.path.join(OUT, "www")
+    SITE, TINY = os.path.join(www, "site"), os.path.join(www, "tiny")
+    files, mib, tiny_files = (60, 3, 500) if args.smoke else (2000, 100, 20000)
+    stamp = os.path.join(www, f".corpus-{files}-{mib}-{tiny_files}")
+    if not os.path.exists(stamp):
+        shutil.rmtree(www, ignore_errors=True)
+        print(f"generating corpora: {files} files / {mib} MiB, {tiny_files} tiny files", flush=True)
+        sh([sys.executable, os.path.join(HERE, "corpus.py"), "site", SITE, "--files", str(files), "--mib", str(mib)])
+        sh([sys.executable, os.path.join(HERE, "corpus.py"), "tiny", TINY, "--files", str(tiny_files)])
+        for d in (SITE, TINY):
+            sh([BIN, "routes", d], stdout=subprocess.DEVNULL)
+        open(stamp, "w").close()
+    changed = subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), "change", SITE, os.path.join(www, "site2")],
+                             capture_output=True, text=True, check=True).stdout.split()
+    sh([BIN, "routes", os.path.join(www, "site2")], stdout=subprocess.DEVNULL)
+    nginx = Nginx(www, args.port)
+    try:
+        results = {}
+        print("B1 cold seed", flush=True); results["B1"] = b1(nginx, args.rounds)
+        print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
+        print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
+        print("B4 resolve", flush=True); results["B4"] = b4(20 if args.smoke else 100)
+        print("B5 serve", flush=True); results["B5"] = b5(nginx, 1 if args.smoke else 5, args.rounds)
+    finally:
+        nginx.stop()
+    name = "results-smoke" if args.smoke else "results"
+    text = markdown(results, args)
+    open(os.path.join(HERE, name + ".md"), "w").write(text)
+    json.dump(results, open(os.path.join(HERE, name + ".json"), "w"), indent=2)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
