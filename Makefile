@@ -27,7 +27,7 @@ build: deps
 	$(SWIFT) build --product cenariusd
 
 release: deps
-	$(SWIFT) build -c release --product cenariusd
+	$(SWIFT) build -c release --static-swift-stdlib --product cenariusd
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -24,9 +24,10 @@ let package = Package(
     ],
     targets: [
         // Swift cannot call the variadic curl_easy_setopt; one typed C function per argument kind.
+        // libcurl itself is loaded on first use (see ccurl.h); its headers come from libcurl4-openssl-dev.
         .target(
             name: "CCurl",
-            linkerSettings: [.linkedLibrary("curl")]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // syncfs and zlib's gzip wrapper, which Swift cannot reach directly.
         .target(name: "CPlatform", linkerSettings: [.linkedLibrary("z")]),
@@ -82,6 +83,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libFuzzer targets (see Fuzz/run). Built normally they replay a corpus; built with
+        // -sanitize=fuzzer -DFUZZING they are fuzzers.
+        .target(name: "FuzzSupport", dependencies: ["RouteSync"], path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzRouteTable", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRouteTable"),
+        .executableTarget(name: "FuzzURIPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzURIPath"),
+        .executableTarget(name: "FuzzRequestPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRequestPath"),
         .testTarget(
             name: "RouteSyncTests",
             dependencies: ["RouteSync"]

@@ -1,43 +1,109 @@
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include "ccurl.h"
 
-CURLcode ccurl_setopt_long(CURL *handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    const char *(*multi_strerror)(CURLMcode);
+    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    time_t (*getdate)(const char *, const time_t *);
+} fn;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded = 0;
+static char load_error[512];
+
+#define BIND(field, name)                                                        \
+    if (!(*(void **)(&fn.field) = dlsym(lib, name))) {                           \
+        snprintf(load_error, sizeof load_error, "libcurl lacks %s", name);       \
+        return;                                                                  \
+    }
+
+static void load(void) {
+    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4 (install libcurl4): %s", dlerror());
+        return;
+    }
+    BIND(global_init, "curl_global_init")
+    BIND(easy_init, "curl_easy_init")
+    BIND(easy_cleanup, "curl_easy_cleanup")
+    BIND(easy_reset, "curl_easy_reset")
+    BIND(easy_strerror, "curl_easy_strerror")
+    BIND(easy_setopt, "curl_easy_setopt")
+    BIND(easy_getinfo, "curl_easy_getinfo")
+    BIND(multi_init, "curl_multi_init")
+    BIND(multi_cleanup, "curl_multi_cleanup")
+    BIND(multi_add_handle, "curl_multi_add_handle")
+    BIND(multi_remove_handle, "curl_multi_remove_handle")
+    BIND(multi_perform, "curl_multi_perform")
+    BIND(multi_poll, "curl_multi_poll")
+    BIND(multi_info_read, "curl_multi_info_read")
+    BIND(multi_strerror, "curl_multi_strerror")
+    BIND(multi_setopt, "curl_multi_setopt")
+    BIND(slist_append, "curl_slist_append")
+    BIND(slist_free_all, "curl_slist_free_all")
+    BIND(getdate, "curl_getdate")
+    if (fn.global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed");
+        return;
+    }
+    loaded = 1;
 }
-CURLcode ccurl_setopt_ptr(CURL *handle, CURLoption option, void *value) {
-    return curl_easy_setopt(handle, option, value);
+
+int ccurl_load(void) {
+    pthread_once(&once, load);
+    return loaded;
 }
-CURLcode ccurl_setopt_string(CURL *handle, CURLoption option, const char *value) {
-    return curl_easy_setopt(handle, option, value);
-}
-CURLcode ccurl_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
-}
-CURLcode ccurl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
-    return curl_easy_setopt(handle, option, value);
-}
-CURLcode ccurl_setopt_write_callback(CURL *handle, ccurl_data_callback callback) {
-    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
-}
-CURLcode ccurl_setopt_header_callback(CURL *handle, ccurl_data_callback callback) {
-    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
-}
-CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-CURLcode ccurl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-CURLcode ccurl_getinfo_ptr(CURL *handle, CURLINFO info, void **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-CURLcode ccurl_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
-    return curl_multi_setopt(multi, option, value);
-}
+
+const char *ccurl_load_error(void) { return load_error; }
+
+CURLcode ccurl_global_init(void) { return ccurl_load() ? CURLE_OK : CURLE_FAILED_INIT; }
+
+CURLcode ccurl_setopt_long(CURL *handle, CURLoption option, long value) { return fn.easy_setopt(handle, option, value); }
+CURLcode ccurl_setopt_ptr(CURL *handle, CURLoption option, void *value) { return fn.easy_setopt(handle, option, value); }
+CURLcode ccurl_setopt_string(CURL *handle, CURLoption option, const char *value) { return fn.easy_setopt(handle, option, value); }
+CURLcode ccurl_setopt_off(CURL *handle, CURLoption option, curl_off_t value) { return fn.easy_setopt(handle, option, value); }
+CURLcode ccurl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) { return fn.easy_setopt(handle, option, value); }
+CURLcode ccurl_setopt_write_callback(CURL *handle, ccurl_data_callback callback) { return fn.easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback); }
+CURLcode ccurl_setopt_header_callback(CURL *handle, ccurl_data_callback callback) { return fn.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback); }
+CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value) { return fn.easy_getinfo(handle, info, value); }
+CURLcode ccurl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) { return fn.easy_getinfo(handle, info, value); }
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return fn.multi_setopt(multi, option, value); }
+
+CURL *ccurl_easy_init(void) { return fn.easy_init(); }
+void ccurl_easy_cleanup(CURL *handle) { fn.easy_cleanup(handle); }
+void ccurl_easy_reset(CURL *handle) { fn.easy_reset(handle); }
+const char *ccurl_easy_strerror(CURLcode code) { return fn.easy_strerror(code); }
+CURLM *ccurl_multi_init(void) { return fn.multi_init(); }
+CURLMcode ccurl_multi_cleanup(CURLM *multi) { return fn.multi_cleanup(multi); }
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *handle) { return fn.multi_add_handle(multi, handle); }
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *handle) { return fn.multi_remove_handle(multi, handle); }
+CURLMcode ccurl_multi_perform(CURLM *multi, int *running) { return fn.multi_perform(multi, running); }
+CURLMcode ccurl_multi_poll(CURLM *multi, int timeout_ms) { return fn.multi_poll(multi, NULL, 0, timeout_ms, NULL); }
+CURLMsg *ccurl_multi_info_read(CURLM *multi, int *queued) { return fn.multi_info_read(multi, queued); }
+const char *ccurl_multi_strerror(CURLMcode code) { return fn.multi_strerror(code); }
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *text) { return fn.slist_append(list, text); }
+void ccurl_slist_free_all(struct curl_slist *list) { fn.slist_free_all(list); }
+long long ccurl_getdate(const char *text) { return ccurl_load() ? (long long)fn.getdate(text, NULL) : -1; }
+
+long ccurl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
 int ccurl_msg_is_done(const CURLMsg *msg) { return msg->msg == CURLMSG_DONE; }
 CURL *ccurl_msg_easy(const CURLMsg *msg) { return msg->easy_handle; }
 CURLcode ccurl_msg_result(const CURLMsg *msg) { return msg->data.result; }
-CURLcode ccurl_global_init(void) { return curl_global_init(CURL_GLOBAL_ALL); }
-long ccurl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }

@@ -4,9 +4,15 @@
 #include <curl/curl.h>
 #include <sys/types.h>
 
+/* libcurl is loaded with dlopen on first use rather than linked: its dependency tree (OpenSSL,
+   Kerberos, LDAP, nghttp2, ...) costs ~8 ms of dynamic loading, which commands that never
+   download (resolve from the cache, routes, verify, status) should not pay (B4).
+   ccurl_load returns 1 when libcurl is usable; every other function requires it. */
+int ccurl_load(void);
+const char *ccurl_load_error(void);
+
 /* curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call.
    One function per argument kind keeps the shim typed and tiny. */
-
 CURLcode ccurl_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_setopt_ptr(CURL *handle, CURLoption option, void *value);
 CURLcode ccurl_setopt_string(CURL *handle, CURLoption option, const char *value);
@@ -19,18 +25,34 @@ CURLcode ccurl_setopt_header_callback(CURL *handle, ccurl_data_callback callback
 
 CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
-CURLcode ccurl_getinfo_ptr(CURL *handle, CURLINFO info, void **value);
-CURLcode ccurl_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/* The plain entry points, forwarded to the loaded library. */
+CURLcode ccurl_global_init(void);
+CURL *ccurl_easy_init(void);
+void ccurl_easy_cleanup(CURL *handle);
+void ccurl_easy_reset(CURL *handle);
+const char *ccurl_easy_strerror(CURLcode code);
+CURLM *ccurl_multi_init(void);
+CURLMcode ccurl_multi_cleanup(CURLM *multi);
+CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *handle);
+CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *handle);
+CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
+CURLMcode ccurl_multi_poll(CURLM *multi, int timeout_ms);
+CURLMsg *ccurl_multi_info_read(CURLM *multi, int *queued);
+const char *ccurl_multi_strerror(CURLMcode code);
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *text);
+void ccurl_slist_free_all(struct curl_slist *list);
+/* Seconds since the epoch for an HTTP date, or -1. */
+long long ccurl_getdate(const char *text);
+
+/* CURLPIPE_MULTIPLEX is a macro Swift does not import reliably. */
+long ccurl_pipe_multiplex(void);
 
 /* CURLMsg holds a union; Swift imports it awkwardly, so read the two fields here. */
 int ccurl_msg_is_done(const CURLMsg *msg);
 CURL *ccurl_msg_easy(const CURLMsg *msg);
 CURLcode ccurl_msg_result(const CURLMsg *msg);
-
-/* CURL_GLOBAL_ALL and CURLPIPE_MULTIPLEX are macros Swift does not import reliably. */
-CURLcode ccurl_global_init(void);
-long ccurl_pipe_multiplex(void);
 
 #endif

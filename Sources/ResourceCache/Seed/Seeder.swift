@@ -35,7 +35,7 @@ public struct Seeder: Sendable {
 
     public func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
         let started = FileSystem.monotonic()
-        let downloader = Downloader(options: transfer)
+        let downloader = try Downloader(options: transfer)
         guard case .content(let bytes, _) = try downloader.fetchDocument(remote.tableURL, validators: nil) else {
             throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
         }

@@ -47,7 +47,7 @@ public struct Syncer: Sendable {
         let currentMeta = try? current?.meta()
         let validators = currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil
 
-        let downloader = Downloader(options: settings.transfer)
+        let downloader = try Downloader(options: settings.transfer)
         let document = try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel)
         guard case .content(let bytes, let newValidators) = document else {
             markChecked()

@@ -50,13 +50,12 @@ public final class Downloader {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private var random = SystemRandomNumberGenerator()
 
-    private static let globalInit: Void = { _ = ccurl_global_init() }()
-
-    public init(options: TransferOptions = TransferOptions()) {
-        _ = Downloader.globalInit
+    public init(options: TransferOptions = TransferOptions()) throws(CenariusError) {
+        guard ccurl_load() != 0 else { throw .internal(String(cString: ccurl_load_error())) }
         self.options = options
         policy = RetryPolicy(options)
-        multi = curl_multi_init()!
+        guard let multi = ccurl_multi_init() else { throw .internal("curl_multi_init failed") }
+        self.multi = multi
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.connections)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, options.connections)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, options.connections)
@@ -64,8 +63,8 @@ public final class Downloader {
     }
 
     deinit {
-        for handle in idleHandles { curl_easy_cleanup(handle) }
-        curl_multi_cleanup(multi)
+        for handle in idleHandles { ccurl_easy_cleanup(handle) }
+        ccurl_multi_cleanup(multi)
     }
 
     /// Fetches a small document, conditionally when `validators` are given.
@@ -118,7 +117,7 @@ public final class Downloader {
         while !waiting.isEmpty || !active.isEmpty {
             if cancel?.isCancelled == true {
                 for (handle, (transfer, headers)) in active {
-                    curl_multi_remove_handle(multi, handle)
+                    ccurl_multi_remove_handle(multi, handle)
                     recycle(handle, headers)
                     complete(transfer, .failure(.remote("\(transfer.label): cancelled")))
                 }
@@ -144,13 +143,13 @@ public final class Downloader {
             waiting.append(contentsOf: deferred.reversed())
 
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            ccurl_multi_perform(multi, &running)
             var queued: Int32 = 0
-            while let message = curl_multi_info_read(multi, &queued) {
+            while let message = ccurl_multi_info_read(multi, &queued) {
                 guard ccurl_msg_is_done(message) != 0, let handle = ccurl_msg_easy(message),
                       let (transfer, headers) = active.removeValue(forKey: handle) else { continue }
                 let code = ccurl_msg_result(message)
-                curl_multi_remove_handle(multi, handle)
+                ccurl_multi_remove_handle(multi, handle)
                 recycle(handle, headers)
                 switch classify(transfer, code) {
                 case nil:
@@ -179,7 +178,7 @@ public final class Downloader {
                 if active.isEmpty, let soonest = waiting.map(\.notBefore).min() {
                     wait = max(1, min(wait, (soonest - FileSystem.monotonic()) * 1000))
                 }
-                curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+                ccurl_multi_poll(multi, Int32(wait))
             }
         }
     }
@@ -190,7 +189,7 @@ public final class Downloader {
             return .permanent(failure)
         }
         if code != CURLE_OK {
-            let reason = String(cString: curl_easy_strerror(code))
+            let reason = String(cString: ccurl_easy_strerror(code))
             let message = "\(transfer.label): \(reason) (\(transfer.url))"
             rememberResumePoint(transfer)
             switch code {
@@ -240,7 +239,7 @@ public final class Downloader {
     }
 
     private func start(_ transfer: Transfer) -> Result<(UnsafeMutableRawPointer, UnsafeMutablePointer<curl_slist>?), CenariusError> {
-        guard let handle = idleHandles.popLast() ?? curl_easy_init() else {
+        guard let handle = idleHandles.popLast() ?? ccurl_easy_init() else {
             return .failure(.internal("curl_easy_init failed"))
         }
         let resume = transfer.beginAttempt()
@@ -278,26 +277,26 @@ public final class Downloader {
         case .memory(let validators):
             // Tables compress well; files are fetched as identity so that Range offsets are file offsets.
             _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
-            if let etag = validators?.etag { headers = curl_slist_append(headers, "If-None-Match: \(etag)") }
-            if let date = validators?.lastModified { headers = curl_slist_append(headers, "If-Modified-Since: \(date)") }
+            if let etag = validators?.etag { headers = ccurl_slist_append(headers, "If-None-Match: \(etag)") }
+            if let date = validators?.lastModified { headers = ccurl_slist_append(headers, "If-Modified-Since: \(date)") }
         case .file:
             if let resume {
                 _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(resume.range)-")
-                headers = curl_slist_append(headers, "If-Range: \(resume.ifRange)")
+                headers = ccurl_slist_append(headers, "If-Range: \(resume.ifRange)")
             }
         }
         if let headers { _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) }
-        let added = curl_multi_add_handle(multi, handle)
+        let added = ccurl_multi_add_handle(multi, handle)
         guard added == CURLM_OK else {
             recycle(handle, headers)
-            return .failure(.internal("curl_multi_add_handle: \(String(cString: curl_multi_strerror(added)))"))
+            return .failure(.internal("curl_multi_add_handle: \(String(cString: ccurl_multi_strerror(added)))"))
         }
         return .success((handle, headers))
     }
 
     private func recycle(_ handle: UnsafeMutableRawPointer, _ headers: UnsafeMutablePointer<curl_slist>?) {
-        if let headers { curl_slist_free_all(headers) }
-        curl_easy_reset(handle)
+        if let headers { ccurl_slist_free_all(headers) }
+        ccurl_easy_reset(handle)
         idleHandles.append(handle)
     }
 }

@@ -195,7 +195,7 @@ extension Substring {
 /// Parses the HTTP-date form of `Retry-After` (RFC 9110 §10.2.3) with libcurl's own date parser.
 enum HTTPDate {
     static func secondsUntil(_ text: String) -> Double? {
-        let when = curl_getdate(text, nil)
+        let when = ccurl_getdate(text)
         guard when >= 0 else { return nil }
         return max(0, Double(when) - FileSystem.now())
     }

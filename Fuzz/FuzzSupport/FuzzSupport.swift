@@ -1,0 +1,39 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public enum FuzzChecks {
+    /// Joined to a root and normalised lexically, an accepted uri never leaves the root.
+    public static func staysInside(_ uri: URIPath) {
+        var depth = 0
+        for segment in uri.value.split(separator: "/", omittingEmptySubsequences: false) {
+            switch segment {
+            case "", ".", "..": fatalError("accepted uri has an empty, '.' or '..' segment: \(uri.value)")
+            default: depth += 1
+            }
+        }
+        if uri.value.hasPrefix("/") || uri.value.contains("\\") || uri.value.utf8.contains(0) || depth == 0 {
+            fatalError("accepted uri can escape: \(uri.value)")
+        }
+    }
+}
+
+public enum FuzzReplay {
+    /// Runs each file named on the command line (or each file of each folder) through `body`.
+    public static func run(_ body: (UnsafePointer<UInt8>, Int) -> Int32) {
+        var count = 0
+        for argument in CommandLine.arguments.dropFirst() {
+            let paths = FileSystem.isDirectory(argument)
+                ? FileSystem.listDirectory(argument).sorted().map { argument + "/" + $0 }
+                : [argument]
+            for path in paths {
+                guard let bytes = try? FileSystem.readFile(path) else { continue }
+                let copy = bytes.isEmpty ? [0] : bytes
+                _ = copy.withUnsafeBufferPointer { body($0.baseAddress!, bytes.count) }
+                count += 1
+            }
+        }
+        print("replayed \(count) inputs")
+    }
+}
