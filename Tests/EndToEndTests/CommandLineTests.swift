@@ -195,3 +195,29 @@ import TestOrigin
         }
     }
 }
+
+@Suite struct FastResolvePathTests {
+    /// `resolve` has a hand-parsed fast path; anything it does not handle goes through the
+    /// regular command line (a numeric option forces that). Both must print the same bytes.
+    @Test func fastAndRegularPathsAgree() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        origin.publish(["a b/ü.txt": "x", "index.html": "i"])
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        for arguments in [["resolve", "index.html"], ["resolve", "a%20b/%C3%BC.txt?x=1", "--json"], ["resolve", "--json", "index.html", "--offline"]] {
+            let fast = try Binary.run(arguments + common)
+            let regular = try Binary.run(arguments + common + ["--timeout", "30"])
+            #expect(fast.status == 0, "\(fast.stderr)")
+            #expect(fast.stdout == regular.stdout)
+        }
+        let env = try Binary.run(["resolve", "index.html", "--json"], environment: ["CENARIUS_REMOTE": origin.url, "CENARIUS_CACHE": dir.path("cache"), "CENARIUS_PRESET": dir.path("preset")])
+        #expect(try env.json()["source"] as? String == "cache")
+        for broken in [["resolve"], ["resolve", "a", "b"], ["resolve", "--cache"], ["resolve", "index.html", "--bogus"]] {
+            #expect(try Binary.run(broken).status == 64, "\(broken)")
+        }
+        #expect(try Binary.run(["resolve", "nope"] + common).status == 2)
+        #expect(try Binary.run(["resolve", "--help"]).stdout.contains("Example"))
+    }
+}

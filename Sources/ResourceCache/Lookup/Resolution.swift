@@ -25,6 +25,19 @@ public struct Resolution: Sendable, Codable, Equatable {
         self.warning = warning
     }
 
+    /// The `--json` line, keys sorted, written without an encoder: this runs on every `resolve`.
+    public func jsonText() -> String {
+        var out: [UInt8] = []
+        out.append(contentsOf: "{\"hash\":".utf8)
+        if let hash { JSONText.appendString(hash, to: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: ",\"path\":".utf8)
+        JSONText.appendString(path, to: &out)
+        out.append(contentsOf: ",\"source\":\"\(source.rawValue)\",\"stale\":\(stale),\"uri\":".utf8)
+        JSONText.appendString(uri, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(uri, forKey: .uri)

@@ -26,7 +26,12 @@ struct ResolveCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try await global.resolved()
         let resolution = try settings.resolver().resolve(uri, options: .init(offline: offline, strict: strict))
+        ResolveCommand.emit(resolution, json: json)
+    }
+
+    /// Prints a lookup's answer; shared with the fast path, so both print the same bytes.
+    static func emit(_ resolution: Resolution, json: Bool) {
         if let warning = resolution.warning { Output.warn(warning) }
-        if json { Output.json(resolution) } else { Output.line(resolution.path) }
+        Output.line(json ? resolution.jsonText() : resolution.path)
     }
 }

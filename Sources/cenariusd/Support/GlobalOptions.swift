@@ -63,37 +63,35 @@ struct GlobalOptions: ParsableArguments {
         if let maxFileSize, maxFileSize < 1 { throw ValidationError("--max-file-size must be positive") }
     }
 
+    /// The flags given, as raw strings by setting key (the keys of the config file).
+    var flagValues: [String: String] {
+        var values: [String: String] = [:]
+        values["remote"] = remote
+        values["preset"] = preset
+        values["cache"] = cache
+        values["develop"] = develop.map { $0 ? "true" : "false" }
+        values["develop-dir"] = developDir
+        values["public-key"] = publicKey
+        values["connections"] = connections.map(String.init)
+        values["timeout"] = timeout.map(String.init)
+        values["routes-name"] = routesName
+        values["max-file-size"] = maxFileSize.map(String.init)
+        values["min-refetch"] = minRefetch.map { String($0) }
+        values["user-agent"] = userAgent
+        values["keep"] = keep.map(String.init)
+        values["grace"] = grace.map { String($0) }
+        return values
+    }
+
     /// Applies the precedence chain and returns the settings every command works with.
     func resolved() async throws(CenariusError) -> ResolvedSettings {
         let reader = try await configReader()
-        func string(_ key: String, _ flag: String?) -> String? { flag ?? reader.string(forKey: ConfigKey(key)) }
-        func int(_ key: String, _ flag: Int?) -> Int? { flag ?? reader.int(forKey: ConfigKey(key)) }
-        func double(_ key: String, _ flag: Double?) -> Double? { flag ?? reader.double(forKey: ConfigKey(key)) }
-        func bool(_ key: String, _ flag: Bool?) -> Bool? { flag ?? reader.bool(forKey: ConfigKey(key)) }
-
-        let environment = ProcessEnvironment()
-        let routesName = string("routes-name", routesName) ?? "Routes.json"
-        guard !routesName.isEmpty, !routesName.contains("/") else { throw .usage("--routes-name must be a plain file name") }
-        let remoteURL = string("remote", remote)
-        let remote: Remote?
-        do { remote = try remoteURL.map { url throws(CenariusError) in try Remote(url, routesName: routesName) } }
-        // Absolute, so that every path handed out works from any working directory.
-        let cacheRoot = FileSystem.absolute(string("cache", cache) ?? environment.cacheHome + "/cenarius")
-        let presetRoot = FileSystem.absolute(string("preset", preset) ?? "./www")
-        var sync = SyncSettings(remote: remote, cache: CacheLayout(root: cacheRoot), preset: Preset(root: presetRoot, routesName: routesName))
-        if let n = int("connections", connections) { sync.transfer.connections = n }
-        if let t = int("timeout", timeout) { sync.transfer.timeout = t }
-        if let size = int("max-file-size", maxFileSize.map(Int.init)) { sync.transfer.maxFileSize = Int64(size) }
-        if let agent = string("user-agent", userAgent) { sync.transfer.userAgent = agent }
-        if let seconds = double("min-refetch", minRefetch) { sync.minRefetch = seconds }
-        if let n = int("keep", keep) { sync.keepGenerations = max(1, n) }
-        if let seconds = double("grace", grace) { sync.grace = seconds }
-        if let keyPath = string("public-key", publicKey) { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
-        let developDir = FileSystem.absolute(string("develop-dir", developDir) ?? environment.home + "/Documents/www")
-        return ResolvedSettings(
-            sync: sync,
-            develop: bool("develop", develop) == true ? ServedFolder(root: developDir) : nil,
-            publicKeyPath: string("public-key", publicKey))
+        let flags = SettingSource.flags(flagValues)
+        return try ResolvedSettings.make(SettingSource(
+            string: { flags.string($0) ?? reader.string(forKey: ConfigKey($0)) },
+            int: { flags.int($0) ?? reader.int(forKey: ConfigKey($0)) },
+            double: { flags.double($0) ?? reader.double(forKey: ConfigKey($0)) },
+            bool: { flags.bool($0) ?? reader.bool(forKey: ConfigKey($0)) }))
     }
 
     private func configReader() async throws(CenariusError) -> ConfigReader {
@@ -116,9 +114,52 @@ struct GlobalOptions: ParsableArguments {
 struct ResolvedSettings: Sendable {
     var sync: SyncSettings
     var develop: ServedFolder?
-    var publicKeyPath: String?
 
     func resolver() -> Resolver { Resolver(settings: sync, developFolder: develop) }
+
+    /// The one mapping from setting keys to settings, whatever the source.
+    static func make(_ source: SettingSource) throws(CenariusError) -> ResolvedSettings {
+        let environment = ProcessEnvironment()
+        let routesName = source.string("routes-name") ?? "Routes.json"
+        guard !routesName.isEmpty, !routesName.contains("/") else { throw .usage("--routes-name must be a plain file name") }
+        let remote: Remote?
+        if let url = source.string("remote") { remote = try Remote(url, routesName: routesName) } else { remote = nil }
+        // Absolute, so that every path handed out works from any working directory.
+        let cacheRoot = FileSystem.absolute(source.string("cache") ?? environment.cacheHome + "/cenarius")
+        let presetRoot = FileSystem.absolute(source.string("preset") ?? "./www")
+        var sync = SyncSettings(remote: remote, cache: CacheLayout(root: cacheRoot), preset: Preset(root: presetRoot, routesName: routesName))
+        if let n = source.int("connections") { sync.transfer.connections = n }
+        if let t = source.int("timeout") { sync.transfer.timeout = t }
+        if let size = source.int("max-file-size") { sync.transfer.maxFileSize = Int64(size) }
+        if let agent = source.string("user-agent") { sync.transfer.userAgent = agent }
+        if let seconds = source.double("min-refetch") { sync.minRefetch = seconds }
+        if let n = source.int("keep") { sync.keepGenerations = max(1, n) }
+        if let seconds = source.double("grace") { sync.grace = seconds }
+        if let keyPath = source.string("public-key") { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
+        let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
+        return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
+    }
+}
+
+/// Raw setting values by key, typed as the settings need them, already in precedence order.
+struct SettingSource {
+    var string: (String) -> String?
+    var int: (String) -> Int?
+    var double: (String) -> Double?
+    var bool: (String) -> Bool?
+
+    /// Values given as strings (flags, environment variables).
+    static func flags(_ values: [String: String]) -> SettingSource {
+        SettingSource(
+            string: { values[$0] },
+            int: { values[$0].flatMap { Int($0) } },
+            double: { values[$0].flatMap { Double($0) } },
+            bool: { key in values[key].map { ["1", "true", "yes", "on"].contains($0.lowercased()) } })
+    }
+}
+
+extension String {
+    func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }
 }
 
 /// The process environment, read without Foundation.
@@ -130,6 +171,21 @@ struct ProcessEnvironment {
     }
 
     var home: String { self["HOME"] ?? "/tmp" }
+
+    /// `CENARIUS_*` variables by setting key: `CENARIUS_DEVELOP_DIR` → `develop-dir`.
+    var cenariusValues: [String: String] {
+        var values: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if text.hasPrefix("CENARIUS_"), let equals = text.firstIndex(of: "=") {
+                let key = text[text.index(text.startIndex, offsetBy: 9)..<equals].lowercased().replacingUnderscores()
+                values[key] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return values
+    }
     var cacheHome: String { self["XDG_CACHE_HOME"] ?? home + "/.cache" }
     var configHome: String { self["XDG_CONFIG_HOME"] ?? home + "/.config" }
 }

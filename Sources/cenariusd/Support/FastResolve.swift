@@ -1,0 +1,73 @@
+import ResourceCache
+import RouteSync
+
+/// `cenariusd resolve` without swift-argument-parser and swift-configuration.
+///
+/// Scripts call `resolve` in loops, so its whole-process time is a contract bar (B4, ≤ 10 ms).
+/// Parsing a command line through reflection costs several milliseconds in a binary this size,
+/// so the common shapes of `resolve` are parsed here by hand. Anything this parser does not
+/// fully understand — help, numeric options, a config file to read, an unknown flag — returns
+/// nil and the regular command line handles it, with its validation and messages.
+enum FastResolve {
+    static let valueOptions: Set<String> = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent"]
+
+    struct Request {
+        var uri: String
+        var json = false
+        var options = Resolver.Options()
+        var flags: [String: String] = [:]
+    }
+
+    static func parse(_ arguments: [String]) -> Request? {
+        guard arguments.first == "resolve" else { return nil }
+        var request = Request(uri: "")
+        var uri: String?
+        var rest = arguments.dropFirst()[...]
+        while let argument = rest.popFirst() {
+            guard argument.hasPrefix("--") else {
+                guard uri == nil, !argument.hasPrefix("-") else { return nil }
+                uri = argument
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var inline: String?
+            if let equals = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            switch name {
+            case "json" where inline == nil: request.json = true
+            case "offline" where inline == nil: request.options.offline = true
+            case "strict" where inline == nil: request.options.strict = true
+            case "develop" where inline == nil: request.flags["develop"] = "true"
+            case "no-develop" where inline == nil: request.flags["develop"] = "false"
+            case _ where valueOptions.contains(name):
+                guard let value = inline ?? rest.popFirst(), !value.hasPrefix("--") else { return nil }
+                request.flags[name] = value
+            default:
+                return nil
+            }
+        }
+        guard let uri else { return nil }
+        request.uri = uri
+        return request
+    }
+
+    /// Runs the lookup when the fast path applies; nil when the regular command line must.
+    static func run(_ arguments: [String]) throws(CenariusError) -> Bool {
+        guard let request = parse(arguments) else { return false }
+        let environment = ProcessEnvironment()
+        // A config file is read through swift-configuration on the regular path.
+        guard environment["CENARIUS_CONFIG"] == nil, !FileSystem.exists(environment.configHome + "/cenarius/config.json") else { return false }
+        let flags = SettingSource.flags(request.flags)
+        let env = SettingSource.flags(environment.cenariusValues)
+        let settings = try ResolvedSettings.make(SettingSource(
+            string: { flags.string($0) ?? env.string($0) },
+            int: { flags.int($0) ?? env.int($0) },
+            double: { flags.double($0) ?? env.double($0) },
+            bool: { flags.bool($0) ?? env.bool($0) }))
+        let resolution = try settings.resolver().resolve(request.uri, options: request.options)
+        ResolveCommand.emit(resolution, json: request.json)
+        return true
+    }
+}
