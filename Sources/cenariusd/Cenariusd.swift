@@ -29,7 +29,7 @@ struct Cenariusd: AsyncParsableCommand {
 enum Main {
     static func main() async {
         do {
-            if try FastResolve.run(Array(CommandLine.arguments.dropFirst())) { return }
+            if try FastPath.run(Array(CommandLine.arguments.dropFirst())) { return }
             var command = try Cenariusd.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

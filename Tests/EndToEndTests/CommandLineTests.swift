@@ -219,5 +219,11 @@ import TestOrigin
         }
         #expect(try Binary.run(["resolve", "nope"] + common).status == 2)
         #expect(try Binary.run(["resolve", "--help"]).stdout.contains("Example"))
+        // sync takes the same two paths.
+        let fastSync = try Binary.run(["sync", "--json"] + common)
+        let regularSync = try Binary.run(["sync", "--json", "--timeout", "30"] + common)
+        #expect(try fastSync.json()["outcome"] as? String == "not-modified")
+        #expect(try regularSync.json()["outcome"] as? String == "not-modified")
+        #expect(try Binary.run(["sync", "extra"] + common).status == 64)
     }
 }

@@ -46,6 +46,9 @@ public struct Resolver: Sendable {
             return Resolution(uri: uri.value, path: path, source: .develop, hash: nil, stale: false)
         }
         let store = GenerationStore(layout: settings.cache)
+        if tables == nil, let generation = store.current(), let answer = try indexed(uri, in: generation) {
+            return answer
+        }
         var refreshError: CenariusError?
         let canRefresh = !options.offline && settings.remote != nil
         for round in 0..<2 {
@@ -80,6 +83,21 @@ public struct Resolver: Sendable {
             if refreshError != nil { break }
         }
         return try staleCopy(uri, options: options, reason: refreshError)
+    }
+
+    /// The common case answered from the generation's index without parsing any table: the uri
+    /// is absent, held in the cache, or served by an unchanged preset. nil: take the full path.
+    private func indexed(_ uri: URIPath, in generation: Generation) throws(CenariusError) -> Resolution? {
+        guard let hit = GenerationIndex.lookup(uri, in: generation) else { return nil }
+        guard case .present(let hash, let fromPreset, let identity) = hit else {
+            throw .notFound("\(uri) is not in the route table (generation \(generation.number))")
+        }
+        let entry = RouteEntry(uri: uri, hash: hash)
+        if let path = cachedPath(entry, in: generation) {
+            return Resolution(uri: uri.value, path: path, source: .cache, hash: hash.hex, stale: false)
+        }
+        guard fromPreset, identity == GenerationIndex.presetIdentity(settings.preset), let path = settings.preset.folder.file(uri) else { return nil }
+        return Resolution(uri: uri.value, path: path, source: .preset, hash: hash.hex, stale: false)
     }
 
     private func runRefresh(_ refresh: (() throws(CenariusError) -> Void)?) -> CenariusError? {

@@ -110,7 +110,7 @@ public struct Syncer: Sendable {
         try download(plan.downloads, remote: remote, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
 
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
-        let generation = try build(number: number, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
+        let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
             number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion))
         _ = try store.commit(building: generation, number: number)
@@ -153,7 +153,7 @@ public struct Syncer: Sendable {
     }
 
     /// Assembles `generations/<n>.building`: the exact table bytes, meta, and a hard link per cached uri.
-    private func build(number: Int, tableBytes: [UInt8], plan: SyncPlan, objects: ObjectStore, meta: GenerationMeta) throws(CenariusError) -> String {
+    private func build(number: Int, table: RouteTable, tableBytes: [UInt8], plan: SyncPlan, objects: ObjectStore, meta: GenerationMeta) throws(CenariusError) -> String {
         let building = layout.building(number)
         FileSystem.removeTree(building)
         let files = building + "/files"
@@ -173,6 +173,8 @@ public struct Syncer: Sendable {
             bytes += FileSystem.regularFileSize(object) ?? 0
         }
         meta.cachedBytes = bytes
+        try GenerationIndex.write(table, fromPreset: Set(plan.fromPreset.map(\.uri)),
+                                  presetIdentity: GenerationIndex.presetIdentity(settings.preset), to: building + "/index")
         try FileSystem.writeAtomically(tableBytes, to: building + "/Routes.json", durable: false)
         try FileSystem.writeAtomically(meta.encoded(), to: building + "/meta.json", durable: false)
         return building

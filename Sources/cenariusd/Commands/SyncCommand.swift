@@ -18,8 +18,12 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let settings = try await global.resolved()
-        if settings.develop != nil { throw CenariusError.usage("sync has nothing to do in develop mode") }
+        try SyncCommand.perform(try await global.resolved(), json: json)
+    }
+
+    /// Shared with the fast path.
+    static func perform(_ settings: ResolvedSettings, json: Bool) throws(CenariusError) {
+        if settings.develop != nil { throw .usage("sync has nothing to do in develop mode") }
         let bar = ProgressBar.make("sync", json: json)
         let report = try Syncer(settings: settings.sync).sync(progress: bar.map { bar in { bar.update($0) } })
         bar?.finish()

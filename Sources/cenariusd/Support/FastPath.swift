@@ -1,17 +1,19 @@
 import ResourceCache
 import RouteSync
 
-/// `cenariusd resolve` without swift-argument-parser and swift-configuration.
+/// `cenariusd resolve` and `cenariusd sync` without swift-argument-parser and swift-configuration.
 ///
-/// Scripts call `resolve` in loops, so its whole-process time is a contract bar (B4, ≤ 10 ms).
-/// Parsing a command line through reflection costs several milliseconds in a binary this size,
-/// so the common shapes of `resolve` are parsed here by hand. Anything this parser does not
-/// fully understand — help, numeric options, a config file to read, an unknown flag — returns
-/// nil and the regular command line handles it, with its validation and messages.
-enum FastResolve {
+/// Scripts call `resolve` in loops and devices run `sync` from timers, so their whole-process
+/// time is a contract bar (B4 ≤ 10 ms; B2 ≤ 10 ms beyond the round trip). Parsing a command line
+/// through reflection costs several milliseconds in a binary this size, so the common shapes of
+/// these two commands are parsed here by hand. Anything this parser does not fully understand —
+/// help, numeric options, a config file to read, an unknown flag — returns nil and the regular
+/// command line handles it, with its validation and messages.
+enum FastPath {
     static let valueOptions: Set<String> = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent"]
 
     struct Request {
+        var command: String
         var uri: String
         var json = false
         var options = Resolver.Options()
@@ -19,13 +21,13 @@ enum FastResolve {
     }
 
     static func parse(_ arguments: [String]) -> Request? {
-        guard arguments.first == "resolve" else { return nil }
-        var request = Request(uri: "")
+        guard let command = arguments.first, command == "resolve" || command == "sync" else { return nil }
+        var request = Request(command: command, uri: "")
         var uri: String?
         var rest = arguments.dropFirst()[...]
         while let argument = rest.popFirst() {
             guard argument.hasPrefix("--") else {
-                guard uri == nil, !argument.hasPrefix("-") else { return nil }
+                guard command == "resolve", uri == nil, !argument.hasPrefix("-") else { return nil }
                 uri = argument
                 continue
             }
@@ -37,8 +39,8 @@ enum FastResolve {
             }
             switch name {
             case "json" where inline == nil: request.json = true
-            case "offline" where inline == nil: request.options.offline = true
-            case "strict" where inline == nil: request.options.strict = true
+            case "offline" where inline == nil && command == "resolve": request.options.offline = true
+            case "strict" where inline == nil && command == "resolve": request.options.strict = true
             case "develop" where inline == nil: request.flags["develop"] = "true"
             case "no-develop" where inline == nil: request.flags["develop"] = "false"
             case _ where valueOptions.contains(name):
@@ -48,12 +50,14 @@ enum FastResolve {
                 return nil
             }
         }
-        guard let uri else { return nil }
-        request.uri = uri
+        if command == "resolve" {
+            guard let uri else { return nil }
+            request.uri = uri
+        }
         return request
     }
 
-    /// Runs the lookup when the fast path applies; nil when the regular command line must.
+    /// Runs the command when the fast path applies; false when the regular command line must.
     static func run(_ arguments: [String]) throws(CenariusError) -> Bool {
         guard let request = parse(arguments) else { return false }
         let environment = ProcessEnvironment()
@@ -66,8 +70,11 @@ enum FastResolve {
             int: { flags.int($0) ?? env.int($0) },
             double: { flags.double($0) ?? env.double($0) },
             bool: { flags.bool($0) ?? env.bool($0) }))
-        let resolution = try settings.resolver().resolve(request.uri, options: request.options)
-        ResolveCommand.emit(resolution, json: request.json)
+        if request.command == "sync" {
+            try SyncCommand.perform(settings, json: request.json)
+        } else {
+            ResolveCommand.emit(try settings.resolver().resolve(request.uri, options: request.options), json: request.json)
+        }
         return true
     }
 }
