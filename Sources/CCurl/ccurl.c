@@ -36,7 +36,8 @@ static char load_error[512];
     }
 
 static void load(void) {
-    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_LAZY: symbols of libcurl's large dependency tree are bound when first called, not all at load. */
+    void *lib = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
     if (!lib) {
         snprintf(load_error, sizeof load_error, "cannot load libcurl.so.4 (install libcurl4): %s", dlerror());
         return;

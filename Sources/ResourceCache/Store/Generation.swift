@@ -46,12 +46,18 @@ public struct Generation: Sendable {
     }
 
     public func meta() throws(CenariusError) -> GenerationMeta {
-        let bytes = try FileSystem.readFile(metaPath)
-        do {
-            return try JSONDecoder().decode(GenerationMeta.self, from: Data(bytes))
-        } catch {
-            throw .storage("corrupt cache: \(metaPath): \(error)")
+        let json: JSONValue
+        do { json = try JSONValue.parse(FileSystem.readFile(metaPath), source: metaPath) } catch {
+            throw .storage("corrupt cache: \(error.message)")
         }
+        guard let number = json["number"]?.int64, let remote = json["remote"]?.string, let committedAt = json["committedAt"]?.double else {
+            throw .storage("corrupt cache: \(metaPath) lacks number, remote or committedAt")
+        }
+        return GenerationMeta(
+            number: Int(number), remote: remote,
+            validators: Validators(etag: json["validators"]?["etag"]?.string, lastModified: json["validators"]?["lastModified"]?.string),
+            committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
+            signedVersion: json["signedVersion"]?.int64)
     }
 }
 

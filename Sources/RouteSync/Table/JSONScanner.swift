@@ -20,6 +20,13 @@ struct JSONScanner: ~Copyable {
 
     var atEnd: Bool { offset >= bytes.count }
 
+    /// The bytes consumed since `start`, without surrounding whitespace.
+    func rawText(from start: Int) -> String {
+        var from = start
+        while from < offset, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[from]) { from += 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<offset]), as: UTF8.self)
+    }
+
     mutating func fail(_ reason: String) -> Failure { Failure(offset: offset, reason: reason) }
 
     mutating func skipWhitespace() {

@@ -31,7 +31,7 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     static func describe(_ report: SyncReport) -> String {
-        let seconds = String(format: "%.2f s", report.seconds)
+        let seconds = Output.seconds(report.seconds)
         switch report.outcome {
         case .notModified: return "not modified (304): generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
         case .unchanged: return "unchanged: generation \(report.generation.map(String.init) ?? "none") stays current (\(report.entries) entries), \(seconds)"

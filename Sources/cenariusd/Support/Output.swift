@@ -26,6 +26,13 @@ enum Output {
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 
+    /// "0.12 s", without Foundation's locale-aware formatting (slow to warm up in a short process).
+    static func seconds(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
+    }
+
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     static func bytes(_ count: Int64) -> String {
