@@ -14,19 +14,24 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
     public var description: String { hex }
 
     /// Accepts either case; stores lowercase so that equal hashes compare equal.
-    public init?(hex raw: some StringProtocol) {
-        let utf8 = raw.utf8
-        guard utf8.count == 32 || utf8.count == 64 else { return nil }
-        var lowered: [UInt8] = []
-        lowered.reserveCapacity(utf8.count)
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): lowered.append(byte)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): lowered.append(byte + 32)
-            default: return nil
+    public init?(hex raw: String) {
+        var raw = raw
+        let count = raw.utf8.count
+        guard count == 32 || count == 64 else { return nil }
+        var hasUpper = false
+        let valid = raw.withUTF8 { bytes in
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): hasUpper = true
+                default: return false
+                }
             }
+            return true
         }
-        hex = String(decoding: lowered, as: UTF8.self)
+        guard valid else { return nil }
+        // Tables are almost always lowercase already: keep the string as it is.
+        hex = hasUpper ? String(decoding: raw.utf8.map { (0x41...0x46).contains($0) ? $0 + 32 : $0 }, as: UTF8.self) : raw
     }
 }
 

@@ -101,6 +101,8 @@ struct JSONScanner: ~Copyable {
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<offset])
                 offset += 1
+                // ASCII (nearly every uri and hash) is valid UTF-8 as it is; only the rest is validated.
+                if !slice.contains(where: { $0 >= 0x80 }) { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else {
                     throw fail("string is not UTF-8")
                 }

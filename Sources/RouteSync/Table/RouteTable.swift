@@ -45,16 +45,6 @@ public struct RouteTable: Sendable, Equatable {
         index[uri].map { entries[$0] }
     }
 
-    /// The sum of the sizes the table declares, or nil if any entry has none.
-    public var declaredBytes: Int64? {
-        var total: Int64 = 0
-        for entry in entries {
-            guard let size = entry.size else { return nil }
-            total += size
-        }
-        return total
-    }
-
     public static func == (lhs: RouteTable, rhs: RouteTable) -> Bool { lhs.entries == rhs.entries }
 }
 

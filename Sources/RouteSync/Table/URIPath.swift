@@ -7,7 +7,8 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Validates a uri exactly as written in a route table.
     public init(validating raw: String) throws(CenariusError) {
-        if let reason = URIPath.problem(in: raw.utf8) {
+        var raw = raw
+        if let reason = raw.withUTF8({ URIPath.problem(in: $0) }) {
             throw .integrity("invalid uri \(URIPath.quoted(raw)): \(reason)")
         }
         value = raw
@@ -27,7 +28,7 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
         guard let text = String(validating: decoded, as: UTF8.self) else {
             throw .notFound("invalid uri \(URIPath.quoted(raw)): not UTF-8")
         }
-        if let reason = URIPath.problem(in: decoded) {
+        if let reason = decoded.withUnsafeBufferPointer({ URIPath.problem(in: $0) }) {
             throw .notFound("invalid uri \(URIPath.quoted(raw)): \(reason)")
         }
         value = text
@@ -37,7 +38,7 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static func < (lhs: URIPath, rhs: URIPath) -> Bool { lhs.value < rhs.value }
 
     /// The reason a byte sequence is not a valid uri, or nil when it is.
-    static func problem<C: Collection>(in bytes: C) -> String? where C.Element == UInt8 {
+    static func problem(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         if bytes.isEmpty { return "empty" }
         if bytes.count > maxBytes { return "longer than \(maxBytes) bytes" }
         if bytes.first == UInt8(ascii: "/") { return "leading '/'" }
@@ -60,7 +61,8 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
         }
         if segmentLength == 0 { return "empty segment" }
         if segmentLength == segmentDots && segmentDots <= 2 { return "'.' or '..' segment" }
-        if String(validating: Array(bytes), as: UTF8.self) == nil { return "not UTF-8" }
+        // UTF-8 validity is the callers' part: a Swift String is valid by construction, and
+        // lookups validate the decoded bytes before calling this.
         return nil
     }
 
