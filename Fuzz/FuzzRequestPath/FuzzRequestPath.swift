@@ -14,7 +14,12 @@ public func fuzzRequestPath(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     return 0
 }
 
-#if !FUZZING
+#if FUZZING
+@_cdecl("FuzzRequestPath_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    FuzzDriver.run(argc, argv) { data, size in fuzzRequestPath(data!, size) }
+}
+#else
 @main
 struct Replay {
     static func main() {

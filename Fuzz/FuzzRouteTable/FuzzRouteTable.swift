@@ -18,7 +18,12 @@ public func fuzzRouteTable(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-#if !FUZZING
+#if FUZZING
+@_cdecl("FuzzRouteTable_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    FuzzDriver.run(argc, argv) { data, size in fuzzRouteTable(data!, size) }
+}
+#else
 /// Without libFuzzer: replays corpus files given as arguments (a regression check).
 @main
 struct Replay {

@@ -37,3 +37,23 @@ public enum FuzzReplay {
         print("replayed \(count) inputs")
     }
 }
+
+#if FUZZING
+/// SwiftPM links an executable's entry point as `<Module>_main`; under `-DFUZZING` each target
+/// defines that symbol and hands control to libFuzzer's driver instead of a Swift `main`.
+public enum FuzzDriver {
+    public typealias Callback = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+
+    public static func run(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, _ callback: Callback) -> Int32 {
+        var count = argc
+        var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+        return llvmFuzzerRunDriver(&count, &vector, callback)
+    }
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func llvmFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: FuzzDriver.Callback) -> Int32
+#endif

@@ -17,7 +17,12 @@ public func fuzzURIPath(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-#if !FUZZING
+#if FUZZING
+@_cdecl("FuzzURIPath_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    FuzzDriver.run(argc, argv) { data, size in fuzzURIPath(data!, size) }
+}
+#else
 @main
 struct Replay {
     static func main() {
