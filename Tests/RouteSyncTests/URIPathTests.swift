@@ -39,3 +39,27 @@ import Testing
         #expect(throws: CenariusError.self) { try URIPath(lookup: "a%ffb") }
     }
 }
+
+@Suite struct URIPathPropertyTests {
+    /// Random strings over the characters that matter for escapes: whatever is accepted, as a
+    /// table uri or as a lookup, joined to a root never climbs out of it.
+    @Test func nothingAcceptedEscapesItsRoot() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [String] = [".", "..", "/", "%", "2", "e", "E", "f", "F", "5", "c", "C", "a", "\\", "?", "#", "%2e", "%2f", "%5c", "%00", "é", " "]
+        var accepted = 0
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 1...12, using: &generator)
+            let raw = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }.joined()
+            for uri in [try? URIPath(lookup: raw), try? URIPath(validating: raw)].compactMap({ $0 }) {
+                accepted += 1
+                var depth = 0
+                for segment in uri.value.split(separator: "/", omittingEmptySubsequences: false) {
+                    #expect(segment != "" && segment != "." && segment != "..", "\(raw) → \(uri.value)")
+                    depth += 1
+                }
+                #expect(depth > 0 && !uri.value.hasPrefix("/") && !uri.value.contains("\\") && !uri.value.utf8.contains(0))
+            }
+        }
+        #expect(accepted > 100)
+    }
+}
