@@ -31,10 +31,10 @@ release: deps
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
 	@# The fuzz targets' corpora replayed through their property checks (no fuzzer needed).
 	@for t in FuzzRouteTable:route-table FuzzURIPath:uri-path FuzzRequestPath:request-path; do \
 	  $$($(SWIFT) build --show-bin-path)/$${t%%:*} Fuzz/corpus/$${t##*:} || exit 1; done
+	$(SWIFT) test --skip-build
 
 run: build
 	@bash scripts/run.sh "$(BIN)" "$(CURDIR)/www" "$(DEMO)" "$(PORT)" "$(DAEMON_PORT)"
