@@ -256,3 +256,26 @@ import TestOrigin
         #expect(plan.downloadBytes == 10)
     }
 }
+
+@Suite struct CompressedCopyCollectionTests {
+    @Test func gzipCopiesOfContentNoGenerationListsAreRemoved() async throws {
+        var f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.settings.grace = 0
+        f.settings.keepGenerations = 1
+        f.origin.publish(["a.css": "v1"])
+        _ = try f.sync()
+        let folder = f.settings.cache.root + "/gzip"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let v1 = TestOrigin.md5(Array("v1".utf8))
+        let v2 = TestOrigin.md5(Array("v2".utf8))
+        _ = FileManager.default.createFile(atPath: folder + "/\(v1).gz", contents: Data("x".utf8))
+        f.origin.publish(["a.css": "v2"])
+        _ = try f.sync()
+        _ = FileManager.default.createFile(atPath: folder + "/\(v2).gz", contents: Data("y".utf8))
+        f.origin.publish(["a.css": "v2", "b.css": "b"])
+        _ = try f.sync()
+        #expect(!FileManager.default.fileExists(atPath: folder + "/\(v1).gz"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/\(v2).gz"))
+    }
+}

@@ -105,6 +105,30 @@ public struct GenerationStore: Sendable {
                 }
             }
         }
+        removedBytes += collectCompressedCopies()
         return (removedGenerations, removedObjects, removedBytes)
+    }
+
+    /// The daemon's gzip copies (`<cache>/gzip/<hash>.gz`) of content no kept generation lists.
+    /// Kept generations are read through their indexes; without one, nothing is removed.
+    private func collectCompressedCopies() -> Int64 {
+        let folder = layout.root + "/gzip"
+        let names = FileSystem.listDirectory(folder)
+        guard !names.isEmpty else { return 0 }
+        var listed = Set<String>()
+        for generation in all() {
+            guard let bytes = try? FileSystem.readFile(GenerationIndex.path(generation)) else { return 0 }
+            for line in bytes.split(separator: 0x0A).dropFirst() {
+                let fields = line.split(separator: 0x09)
+                if fields.count == 3 { listed.insert(String(decoding: fields[1], as: UTF8.self)) }
+            }
+        }
+        var removed: Int64 = 0
+        for name in names where name.hasSuffix(".gz") && !listed.contains(String(name.dropLast(3))) {
+            let path = folder + "/" + name
+            removed += FileSystem.regularFileSize(path) ?? 0
+            unlink(path)
+        }
+        return removed
     }
 }
