@@ -279,3 +279,19 @@ import TestOrigin
         #expect(FileManager.default.fileExists(atPath: folder + "/\(v2).gz"))
     }
 }
+
+@Suite struct HugeTableTests {
+    /// A table past the 64 MiB cap is refused while it streams in: memory stays bounded.
+    @Test func tablesOverTheCapAreRefused() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        let entry = Array(#"{"uri":"a/very/long/path/to/some/file.js","hash":"0123456789abcdef0123456789abcdef"},"#.utf8)
+        var table: [UInt8] = [UInt8(ascii: "[")]
+        table.reserveCapacity((65 << 20) + entry.count)
+        while table.count < 65 << 20 { table.append(contentsOf: entry) }
+        f.origin.put("Routes.json", table)
+        let error = expectError(.integrity) { _ = try f.sync() }
+        #expect(error?.message.contains("limit") == true)
+        #expect(GenerationStore(layout: f.settings.cache).current() == nil)
+    }
+}

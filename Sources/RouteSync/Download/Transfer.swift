@@ -103,7 +103,7 @@ final class Transfer {
             discardPartial()
         }
         if received + Int64(data.count) > maxBytes {
-            failure = .integrity("\(label): body larger than the \(maxBytes)-byte limit (--max-file-size)")
+            failure = .integrity("\(label): body larger than the \(maxBytes)-byte limit \(limitName)")
             return 0
         }
         switch sink {
@@ -132,10 +132,16 @@ final class Transfer {
     func header(_ line: UnsafeRawBufferPointer) -> Int {
         headers.consume(line)
         if let length = headers.contentLength, length > maxBytes, headers.status == 200 {
-            failure = .integrity("\(label): Content-Length \(length) is larger than the \(maxBytes)-byte limit (--max-file-size)")
+            failure = .integrity("\(label): Content-Length \(length) is larger than the \(maxBytes)-byte limit \(limitName)")
             return 0
         }
         return line.count
+    }
+
+    /// Which limit applies, for the message.
+    var limitName: String {
+        if case .memory = sink { return "(route tables and signatures)" }
+        return "(--max-file-size)"
     }
 
     func closeFile() {
