@@ -107,4 +107,12 @@ final class DaemonProcess {
     }
 
     var stderr: String { String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self) }
+
+    /// A test that fails half-way must not leave a daemon behind.
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
 }
