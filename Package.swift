@@ -1,6 +1,8 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+import class Foundation.ProcessInfo
+
 let package = Package(
     name: "cenariusd",
     platforms: [.macOS(.v15)],
@@ -17,8 +19,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
@@ -61,8 +63,10 @@ let package = Package(
                 "RouteSync",
                 "ResourceCache",
                 "CPlatform",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -116,3 +120,25 @@ let package = Package(
         ),
     ]
 )
+
+// In-process lookup benchmark (B4: in-daemon lookup ≤ 5 µs), built only when CENARIUS_BENCHMARKS=1
+// (see bench/lookup), so that `swift build` and `swift test` neither fetch nor build
+// ordo-one/benchmark. Only the MallocInterposer trait is enabled: with the default traits,
+// benchmark 1.38.1 on Linux with Swift 6.3 also needs ordo-one/swift-runtime-interposer.
+if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
+    package.dependencies += [
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ]
+    package.targets += [
+        .executableTarget(
+            name: "LookupBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "ResourceCache",
+                "RouteSync",
+            ],
+            path: "Benchmarks/LookupBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+}

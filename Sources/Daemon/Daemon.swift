@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 import Logging
 import ResourceCache
 import RouteSync
@@ -47,36 +46,38 @@ public enum Daemon {
             return logger
         }()
         let metrics = DaemonMetrics()
-        let coordinator = SyncCoordinator(settings: settings, logger: logger, metrics: metrics)
+        let generation = CurrentGeneration()
+        let coordinator = SyncCoordinator(settings: settings, logger: logger, metrics: metrics, onFinish: generation.changed)
         let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
                               interval: options.interval, develop: develop != nil)
-        let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, metrics: metrics, token: options.token, info: info)
+        let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
+                                metrics: metrics, token: options.token, info: info)
         let router = DaemonRouter(state: state, files: FileServer(
-            memory: ContentCache(budget: options.memoryBudget),
-            gzipFolder: develop == nil ? layout.root + "/gzip" : nil))
+            memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
+            gzipFolder: develop == nil ? layout.root + "/gzip" : nil,
+            prepared: PreparedFiles(budget: options.memoryBudget)))
+        let server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
+            let url = "http://\(options.bind):\(port)"
+            var running = info
+            running.url = url
+            try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.root + "/daemon.json", durable: false)
+            logger.info("serving", metadata: ["url": "\(url)", "cache": "\(layout.root)", "mode": "\(develop == nil ? "cache" : "develop")"])
+            onListening(url)
+            SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
+        }
 
-        var services: [any Service] = [SignalService(state: state, reload: reload, logger: logger)]
+        var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
         if develop == nil && settings.remote != nil {
             services.append(SchedulerService(coordinator: coordinator, interval: options.interval, logger: logger))
         } else if develop == nil {
             logger.warning("no remote configured: serving the preset and cache without syncing")
         }
-        let app = Application(
-            responder: CallbackResponder { (request: Request, context: BasicRequestContext) in await router.respond(request, context: context) },
-            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "cenariusd"),
-            services: services,
-            onServerRunning: { channel in
-                let url = "http://\(options.bind):\(channel.localAddress?.port ?? options.port)"
-                var running = info
-                running.url = url
-                try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.root + "/daemon.json", durable: false)
-                logger.info("serving", metadata: ["url": "\(url)", "cache": "\(layout.root)", "mode": "\(develop == nil ? "cache" : "develop")"])
-                onListening(url)
-                SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
-            },
-            logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
         do {
-            try await app.runService(gracefulShutdownSignals: [UnixSignal.sigterm, UnixSignal.sigint])
+            try await group.run()
         } catch {
             SystemdNotifier.notify("STOPPING=1")
             unlink(layout.root + "/daemon.json")

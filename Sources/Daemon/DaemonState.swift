@@ -5,7 +5,7 @@ import Synchronization
 /// What the HTTP side shares: current settings (swapped on SIGHUP), the parsed-table cache,
 /// the coordinator and the metrics.
 final class DaemonState: Sendable {
-    private let current: Mutex<SyncSettings>
+    private let current: Mutex<(settings: SyncSettings, link: String)>
     let develop: ServedFolder?
     let tables = TableCache()
     let coordinator: SyncCoordinator
@@ -13,9 +13,12 @@ final class DaemonState: Sendable {
     let token: String?
     let info: DaemonInfo
     private let requestCounter = Atomic<Int>(0)
+    let generation: CurrentGeneration
 
-    init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, metrics: DaemonMetrics, token: String?, info: DaemonInfo) {
-        current = Mutex(settings)
+    init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, generation: CurrentGeneration,
+         metrics: DaemonMetrics, token: String?, info: DaemonInfo) {
+        self.generation = generation
+        current = Mutex((settings, settings.cache.current))
         self.develop = develop
         self.coordinator = coordinator
         self.metrics = metrics
@@ -23,11 +26,19 @@ final class DaemonState: Sendable {
         self.info = info
     }
 
-    var settings: SyncSettings { current.withLock { $0 } }
+    var settings: SyncSettings { current.withLock { $0.settings } }
 
-    func replace(_ settings: SyncSettings) { current.withLock { $0 = settings } }
+    func replace(_ settings: SyncSettings) {
+        current.withLock { $0 = (settings, settings.cache.current) }
+        generation.changed()
+    }
 
     func resolver() -> Resolver { Resolver(settings: settings, developFolder: develop, tables: tables) }
+
+    /// The current generation's number, as `generation` last read it.
+    func currentGeneration() -> Int? {
+        generation.number(link: current.withLock { $0.link })
+    }
 
     func nextRequestID() -> String {
         let n = requestCounter.wrappingAdd(1, ordering: .relaxed).newValue

@@ -20,6 +20,15 @@ struct RawHTTP {
     let port: Int
 
     func request(_ method: String, _ target: String, headers: [String: String] = [:], body: String = "") throws -> Response {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let received = try exchange(Array(text.utf8))
+        return try RawHTTP.parse(received, methods: [method]).first!
+    }
+
+    /// Sends the bytes on one connection and reads until the server closes it.
+    func exchange(_ bytes: [UInt8]) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }
@@ -33,10 +42,6 @@ struct RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -45,17 +50,31 @@ struct RawHTTP {
             if n <= 0 { break }
             received.append(contentsOf: chunk[0..<n])
         }
-        guard let split = received.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EPROTO) }
-        let head = String(decoding: received[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = Int(head[0].split(separator: " ")[1]) ?? 0
-        var fields: [String: String] = [:]
-        for line in head.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return Response(status: status, headers: fields, body: Array(received[split.upperBound...]))
+        return received
     }
 
+    /// Responses one after another on a connection; `method` tells HEAD replies (no body).
+    static func parse(_ received: [UInt8], methods: [String] = []) throws -> [Response] {
+        var responses: [Response] = []
+        var rest = received[...]
+        var methods = methods[...]
+        while !rest.isEmpty {
+            guard let split = rest.firstRange(of: Array("\r\n\r\n".utf8)) else { throw POSIXError(.EPROTO) }
+            let head = String(decoding: rest[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+            let status = Int(head[0].split(separator: " ")[1]) ?? 0
+            var fields: [String: String] = [:]
+            for line in head.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            let isHead = (methods.popFirst() ?? "GET") == "HEAD"
+            let length = isHead || status == 304 ? 0 : fields["content-length"].flatMap { Int($0) } ?? (rest.endIndex - split.upperBound)
+            let end = min(split.upperBound + length, rest.endIndex)
+            responses.append(Response(status: status, headers: fields, body: Array(rest[split.upperBound..<end])))
+            rest = rest[end...]
+        }
+        return responses
+    }
     func get(_ target: String, headers: [String: String] = [:]) throws -> Response { try request("GET", target, headers: headers) }
 }
 

@@ -70,10 +70,15 @@ public final class TestOrigin: Sendable {
     /// Publishes `files` plus a `Routes.json` listing them with MD5 hashes; returns the table bytes.
     @discardableResult
     public func publish(_ files: [String: String], routesName: String = "Routes.json", extraEntries: String = "") -> [UInt8] {
+        publish(files.mapValues { Array($0.utf8) }, routesName: routesName, extraEntries: extraEntries)
+    }
+
+    @discardableResult
+    public func publish(_ files: [String: [UInt8]], routesName: String = "Routes.json", extraEntries: String = "") -> [UInt8] {
         var lines: [String] = []
         for (uri, content) in files.sorted(by: { $0.key < $1.key }) {
             put(uri, content)
-            lines.append("{\"uri\": \"\(uri)\", \"hash\": \"\(TestOrigin.md5(Array(content.utf8)))\"}")
+            lines.append("{\"uri\": \"\(uri)\", \"hash\": \"\(TestOrigin.md5(content))\"}")
         }
         if !extraEntries.isEmpty { lines.append(extraEntries) }
         let table = Array(("[\n" + lines.joined(separator: ",\n") + "\n]\n").utf8)

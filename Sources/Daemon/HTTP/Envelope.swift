@@ -1,5 +1,6 @@
 import Foundation
-import Hummingbird
+import NIOCore
+import NIOHTTP1
 import RouteSync
 
 /// The one JSON shape of every error the daemon returns:
@@ -26,7 +27,7 @@ struct Envelope: Encodable {
         try c.encodeNil(forKey: .result)
     }
 
-    static func status(for code: CenariusError.Code) -> HTTPResponse.Status {
+    static func status(for code: CenariusError.Code) -> HTTPResponseStatus {
         switch code {
         case .ok: .ok
         case .notFound: .notFound
@@ -36,22 +37,19 @@ struct Envelope: Encodable {
         }
     }
 
-    static func response(_ error: CenariusError, id: String, action: String, status: HTTPResponse.Status? = nil) -> Response {
+    static func reply(_ error: CenariusError, id: String, action: String, status: HTTPResponseStatus? = nil) -> PreparedReply {
         let envelope = Envelope(id: id, action: action, error: error.code.rawValue, desc: error.code.name, message: error.message)
-        return JSONBody.response(envelope, status: status ?? Envelope.status(for: error.code))
+        return JSONBody.reply(envelope, status: status ?? Envelope.status(for: error.code))
     }
 }
 
 enum JSONBody {
-    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+    static func reply(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> PreparedReply {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         data.append(0x0A)
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.cacheControl] = "no-cache"
-        headers[.contentLength] = String(data.count)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return PreparedReply(Reply(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")],
+                                   body: .bytes(ByteBuffer(bytes: data))))
     }
 }

@@ -1,6 +1,6 @@
 import CPlatform
-import HTTPTypes
-import Hummingbird
+import NIOCore
+import NIOHTTP1
 import ResourceCache
 import RouteSync
 #if canImport(Glibc)
@@ -10,73 +10,75 @@ import Glibc
 /// Answers `GET|HEAD /<uri>` once the lookup has picked a file: ETag = the route hash,
 /// If-None-Match → 304, Range → 206, Content-Type by extension, gzip when accepted (compressed
 /// once per object and kept in the cache), `Cache-Control: no-cache`.
+///
+/// A file's replies are prepared once (`PreparedFile`) and kept per generation, so that the
+/// next request for the same uri is answered on the event loop without touching the disk.
 struct FileServer: Sendable {
     let memory: ContentCache
     /// `<cache>/gzip`: compressed copies by hash, written atomically, shared by restarts.
     let gzipFolder: String?
-    let fileIO = FileIO()
+    let prepared: PreparedFiles
 
     static let minimumGzipSize = 256
 
-    func respond(_ resolution: Resolution, request: Request, context: some RequestContext) async throws -> Response {
+    /// Every reply a file can get without a Range, built from one stat and (for small files)
+    /// one read.
+    func prepare(_ resolution: Resolution) throws(CenariusError) -> PreparedFile {
         var info = stat()
         guard lstat(resolution.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw CenariusError.notFound("\(resolution.uri) vanished")
+            throw .notFound("\(resolution.uri) vanished")
         }
         let size = Int(info.st_size)
         let etag = resolution.hash.map { "\"\($0)\"" } ?? "W/\"\(size)-\(info.st_mtim.tv_sec)\""
         let type = MediaTypes.type(for: resolution.uri)
         let compressible = MediaTypes.compresses(type)
-        var headers = HTTPFields()
-        headers[.eTag] = etag
-        headers[.cacheControl] = "no-cache"
-        headers[.acceptRanges] = "bytes"
-        headers[.contentType] = type
-        if compressible { headers[.vary] = "Accept-Encoding" }
-        headers[HTTPField.Name("X-Cenarius-Source")!] = resolution.source.rawValue
-        if resolution.stale { headers[HTTPField.Name("X-Cenarius-Stale")!] = "1" }
+        var headers = [("ETag", etag), ("Cache-Control", "no-cache"), ("Accept-Ranges", "bytes"), ("Content-Type", type)]
+        if compressible { headers.append(("Vary", "Accept-Encoding")) }
+        headers.append(("X-Cenarius-Source", resolution.source.rawValue))
+        if resolution.stale { headers.append(("X-Cenarius-Stale", "1")) }
 
-        if let match = request.headers[.ifNoneMatch], FileServer.matches(match, etag) {
-            return Response(status: .notModified, headers: headers)
+        let whole = try small(resolution, size: size)
+        let body: Reply.Body = whole.map { .bytes($0) } ?? .file(path: resolution.path, offset: 0, length: size)
+        var gzip: PreparedReply?
+        if compressible, size >= FileServer.minimumGzipSize, let hash = resolution.hash,
+           let gz = gzipped(hash: hash, path: resolution.path, size: size) {
+            gzip = PreparedReply(Reply(status: .ok, headers: headers + [("Content-Encoding", "gzip")], body: .bytes(gz)))
         }
-        let isHead = request.method == .head
-        var range = ByteRange.parse(request.headers[.range], size: size)
-        if let ifRange = request.headers[.ifRange], ifRange != etag { range = .whole }
+        return PreparedFile(
+            uri: resolution.uri, path: resolution.path, size: size, etag: etag, source: resolution.source, headers: headers,
+            whole: whole, identity: PreparedReply(Reply(status: .ok, headers: headers, body: body)), gzip: gzip,
+            notModified: PreparedReply(Reply(status: .notModified, headers: headers)))
+    }
 
-        if case .whole = range, compressible, size >= FileServer.minimumGzipSize, let hash = resolution.hash,
-           FileServer.acceptsGzip(request.headers[.acceptEncoding]), let gz = gzipped(hash: hash, path: resolution.path, size: size) {
-            headers[.contentEncoding] = "gzip"
-            headers[.contentLength] = String(gz.readableBytes)
-            return Response(status: .ok, headers: headers, body: isHead ? .init() : .init(byteBuffer: gz))
-        }
+    /// The reply for a request without Range (nil when it has one).
+    static func choose(_ file: PreparedFile, _ request: HTTPHeaders) -> PreparedReply? {
+        if request.contains(name: "range") { return nil }
+        if let match = request.first(name: "if-none-match"), FileServer.matches(match, file.etag) { return file.notModified }
+        if let gzip = file.gzip, FileServer.acceptsGzip(request.first(name: "accept-encoding")) { return gzip }
+        return file.identity
+    }
 
+    /// Any request for the file, Range included.
+    static func reply(_ file: PreparedFile, _ request: HTTPHeaders) -> PreparedReply {
+        if let chosen = choose(file, request) { return chosen }
+        var range = ByteRange.parse(request.first(name: "range"), size: file.size)
+        if let ifRange = request.first(name: "if-range"), ifRange != file.etag { range = .whole }
         switch range {
-        case .unsatisfiable:
-            headers[.contentRange] = "bytes */\(size)"
-            headers[.contentLength] = "0"
-            return Response(status: .rangeNotSatisfiable, headers: headers)
-        case .partial(let bytes):
-            headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(size)"
-            headers[.contentLength] = String(bytes.count)
-            if isHead { return Response(status: .partialContent, headers: headers) }
-            if let whole = try small(resolution, size: size) {
-                return Response(status: .partialContent, headers: headers,
-                                body: .init(byteBuffer: whole.getSlice(at: whole.readerIndex + bytes.lowerBound, length: bytes.count)!))
-            }
-            return Response(status: .partialContent, headers: headers,
-                            body: try await fileIO.loadFile(path: resolution.path, range: bytes, context: context))
         case .whole:
-            headers[.contentLength] = String(size)
-            if isHead { return Response(status: .ok, headers: headers) }
-            if let whole = try small(resolution, size: size) {
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: whole))
-            }
-            return Response(status: .ok, headers: headers, body: try await fileIO.loadFile(path: resolution.path, context: context))
+            return file.identity
+        case .unsatisfiable:
+            return PreparedReply(Reply(status: .rangeNotSatisfiable, headers: file.headers + [("Content-Range", "bytes */\(file.size)")]))
+        case .partial(let bytes):
+            let body: Reply.Body = file.whole.map { .bytes($0.getSlice(at: $0.readerIndex + bytes.lowerBound, length: bytes.count)!) }
+                ?? .file(path: file.path, offset: bytes.lowerBound, length: bytes.count)
+            return PreparedReply(Reply(status: .partialContent,
+                                       headers: file.headers + [("Content-Range", "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(file.size)")],
+                                       body: body))
         }
     }
 
     /// The body from memory when it is small enough; develop files (no hash) are read every time.
-    private func small(_ resolution: Resolution, size: Int) throws -> ByteBuffer? {
+    private func small(_ resolution: Resolution, size: Int) throws(CenariusError) -> ByteBuffer? {
         guard size <= memory.maxEntry else { return nil }
         if let hash = resolution.hash, let cached = memory.get(hash) { return cached }
         let buffer = ByteBuffer(bytes: try FileSystem.readFile(resolution.path))
@@ -125,7 +127,10 @@ struct FileServer: Sendable {
         return header.split(separator: ",").contains { part in
             let fields = part.split(separator: ";").map { $0.trimmingCharacters(in: " ") }
             guard fields.first?.lowercased() == "gzip" else { return false }
-            return !fields.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "") == "q=0" }
+            return !fields.dropFirst().contains { field in
+                let compact = field.filter { $0 != " " }
+                return compact.hasPrefix("q=") && Double(compact.dropFirst(2)) == 0
+            }
         }
     }
 }

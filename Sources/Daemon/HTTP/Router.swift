@@ -1,56 +1,78 @@
 import Foundation
-import Hummingbird
+import NIOCore
+import NIOHTTP1
 import ResourceCache
 import RouteSync
-import Synchronization
 
 /// Dispatches every request by hand: the control API under `/_cenarius/`, `/health`,
 /// `/metrics`, and everything else as a uri through the lookup order. Raw request paths are
 /// decoded and validated by the contract's uri rules, so nothing outside the served folders is
 /// reachable whatever the encoding.
-struct DaemonRouter: Sendable {
+struct DaemonRouter: HTTPResponder {
     let state: DaemonState
     let files: FileServer
 
-    func respond(_ request: Request, context: some RequestContext) async -> Response {
+    /// A file of the current generation whose replies are prepared: answered on the event loop.
+    func immediate(_ head: HTTPRequestHead) -> PreparedReply? {
+        guard state.develop == nil, head.method == .GET || head.method == .HEAD else { return nil }
+        // Only files are ever prepared, so a hit needs no check of the control paths.
+        guard let generation = state.currentGeneration(),
+              let file = files.prepared.get(generation: generation, target: head.uri),
+              let reply = FileServer.choose(file, head.headers) else { return nil }
+        state.metrics.recordPreparedReply(source: file.source)
+        return reply
+    }
+
+    func respond(_ head: HTTPRequestHead) async -> PreparedReply {
         let started = ContinuousClock.now
-        defer {
-            let elapsed = ContinuousClock.now - started
-            state.metrics.recordRequest(nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-        }
+        defer { state.metrics.recordRequest(since: started) }
         let id = state.nextRequestID()
-        let target = request.head.path ?? "/"
-        let path = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
-        let method = request.method
+        let path = String(DaemonRouter.path(of: head.uri))
+        let method = head.method
         do throws(CenariusError) {
             switch path {
             case "/health": return try await health(id: id)
             case "/metrics": return metrics()
             case "/_cenarius/status": return try status()
             case "/_cenarius/resolve":
-                guard let uri = request.uri.queryParameters["uri"].map(String.init), !uri.isEmpty else {
+                guard let uri = DaemonRouter.query(head.uri, "uri"), !uri.isEmpty else {
                     throw .usage("missing ?uri= parameter")
                 }
                 let resolution = try await lookup(uri)
-                return JSONBody.response(resolution)
+                return JSONBody.reply(resolution)
             case "/_cenarius/sync":
-                guard method == .post else { throw .usage("use POST to request a sync") }
-                try authorize(request)
-                return JSONBody.response(ReceiptReply(await state.coordinator.request()), status: .accepted)
+                guard method == .POST else { throw .usage("use POST to request a sync") }
+                try authorize(head.headers)
+                return JSONBody.reply(ReceiptReply(await state.coordinator.request()), status: .accepted)
             default:
                 if path.hasPrefix("/_cenarius/sync/") {
                     let receiptID = String(path.dropFirst("/_cenarius/sync/".count))
                     guard let receipt = await state.coordinator.receipt(receiptID) else { throw .notFound("no sync request \(receiptID)") }
-                    return JSONBody.response(receipt)
+                    return JSONBody.reply(receipt)
                 }
                 if path.hasPrefix("/_cenarius/") { throw .notFound("no control endpoint \(path)") }
-                guard method == .get || method == .head else { throw .usage("\(method) is not supported on files; use GET or HEAD") }
-                return try await file(String(path.dropFirst()), request: request, context: context)
+                guard method == .GET || method == .HEAD else { throw .usage("\(method) is not supported on files; use GET or HEAD") }
+                return try await file(String(path.dropFirst()), head: head)
             }
         } catch {
-            let status: HTTPResponse.Status? = error.message.hasPrefix("unauthorized") ? .unauthorized : nil
-            return Envelope.response(error, id: id, action: DaemonRouter.action(for: path), status: status)
+            let status: HTTPResponseStatus? = error.message.hasPrefix("unauthorized") ? .unauthorized : nil
+            return Envelope.reply(error, id: id, action: DaemonRouter.action(for: path), status: status)
         }
+    }
+
+    /// The request target's path, without the query.
+    static func path(of target: String) -> Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+
+    /// One query parameter, %-decoded.
+    static func query(_ target: String, _ name: String) -> String? {
+        guard let mark = target.firstIndex(of: "?") else { return nil }
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0] == name { return parts.count > 1 ? URIPath.percentDecoded(parts[1]) : "" }
+        }
+        return nil
     }
 
     /// Lookup without blocking: answer from what is held; if nothing current is held, ask the
@@ -88,22 +110,25 @@ struct DaemonRouter: Sendable {
         return resolution
     }
 
-    private func file(_ raw: String, request: Request, context: some RequestContext) async throws(CenariusError) -> Response {
+    /// A file through the lookup; a fresh answer from the current generation is prepared and
+    /// kept, so the next request for it is answered by `immediate`.
+    private func file(_ raw: String, head: HTTPRequestHead) async throws(CenariusError) -> PreparedReply {
+        let store = GenerationStore(layout: state.settings.cache)
+        let before = store.current()?.number
         let resolution = try await lookup(raw)
-        do {
-            return try await files.respond(resolution, request: request, context: context)
-        } catch let error as CenariusError {
-            throw error
-        } catch {
-            throw .storage("cannot serve \(resolution.uri): \(error)")
+        let file = try files.prepare(resolution)
+        if state.develop == nil, !resolution.stale, resolution.source == .cache || resolution.source == .preset,
+           let before, store.current()?.number == before {
+            files.prepared.put(generation: before, path: "/" + raw, file)
         }
+        return FileServer.reply(file, head.headers)
     }
 
-    private func health(id: String) async throws(CenariusError) -> Response {
+    private func health(id: String) async throws(CenariusError) -> PreparedReply {
         let settings = state.settings
         if let develop = state.develop {
             guard develop.realRoot != nil else { throw .notFound("develop folder \(develop.root) does not exist") }
-            return JSONBody.response(["status": "ok", "mode": "develop"])
+            return JSONBody.reply(["status": "ok", "mode": "develop"])
         }
         let store = GenerationStore(layout: settings.cache)
         let entries: Int
@@ -113,26 +138,24 @@ struct DaemonRouter: Sendable {
             entries = (try? settings.preset.table().count) ?? 0
         }
         guard entries > 0 else {
-            return Envelope.response(.remote("no valid route table in force yet"), id: id, action: "health", status: .serviceUnavailable)
+            return Envelope.reply(.remote("no valid route table in force yet"), id: id, action: "health", status: .serviceUnavailable)
         }
-        return JSONBody.response(HealthReply(status: "ok", generation: store.current()?.number, entries: entries))
+        return JSONBody.reply(HealthReply(status: "ok", generation: store.current()?.number, entries: entries))
     }
 
-    private func metrics() -> Response {
+    private func metrics() -> PreparedReply {
         let text = state.metrics.exposition(settings: state.settings)
-        var headers = HTTPFields()
-        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-        headers[.contentLength] = String(text.count)
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: text)))
+        return PreparedReply(Reply(status: .ok, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                   body: .bytes(ByteBuffer(bytes: text))))
     }
 
-    private func status() throws(CenariusError) -> Response {
-        JSONBody.response(StatusReply(cache: try CacheStatus.read(state.settings), daemon: state.info))
+    private func status() throws(CenariusError) -> PreparedReply {
+        JSONBody.reply(StatusReply(cache: try CacheStatus.read(state.settings), daemon: state.info))
     }
 
-    private func authorize(_ request: Request) throws(CenariusError) {
+    private func authorize(_ headers: HTTPHeaders) throws(CenariusError) {
         guard let token = state.token else { return }
-        guard request.headers[.authorization] == "Bearer \(token)" else {
+        guard headers.first(name: "authorization") == "Bearer \(token)" else {
             throw .usage("unauthorized: this daemon requires Authorization: Bearer <token> on POST")
         }
     }

@@ -17,13 +17,16 @@ public actor SyncCoordinator {
     private var lastAttempt = -Double.infinity
     private var nextID = 1
     private let wake: AsyncStream<Void>.Continuation
+    /// Called after every sync: the current generation may have moved.
+    private let onFinish: @Sendable () -> Void
     /// The scheduler's wake-up stream: yielded to when a sync is requested.
     nonisolated let wakeups: AsyncStream<Void>
 
     static let keptReceipts = 256
 
-    public init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?) {
+    public init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?, onFinish: @escaping @Sendable () -> Void = {}) {
         self.settings = settings
+        self.onFinish = onFinish
         self.logger = logger
         self.metrics = metrics
         (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -64,6 +67,7 @@ public actor SyncCoordinator {
         let task = Task { await onThread("cenariusd-sync") { Result(catching: { () throws(CenariusError) in try syncer.sync(cancel: cancel) }) } }
         running = task
         let result = await task.value
+        onFinish()
         running = nil
         finish(ids, result, reason: reason, seconds: FileSystem.now() - started)
         return result

@@ -23,6 +23,24 @@ public struct GenerationStore: Sendable {
         return Generation(number: number, path: layout.generation(number))
     }
 
+    /// The number of the generation the link at `currentLink` points at, read without
+    /// allocating: the daemon does this once per request.
+    public static func currentNumber(link currentLink: String) -> Int? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> Int? in
+            let n = readlink(currentLink, buffer.baseAddress!, buffer.count)
+            let prefix = "generations/".utf8
+            guard n > prefix.count, n < buffer.count else { return nil }
+            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: n)
+            guard bytes.prefix(prefix.count).elementsEqual(prefix) else { return nil }
+            var number = 0
+            for byte in bytes.dropFirst(prefix.count) {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), number < Int.max / 10 - 10 else { return nil }
+                number = number * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return number
+        }
+    }
+
     /// Committed generations, newest first.
     public func all() -> [Generation] {
         FileSystem.listDirectory(layout.generations)

@@ -66,6 +66,11 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
         return nil
     }
 
+    /// `%XX` decoded once (a query parameter's value); nil when malformed or not UTF-8.
+    public static func percentDecoded(_ text: Substring) -> String? {
+        percentDecoded(Array(text.utf8)).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
     static func percentDecoded(_ bytes: [UInt8]) -> [UInt8]? {
         guard bytes.contains(UInt8(ascii: "%")) else { return bytes }
         var out: [UInt8] = []

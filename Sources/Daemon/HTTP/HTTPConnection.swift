@@ -1,0 +1,252 @@
+import NIOCore
+import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the connection asks for each request: an answer now, on the event loop, when it is
+/// already known (a file whose reply is prepared), otherwise one computed off the loop.
+protocol HTTPResponder: Sendable {
+    func immediate(_ head: HTTPRequestHead) -> PreparedReply?
+    func respond(_ head: HTTPRequestHead) async -> PreparedReply
+}
+
+/// A reply whose status line and headers are already bytes.
+struct PreparedReply: Sendable {
+    var head: EncodedHead
+    var body: Reply.Body
+
+    init(head: EncodedHead, body: Reply.Body) {
+        self.head = head
+        self.body = body
+    }
+
+    init(_ reply: Reply) {
+        head = EncodedHead(reply)
+        body = reply.body
+    }
+}
+
+/// One HTTP/1.1 connection. Replies go out in request order (pipelining): while a reply is
+/// computed off the loop, later requests wait in `waiting`, and reading stops when too many do.
+/// Bytes are written without an encoder: head and small body in one buffer, files by sendfile.
+final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = IOData
+
+    static let maxRequestBody = 64 << 10
+    static let maxWaiting = 16
+    /// Bodies up to this size are copied behind the head into one write.
+    static let inlineBody = 64 << 10
+
+    private let responder: any HTTPResponder
+    private let idleTimeout: TimeAmount
+    private var idleCheck: RepeatedTask?
+    private var activeSinceCheck = true
+    private var receiving: HTTPRequestHead?
+    private var bodyBytes = 0
+    private var waiting = CircularBuffer<HTTPRequestHead>()
+    private var busy = false
+    private var open = true
+    private var closing = false
+    /// No more requests are taken (shutdown, or unreadable input); what is owed is answered,
+    /// the last reply says `Connection: close`.
+    private var stopping = false
+    private var readingPaused = false
+    private var needsFlush = false
+    private var date = HTTPDateLine()
+
+    init(responder: any HTTPResponder, idleTimeout: TimeAmount) {
+        self.responder = responder
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Idle keep-alive connections are closed by a check every `idleTimeout`, not by a handler
+    /// in front of this one: that would add a hop to every read and write.
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleCheck = context.eventLoop.scheduleRepeatedTask(initialDelay: idleTimeout, delay: idleTimeout) { _ in
+            let (connection, context) = bound.value
+            if !connection.activeSinceCheck && !connection.busy && connection.waiting.isEmpty && !connection.closing {
+                connection.closing = true
+                context.close(promise: nil)
+            }
+            connection.activeSinceCheck = false
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing, !stopping else { return }
+        activeSinceCheck = true
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            receiving = head
+            bodyBytes = 0
+        case .body(let chunk):
+            bodyBytes += chunk.readableBytes
+            if bodyBytes > HTTPConnection.maxRequestBody, let head = receiving {
+                receiving = nil
+                refuse(.payloadTooLarge, "request bodies are limited to 64 KiB", head: head, context: context)
+            }
+        case .end:
+            guard let head = receiving else { return }
+            receiving = nil
+            if busy || !waiting.isEmpty {
+                waiting.append(head)
+                if waiting.count >= HTTPConnection.maxWaiting && !readingPaused {
+                    readingPaused = true
+                    context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                }
+            } else {
+                handle(head, context: context)
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfNeeded(context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        open = false
+        idleCheck?.cancel()
+        idleCheck = nil
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            stopping = true
+            closeIfIdle(context)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            closing = true
+            context.close(promise: nil)
+            return
+        }
+        // Unreadable input ends the connection, but the requests before it are answered; bytes
+        // after a request that ended the connection (HTTP/1.0) are simply dropped.
+        receiving = nil
+        if parserError != .closedConnection, !busy, waiting.isEmpty, !closing, !stopping {
+            let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
+            refuse(.badRequest, "malformed HTTP request", head: head, context: context)
+            return
+        }
+        stopping = true
+        closeIfIdle(context)
+    }
+
+    private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        if let prepared = responder.immediate(head) {
+            write(prepared, for: head, context: context)
+            return
+        }
+        busy = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let responder = self.responder
+        context.eventLoop.makeFutureWithTask { await responder.respond(head) }.whenSuccess { reply in
+            let (connection, context) = bound.value
+            connection.busy = false
+            guard connection.open else { return }
+            connection.write(reply, for: head, context: context)
+            connection.flushIfNeeded(context)
+            connection.drain(context)
+        }
+    }
+
+    /// Answers the requests that waited behind an asynchronous reply.
+    private func drain(_ context: ChannelHandlerContext) {
+        while !busy, !closing, let next = waiting.popFirst() {
+            handle(next, context: context)
+        }
+        flushIfNeeded(context)
+        if readingPaused && waiting.count < HTTPConnection.maxWaiting / 2 && !closing {
+            readingPaused = false
+            context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+        }
+        closeIfIdle(context)
+    }
+
+    private func closeIfIdle(_ context: ChannelHandlerContext) {
+        guard stopping, !busy, waiting.isEmpty, !closing else { return }
+        closing = true
+        flushIfNeeded(context)
+        context.close(promise: nil)
+    }
+
+    private func refuse(_ status: HTTPResponseStatus, _ message: String, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard !busy, waiting.isEmpty else {
+            // An answer is still owed to an earlier request; this one cannot jump the queue.
+            closing = true
+            context.close(promise: nil)
+            return
+        }
+        var reply = Reply(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                          body: .bytes(ByteBuffer(string: message + "\n")))
+        reply.headers.append(("Connection", "close"))
+        var head = head
+        head.headers.replaceOrAdd(name: "connection", value: "close")
+        write(PreparedReply(reply), for: head, context: context)
+    }
+
+    private func write(_ prepared: PreparedReply, for request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let keepAlive = request.isKeepAlive && !(stopping && waiting.isEmpty)
+        let sendBody = request.method != .HEAD
+        var file: (NIOFileHandle, FileRegion)?
+        if sendBody, case .file(let path, let offset, let length) = prepared.body {
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                write(PreparedReply(Reply(status: .notFound, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                                          body: .bytes(ByteBuffer(string: "the file behind this uri vanished\n")))),
+                      for: request, context: context)
+                return
+            }
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
+            file = (handle, FileRegion(fileHandle: handle, readerIndex: offset, endIndex: offset + length))
+        }
+        var out = context.channel.allocator.buffer(capacity: prepared.head.bytes.readableBytes + 64)
+        out.writeImmutableBuffer(prepared.head.bytes)
+        out.writeBytes(date.current())
+        if !keepAlive {
+            out.writeStaticString("Connection: close\r\n")
+        } else if request.version.minor == 0 {
+            out.writeStaticString("Connection: keep-alive\r\n")
+        }
+        out.writeStaticString("\r\n")
+        if sendBody, case .bytes(var body) = prepared.body {
+            if body.readableBytes <= HTTPConnection.inlineBody {
+                out.writeBuffer(&body)
+            } else {
+                context.write(wrapOutboundOut(.byteBuffer(out)), promise: nil)
+                out = body
+            }
+        }
+        context.write(wrapOutboundOut(.byteBuffer(out)), promise: nil)
+        if let (handle, region) = file {
+            context.write(wrapOutboundOut(.fileRegion(region))).whenComplete { _ in try? handle.close() }
+        }
+        needsFlush = true
+        if !keepAlive {
+            closing = true
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer()))).whenComplete { _ in bound.value.close(promise: nil) }
+            needsFlush = false
+        }
+    }
+
+    private func flushIfNeeded(_ context: ChannelHandlerContext) {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
+    }
+}
