@@ -231,9 +231,19 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
                 out = body
             }
         }
-        context.write(wrapOutboundOut(.byteBuffer(out)), promise: nil)
         if let (handle, region) = file {
-            context.write(wrapOutboundOut(.fileRegion(region))).whenComplete { _ in try? handle.close() }
+            // Corked, the head leaves in the same segments as the file's first bytes instead of
+            // a packet of its own (what nginx's tcp_nopush does with sendfile).
+            let cork = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_CORK))
+            context.channel.setOption(cork, value: 1).whenComplete { _ in }
+            context.write(wrapOutboundOut(.byteBuffer(out)), promise: nil)
+            let channel = context.channel
+            context.write(wrapOutboundOut(.fileRegion(region))).whenComplete { _ in
+                try? handle.close()
+                channel.setOption(cork, value: 0).whenComplete { _ in }
+            }
+        } else {
+            context.write(wrapOutboundOut(.byteBuffer(out)), promise: nil)
         }
         needsFlush = true
         if !keepAlive {
