@@ -73,6 +73,22 @@ int ccurl_load(void) {
     return loaded;
 }
 
+static void *load_thread(void *unused) {
+    (void)unused;
+    ccurl_load();
+    return NULL;
+}
+
+void ccurl_load_in_background(void) {
+    pthread_t thread;
+    pthread_attr_t attributes;
+    if (pthread_attr_init(&attributes) != 0) return;
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    /* No thread: the first download loads libcurl itself. */
+    (void)pthread_create(&thread, &attributes, load_thread, NULL);
+    pthread_attr_destroy(&attributes);
+}
+
 const char *ccurl_load_error(void) { return load_error; }
 
 CURLcode ccurl_global_init(void) { return ccurl_load() ? CURLE_OK : CURLE_FAILED_INIT; }

@@ -15,11 +15,7 @@ public struct GenerationStore: Sendable {
 
     /// The generation `current` points at; nil before the first sync.
     public func current() -> Generation? {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let n = readlink(layout.current, &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard target.hasPrefix("generations/"), let number = Int(target.dropFirst("generations/".count)) else { return nil }
+        guard let number = GenerationStore.currentNumber(link: layout.current) else { return nil }
         return Generation(number: number, path: layout.generation(number))
     }
 
