@@ -42,39 +42,39 @@ import TestOrigin
         #expect(slice.status == 206 && slice.body == Array(big[1_000_000..<1_000_100]))
     }
 
-    @Test func keepAliveFollowsTheProtocolVersion() async throws {
-        let dir = try Scratch()
-        defer { dir.remove() }
-        try dir.write("dev/a.txt", "A")
-        let daemon = try DaemonProcess(["--develop", "--develop-dir", dir.path("dev")], cache: dir.path("cache"))
-        defer { _ = daemon.terminate() }
-        let http = try daemon.waitUntilServing()
-
-        // HTTP/1.0 closes after one reply unless asked to keep the connection.
-        let plain = try RawHTTP.parse(try http.exchange(Array("GET /a.txt HTTP/1.0\r\n\r\nGET /a.txt HTTP/1.0\r\n\r\n".utf8)))
-        #expect(plain.count == 1 && plain[0].text == "A" && plain[0].headers["connection"] == "close")
-        let kept = try RawHTTP.parse(try http.exchange(Array(
-            "GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /a.txt HTTP/1.0\r\n\r\n".utf8)))
-        #expect(kept.count == 2 && kept[0].headers["connection"] == "keep-alive")
+    @Test func keepAliveFollowsTheProtocolVersion() throws {
+        try withDevelopDaemon { http in
+            // HTTP/1.0 closes after one reply unless asked to keep the connection.
+            let plain = try RawHTTP.parse(try http.exchange(Array("GET /a.txt HTTP/1.0\r\n\r\nGET /a.txt HTTP/1.0\r\n\r\n".utf8)))
+            #expect(plain.count == 1 && plain[0].text == "A" && plain[0].headers["connection"] == "close")
+            let kept = try RawHTTP.parse(try http.exchange(Array(
+                "GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /a.txt HTTP/1.0\r\n\r\n".utf8)))
+            #expect(kept.count == 2 && kept[0].headers["connection"] == "keep-alive")
+        }
     }
 
-    @Test func badRequestsAreRefusedAndTheConnectionClosed() async throws {
+    @Test func badRequestsAreRefusedAndTheConnectionClosed() throws {
+        try withDevelopDaemon { http in
+            let garbage = try RawHTTP.parse(try http.exchange(Array("NOT HTTP AT ALL\r\n\r\nGET /a.txt HTTP/1.1\r\n\r\n".utf8)))
+            #expect(garbage.count == 1 && garbage[0].status == 400)
+
+            let body = String(repeating: "x", count: 100_000)
+            let large = try RawHTTP.parse(try http.exchange(Array(
+                "POST /_cenarius/sync HTTP/1.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)))
+            #expect(large.count == 1 && large[0].status == 413)
+
+            // The server is still there for the next client.
+            #expect(try http.get("/a.txt").text == "A")
+        }
+    }
+
+    /// A develop-mode daemon serving `a.txt` ("A").
+    private func withDevelopDaemon(_ body: (RawHTTP) throws -> Void) throws {
         let dir = try Scratch()
         defer { dir.remove() }
         try dir.write("dev/a.txt", "A")
         let daemon = try DaemonProcess(["--develop", "--develop-dir", dir.path("dev")], cache: dir.path("cache"))
         defer { _ = daemon.terminate() }
-        let http = try daemon.waitUntilServing()
-
-        let garbage = try RawHTTP.parse(try http.exchange(Array("NOT HTTP AT ALL\r\n\r\nGET /a.txt HTTP/1.1\r\n\r\n".utf8)))
-        #expect(garbage.count == 1 && garbage[0].status == 400)
-
-        let body = String(repeating: "x", count: 100_000)
-        let large = try RawHTTP.parse(try http.exchange(Array(
-            "POST /_cenarius/sync HTTP/1.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)))
-        #expect(large.count == 1 && large[0].status == 413)
-
-        // The server is still there for the next client.
-        #expect(try http.get("/a.txt").text == "A")
+        try body(try daemon.waitUntilServing())
     }
 }
