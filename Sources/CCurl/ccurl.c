@@ -17,6 +17,7 @@ static struct {
     CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
     CURLMcode (*multi_perform)(CURLM *, int *);
     CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int, int *);
+    CURLMcode (*multi_wakeup)(CURLM *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
     const char *(*multi_strerror)(CURLMcode);
     CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
@@ -55,6 +56,7 @@ static void load(void) {
     BIND(multi_remove_handle, "curl_multi_remove_handle")
     BIND(multi_perform, "curl_multi_perform")
     BIND(multi_poll, "curl_multi_poll")
+    BIND(multi_wakeup, "curl_multi_wakeup")
     BIND(multi_info_read, "curl_multi_info_read")
     BIND(multi_strerror, "curl_multi_strerror")
     BIND(multi_setopt, "curl_multi_setopt")
@@ -114,6 +116,7 @@ CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *handle) { return fn.multi_a
 CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *handle) { return fn.multi_remove_handle(multi, handle); }
 CURLMcode ccurl_multi_perform(CURLM *multi, int *running) { return fn.multi_perform(multi, running); }
 CURLMcode ccurl_multi_poll(CURLM *multi, int timeout_ms) { return fn.multi_poll(multi, NULL, 0, timeout_ms, NULL); }
+CURLMcode ccurl_multi_wakeup(CURLM *multi) { return fn.multi_wakeup(multi); }
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *queued) { return fn.multi_info_read(multi, queued); }
 const char *ccurl_multi_strerror(CURLMcode code) { return fn.multi_strerror(code); }
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *text) { return fn.slist_append(list, text); }

@@ -43,6 +43,8 @@ CURLMcode ccurl_multi_add_handle(CURLM *multi, CURL *handle);
 CURLMcode ccurl_multi_remove_handle(CURLM *multi, CURL *handle);
 CURLMcode ccurl_multi_perform(CURLM *multi, int *running);
 CURLMcode ccurl_multi_poll(CURLM *multi, int timeout_ms);
+/* Thread-safe: makes a ccurl_multi_poll in progress return now. */
+CURLMcode ccurl_multi_wakeup(CURLM *multi);
 CURLMsg *ccurl_multi_info_read(CURLM *multi, int *queued);
 const char *ccurl_multi_strerror(CURLMcode code);
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *text);

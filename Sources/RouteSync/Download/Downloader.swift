@@ -12,6 +12,12 @@ public final class CancelToken: Sendable {
     public var isCancelled: Bool { flag.withLock { $0 } }
 }
 
+/// The multi handle as the hash checks see it: they only ever call curl_multi_wakeup, which
+/// libcurl documents as safe from any thread.
+struct MultiHandle: @unchecked Sendable {
+    let value: UnsafeMutableRawPointer
+}
+
 /// A file to fetch into `destination`, to be verified against `expected` (G1).
 public struct FileDownload: Sendable {
     public let url: String
@@ -106,6 +112,23 @@ public final class Downloader {
         var report = TransferProgress(filesTotal: transfers.count)
         var doneBytes: Int64 = 0
         var lastReport = 0.0
+        // Files whose body is complete, being hashed on another thread.
+        var verifying: [Int: Transfer] = [:]
+        var nextCheck = 0
+        let multi = MultiHandle(value: multi)
+        let checks = HashCheck { _ = ccurl_multi_wakeup(multi.value) }
+        defer { checks.close() }
+
+        func settle(_ transfer: Transfer, _ failure: AttemptFailure?) {
+            guard let failure else { return complete(transfer, .success(())) }
+            switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &random)) {
+            case .giveUp(let error):
+                complete(transfer, .failure(error))
+            case .retry(let delay):
+                transfer.notBefore = FileSystem.monotonic() + delay
+                waiting.append(transfer)
+            }
+        }
 
         func complete(_ transfer: Transfer, _ outcome: Result<Void, CenariusError>) {
             transfer.closeFile()
@@ -114,16 +137,18 @@ public final class Downloader {
             finished(transfer, outcome)
         }
 
-        while !waiting.isEmpty || !active.isEmpty {
+        while !waiting.isEmpty || !active.isEmpty || !verifying.isEmpty {
             if cancel?.isCancelled == true {
                 for (handle, (transfer, headers)) in active {
-                    ccurl_multi_remove_handle(multi, handle)
+                    ccurl_multi_remove_handle(multi.value, handle)
                     recycle(handle, headers)
                     complete(transfer, .failure(.remote("\(transfer.label): cancelled")))
                 }
                 active.removeAll()
                 for transfer in waiting { complete(transfer, .failure(.remote("\(transfer.label): cancelled"))) }
                 waiting.removeAll()
+                for transfer in verifying.values { complete(transfer, .failure(.remote("\(transfer.label): cancelled"))) }
+                verifying.removeAll()
                 break
             }
             let now = FileSystem.monotonic()
@@ -143,26 +168,26 @@ public final class Downloader {
             waiting.append(contentsOf: deferred.reversed())
 
             var running: Int32 = 0
-            ccurl_multi_perform(multi, &running)
+            ccurl_multi_perform(multi.value, &running)
             var queued: Int32 = 0
-            while let message = ccurl_multi_info_read(multi, &queued) {
+            while let message = ccurl_multi_info_read(multi.value, &queued) {
                 guard ccurl_msg_is_done(message) != 0, let handle = ccurl_msg_easy(message),
                       let (transfer, headers) = active.removeValue(forKey: handle) else { continue }
                 let code = ccurl_msg_result(message)
-                ccurl_multi_remove_handle(multi, handle)
+                ccurl_multi_remove_handle(multi.value, handle)
                 recycle(handle, headers)
-                switch classify(transfer, code) {
-                case nil:
-                    complete(transfer, .success(()))
-                case .some(let failure):
-                    switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &random)) {
-                    case .giveUp(let error):
-                        complete(transfer, .failure(error))
-                    case .retry(let delay):
-                        transfer.notBefore = FileSystem.monotonic() + delay
-                        waiting.append(transfer)
-                    }
+                let failure = classify(transfer, code)
+                if failure == nil, case .file(let path, let expected) = transfer.sink {
+                    nextCheck += 1
+                    verifying[nextCheck] = transfer
+                    checks.submit(id: nextCheck, path: path, algorithm: expected.algorithm)
+                } else {
+                    settle(transfer, failure)
                 }
+            }
+            for done in checks.collect() {
+                guard let transfer = verifying.removeValue(forKey: done.id) else { continue }
+                settle(transfer, mismatch(transfer, actual: done.actual))
             }
 
             if let progress {
@@ -173,12 +198,12 @@ public final class Downloader {
                     progress(report)
                 }
             }
-            if !active.isEmpty || !waiting.isEmpty {
+            if !active.isEmpty || !waiting.isEmpty || !verifying.isEmpty {
                 var wait = 100.0
-                if active.isEmpty, let soonest = waiting.map(\.notBefore).min() {
+                if active.isEmpty, verifying.isEmpty, let soonest = waiting.map(\.notBefore).min() {
                     wait = max(1, min(wait, (soonest - FileSystem.monotonic()) * 1000))
                 }
-                ccurl_multi_poll(multi, Int32(wait))
+                ccurl_multi_poll(multi.value, Int32(wait))
             }
         }
     }
@@ -214,15 +239,17 @@ public final class Downloader {
             default: return .permanent(.remote(message))
             }
         }
-        if case .file(_, let expected) = transfer.sink {
-            let actual = transfer.hasher?.finalize() ?? StreamingHasher(expected.algorithm).finalize()
-            if actual != expected {
-                transfer.resumeValidator = nil
-                transfer.discardPartial()
-                return .transient(.integrity("\(transfer.label): hash mismatch, expected \(expected) but got \(actual) (\(transfer.received) bytes from \(transfer.url))"))
-            }
-        }
         return nil
+    }
+
+    /// After the body is complete: the file's hash against the table's. nil: verified.
+    private func mismatch(_ transfer: Transfer, actual: ContentHash?) -> AttemptFailure? {
+        guard case .file(let path, let expected) = transfer.sink else { return nil }
+        guard let actual else { return .permanent(FileSystem.failure("cannot read back", path)) }
+        guard actual != expected else { return nil }
+        transfer.resumeValidator = nil
+        transfer.discardPartial()
+        return .transient(.integrity("\(transfer.label): hash mismatch, expected \(expected) but got \(actual) (\(transfer.received) bytes from \(transfer.url))"))
     }
 
     /// A body cut short may be resumed if the server named a validator that If-Range can use.

@@ -18,7 +18,7 @@ public struct Validators: Sendable, Equatable, Codable {
 
 /// Where a transfer's body goes.
 enum Sink {
-    /// A file, hashed while written; verified against `expected` at the end.
+    /// A file; once complete it is hashed from disk and verified against `expected`.
     case file(path: String, expected: ContentHash)
     /// Memory, for route tables and signatures; `validators` makes the request conditional.
     case memory(validators: Validators?)
@@ -44,7 +44,6 @@ final class Transfer {
 
     // Kept across attempts so an interrupted body can resume with Range + If-Range (G4).
     var fd: Int32 = -1
-    var hasher: StreamingHasher?
     var resumeValidator: String?
     var resumedFrom: Int64 = 0
     var errorBytes = 0
@@ -75,7 +74,6 @@ final class Transfer {
     func discardPartial() {
         received = 0
         resumedFrom = 0
-        hasher = nil
         if fd >= 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 {
             failure = FileSystem.failure("cannot truncate", path ?? url)
         }
@@ -109,7 +107,7 @@ final class Transfer {
         switch sink {
         case .memory:
             body.append(contentsOf: data)
-        case .file(let path, let expected):
+        case .file(let path, _):
             if fd < 0 {
                 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 if fd < 0 {
@@ -117,12 +115,10 @@ final class Transfer {
                     return 0
                 }
             }
-            if hasher == nil { hasher = StreamingHasher(expected.algorithm) }
             guard FileSystem.writeAll(fd, data) else {
                 failure = FileSystem.failure("cannot write", path)
                 return 0
             }
-            hasher!.update(data)
         }
         received += Int64(data.count)
         return data.count
