@@ -31,6 +31,8 @@ let package = Package(
             name: "CCurl",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // Starts loading libcurl before Swift's main for the commands that download (startup.c).
+        .target(name: "CStartup", dependencies: ["CCurl"]),
         // syncfs and zlib's gzip wrapper, which Swift cannot reach directly.
         .target(name: "CPlatform", linkerSettings: [.linkedLibrary("z")]),
         .target(
@@ -81,6 +83,7 @@ let package = Package(
                 "ResourceCache",
                 "OriginServer",
                 "Daemon",
+                "CStartup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),

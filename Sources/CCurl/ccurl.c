@@ -81,7 +81,9 @@ static void *load_thread(void *unused) {
     return NULL;
 }
 
-void ccurl_load_in_background(void) {
+static pthread_once_t background_once = PTHREAD_ONCE_INIT;
+
+static void start_background_load(void) {
     pthread_t thread;
     pthread_attr_t attributes;
     if (pthread_attr_init(&attributes) != 0) return;
@@ -90,6 +92,9 @@ void ccurl_load_in_background(void) {
     (void)pthread_create(&thread, &attributes, load_thread, NULL);
     pthread_attr_destroy(&attributes);
 }
+
+/* Called from the process's startup code and again from Swift; one loader thread at most. */
+void ccurl_load_in_background(void) { pthread_once(&background_once, start_background_load); }
 
 const char *ccurl_load_error(void) { return load_error; }
 
@@ -127,3 +132,4 @@ long ccurl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
 int ccurl_msg_is_done(const CURLMsg *msg) { return msg->msg == CURLMSG_DONE; }
 CURL *ccurl_msg_easy(const CURLMsg *msg) { return msg->easy_handle; }
 CURLcode ccurl_msg_result(const CURLMsg *msg) { return msg->data.result; }
+

@@ -38,7 +38,7 @@ public struct Syncer: Sendable {
 
     private func locked(remote: Remote, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let started = FileSystem.monotonic()
-        try? FileSystem.writeAtomically(Array("\(FileSystem.now())\n".utf8), to: layout.attempted, durable: false)
+        FileSystem.touch(layout.attempted)
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
         cleanTemporaries()
 
@@ -192,7 +192,7 @@ public struct Syncer: Sendable {
     }
 
     func markChecked() {
-        try? FileSystem.writeAtomically(Array("\(FileSystem.now())\n".utf8), to: layout.checked, durable: false)
+        FileSystem.touch(layout.checked)
     }
 
     private func freeBytes() -> Int64? {

@@ -1,0 +1,17 @@
+#include <string.h>
+
+#include "ccurl.h"
+#include "cstartup.h"
+
+/* `cenariusd sync` from a timer is held to ≤ 10 ms beyond its one round trip (B2), and about as
+   much again goes to dynamically loading libcurl's dependency tree. Starting that load here,
+   before the Swift runtime and the command line are set up, overlaps the two; by the time the
+   Swift side asks for libcurl it is mostly there. glibc passes argc and argv to constructors.
+   Only commands that download from a remote start it: resolve, routes and verify never pay. */
+__attribute__((constructor)) static void preload_libcurl_for_downloads(int argc, char **argv) {
+    if (argc < 2 || (strcmp(argv[1], "sync") != 0 && strcmp(argv[1], "seed") != 0)) return;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--develop") == 0) return;
+    }
+    ccurl_load_in_background();
+}
