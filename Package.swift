@@ -33,12 +33,15 @@ let package = Package(
         ),
         // Starts loading libcurl before Swift's main for the commands that download (startup.c).
         .target(name: "CStartup", dependencies: ["CCurl"]),
+        // MD5 of eight files at once with AVX2, for verifying downloads and hashing folders.
+        .target(name: "CMultiMD5"),
         // syncfs and zlib's gzip wrapper, which Swift cannot reach directly.
         .target(name: "CPlatform", linkerSettings: [.linkedLibrary("z")]),
         .target(
             name: "RouteSync",
             dependencies: [
                 "CCurl",
+                "CMultiMD5",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -176,6 +176,7 @@ public final class Downloader {
                 let code = ccurl_msg_result(message)
                 ccurl_multi_remove_handle(multi.value, handle)
                 recycle(handle, headers)
+                transfer.endBody()
                 let failure = classify(transfer, code)
                 if failure == nil, case .file(let path, let expected) = transfer.sink {
                     nextCheck += 1

@@ -1,0 +1,88 @@
+import CMultiMD5
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hashes many files at once. MD5 is one serial dependency chain per message, so one file
+/// cannot be hashed faster than about 600 MB/s per core; with AVX2, eight files go through
+/// the vector unit side by side (CMultiMD5) at several times that in total. Other algorithms,
+/// CPUs without AVX2, lone files and large files take the streaming path.
+///
+/// Files are read into one reused buffer rather than mapped: a mapping costs an unmap with a
+/// TLB shootdown per file, and a file truncated under a mapping would be a SIGBUS.
+public final class BatchHasher {
+    /// Larger files stream; at most `bufferBytes` of file contents are held at once.
+    public static let maxBufferedFile = 1 << 20
+    public static let bufferBytes = 4 << 20
+
+    static let vectorMD5 = multimd5_available() != 0
+
+    private var buffer: UnsafeMutableRawBufferPointer?
+    private var used = 0
+    private var jobs: [(index: Int, offset: Int, size: Int)] = []
+
+    public init() {}
+
+    deinit { buffer?.deallocate() }
+
+    /// One result per path, in order: the hash and size of what the file holds now, or nil
+    /// when it cannot be read.
+    public func hash(_ paths: [String], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
+        guard algorithm == .md5, Self.vectorMD5, paths.count > 1 else {
+            return paths.map { try? FileSystem.hashFile($0, algorithm: algorithm) }
+        }
+        var results = [(ContentHash, Int64)?](repeating: nil, count: paths.count)
+        for (index, path) in paths.enumerated() where !buffer(path, as: index, results: &results) {
+            results[index] = try? FileSystem.hashFile(path, algorithm: algorithm)
+        }
+        finish(into: &results)
+        return results
+    }
+
+    /// Reads a small file into the buffer; false when it should stream (too large, or it grew
+    /// while being read). Unreadable files are left nil.
+    private func buffer(_ path: String, as index: Int, results: inout [(ContentHash, Int64)?]) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return true }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return true }
+        let size = Int(info.st_size)
+        guard size <= Self.maxBufferedFile else { return false }
+        if used + size + 1 > Self.bufferBytes { finish(into: &results) }
+        let storage = buffer ?? .allocate(byteCount: Self.bufferBytes, alignment: 64)
+        buffer = storage
+        // One byte more than fstat said, to notice a file that is still growing.
+        var got = 0
+        while got < size + 1 {
+            let n = read(fd, storage.baseAddress! + used + got, size + 1 - got)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return true }
+            if n == 0 { break }
+            got += n
+        }
+        guard got <= size else { return false }
+        jobs.append((index, used, got))
+        used += got
+        return true
+    }
+
+    /// Hashes what is buffered and empties the buffer.
+    private func finish(into results: inout [(ContentHash, Int64)?]) {
+        guard let base = buffer?.baseAddress, !jobs.isEmpty else { return }
+        // Longest first: lanes then run out of work at about the same time, so the vector
+        // unit is not left hashing one long file in one lane.
+        jobs.sort { $0.size > $1.size }
+        var batch = jobs.map { job in
+            multimd5_job(data: (base + job.offset).assumingMemoryBound(to: UInt8.self), length: job.size,
+                         digest: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        }
+        batch.withUnsafeMutableBufferPointer { multimd5_hash($0.baseAddress, $0.count) }
+        for (job, done) in zip(jobs, batch) {
+            let digest = withUnsafeBytes(of: done.digest) { Array($0) }
+            results[job.index] = (ContentHash(hex: StreamingHasher.hex(digest))!, Int64(job.size))
+        }
+        jobs.removeAll(keepingCapacity: true)
+        used = 0
+    }
+}
