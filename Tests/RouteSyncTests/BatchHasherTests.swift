@@ -69,4 +69,23 @@ import Testing
             #expect(batch.suffix(3).allSatisfy { $0 == nil })
         }
     }
+
+    @Test func hashAllKeepsOrderAcrossAlgorithmsAndThrowsForWhatCannotBeRead() throws {
+        let root = NSTemporaryDirectory() + "cenarius-batch-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var files: [(path: String, algorithm: ContentHash.Algorithm)] = []
+        for index in 0..<600 {
+            let path = "\(root)/f\(index)"
+            try Data(repeating: UInt8(index % 251), count: index * 7).write(to: URL(fileURLWithPath: path))
+            files.append((path, index % 3 == 0 ? .sha256 : .md5))
+        }
+        let hashed = try BatchHasher().hashAll(files)
+        #expect(hashed.count == files.count)
+        for (file, result) in zip(files, hashed) {
+            let single = try FileSystem.hashFile(file.path, algorithm: file.algorithm)
+            #expect(result.0 == single.0 && result.1 == single.1, "\(file.path)")
+        }
+        #expect(throws: CenariusError.self) { try BatchHasher().hashAll(files + [("\(root)/missing", .md5)]) }
+    }
 }

@@ -29,9 +29,10 @@ public struct Verifier: Sendable {
     public func verify() throws(CenariusError) -> Report {
         var report = Report()
         let layout = settings.cache
-        for (hash, path) in ObjectStore(layout: layout).all() {
+        let hasher = BatchHasher()
+        let objects = Array(ObjectStore(layout: layout).all())
+        for ((hash, _), (actual, size)) in zip(objects, try hasher.hashAll(objects.map { ($0.1, $0.0.algorithm) })) {
             report.objects += 1
-            let (actual, size) = try FileSystem.hashFile(path, algorithm: hash.algorithm)
             report.objectBytes += size
             if actual != hash { report.corruptObjects.append(hash.hex) }
         }
@@ -47,14 +48,17 @@ public struct Verifier: Sendable {
                 }
             }
         }
+        var present: [(entry: RouteEntry, path: String)] = []
         for entry in presetTable.entries {
             guard let path = settings.preset.folder.file(entry.uri) else {
                 report.presetMissing.append(entry.uri.value)
                 continue
             }
-            report.presetFiles += 1
-            let (actual, _) = try FileSystem.hashFile(path, algorithm: entry.hash.algorithm)
-            if actual != entry.hash { report.presetMismatched.append(entry.uri.value) }
+            present.append((entry, path))
+        }
+        report.presetFiles = present.count
+        for (file, (actual, _)) in zip(present, try hasher.hashAll(present.map { ($0.path, $0.entry.hash.algorithm) })) where actual != file.entry.hash {
+            report.presetMismatched.append(file.entry.uri.value)
         }
         return report
     }

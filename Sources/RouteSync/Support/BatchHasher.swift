@@ -39,6 +39,31 @@ public final class BatchHasher {
         return results
     }
 
+    /// Every file hashed, in order, each with its own algorithm, a few hundred at a time; a
+    /// file that cannot be read throws the error a direct read of it gives.
+    public func hashAll(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) throws(CenariusError) -> [(ContentHash, Int64)] {
+        var results = [(ContentHash, Int64)?](repeating: nil, count: files.count)
+        for algorithm in ContentHash.Algorithm.allCases {
+            let indices = files.indices.filter { files[$0].algorithm == algorithm }
+            for start in stride(from: 0, to: indices.count, by: 256) {
+                let chunk = indices[start..<min(start + 256, indices.count)]
+                for (index, result) in zip(chunk, hash(chunk.map { files[$0].path }, algorithm: algorithm)) {
+                    results[index] = result
+                }
+            }
+        }
+        var hashed: [(ContentHash, Int64)] = []
+        hashed.reserveCapacity(files.count)
+        for (file, result) in zip(files, results) {
+            if let result {
+                hashed.append(result)
+            } else {
+                hashed.append(try FileSystem.hashFile(file.path, algorithm: file.algorithm))
+            }
+        }
+        return hashed
+    }
+
     /// Reads a small file into the buffer; false when it should stream (too large, or it grew
     /// while being read). Unreadable files are left nil.
     private func buffer(_ path: String, as index: Int, results: inout [(ContentHash, Int64)?]) -> Bool {

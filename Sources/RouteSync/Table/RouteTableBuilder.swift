@@ -24,9 +24,8 @@ public struct RouteTableBuilder: Sendable {
 
     public func build() throws(CenariusError) -> Result {
         guard FileSystem.isDirectory(root) else { throw .notFound("no such folder \(root)") }
-        var entries: [RouteEntry] = []
+        var files: [(uri: URIPath, path: String)] = []
         var skipped: [(String, String)] = []
-        var bytes: Int64 = 0
         var pending = [""]
         while let relative = pending.popLast() {
             let directory = relative.isEmpty ? root : FileSystem.join(root, relative)
@@ -43,13 +42,17 @@ public struct RouteTableBuilder: Sendable {
                         skipped.append((uri, error.message))
                         continue
                     }
-                    let (hash, size) = try FileSystem.hashFile(path, algorithm: algorithm)
-                    entries.append(RouteEntry(uri: valid, hash: hash, size: size))
-                    bytes += size
+                    files.append((valid, path))
                 case S_IFLNK: skipped.append((uri, "symbolic link (not followed)"))
                 default: skipped.append((uri, "not a regular file"))
                 }
             }
+        }
+        var entries: [RouteEntry] = []
+        var bytes: Int64 = 0
+        for (file, (hash, size)) in zip(files, try BatchHasher().hashAll(files.map { ($0.path, algorithm) })) {
+            entries.append(RouteEntry(uri: file.uri, hash: hash, size: size))
+            bytes += size
         }
         entries.sort { $0.uri < $1.uri }
         return Result(table: try RouteTable(entries: entries), skipped: skipped, bytes: bytes)
