@@ -8,7 +8,7 @@
    before the Swift runtime and the command line are set up, overlaps the two; by the time the
    Swift side asks for libcurl it is mostly there. glibc passes argc and argv to constructors.
    Only commands that download from a remote start it: resolve, routes and verify never pay. */
-__attribute__((constructor)) static void preload_libcurl_for_downloads(int argc, char **argv) {
+__attribute__((constructor(101))) static void preload_libcurl_for_downloads(int argc, char **argv) {
     if (argc < 2 || (strcmp(argv[1], "sync") != 0 && strcmp(argv[1], "seed") != 0)) return;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--develop") == 0) return;
