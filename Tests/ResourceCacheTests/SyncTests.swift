@@ -141,6 +141,20 @@ import TestOrigin
         #expect(f.content(try f.resolve("big.bin")) == body)
     }
 
+    @Test func emptyAndBufferSizedFilesArriveIntact() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        // Empty, exactly one write buffer, one byte over: the whole-body and the streamed paths.
+        let files = ["empty.txt": "", "full.bin": String(repeating: "x", count: 64 << 10),
+                     "over.bin": String(repeating: "y", count: (64 << 10) + 1), "small.css": "a{}"]
+        f.origin.publish(files)
+        let report = try f.sync()
+        #expect(report.downloadedFiles == files.count)
+        for (uri, body) in files {
+            #expect(f.content(try f.resolve(uri)) == body, "\(uri)")
+        }
+    }
+
     @Test func transientServerErrorsAreRetried() async throws {
         let f = try await Fixture()
         defer { let g = f; Task { await g.cleanup() } }

@@ -88,4 +88,18 @@ import Testing
         }
         #expect(throws: CenariusError.self) { try BatchHasher().hashAll(files + [("\(root)/missing", .md5)]) }
     }
+
+    @Test func bytesInHandHashLikeTheFileTheyWouldBe() {
+        var generator = SystemRandomNumberGenerator()
+        let bodies = [0, 3, 64, 65_536, BatchHasher.maxBufferedFile + 1].map { randomBytes($0, &generator) }
+        for algorithm in ContentHash.Algorithm.allCases {
+            let hashed = BatchHasher().hash(bodies.map { .bytes($0) }, algorithm: algorithm)
+            for (body, result) in zip(bodies, hashed) {
+                var single = StreamingHasher(algorithm)
+                body.withUnsafeBytes { single.update($0) }
+                #expect(result?.0 == single.finalize(), "\(algorithm) \(body.count) bytes")
+                #expect(result?.1 == Int64(body.count))
+            }
+        }
+    }
 }

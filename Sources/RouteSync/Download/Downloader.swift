@@ -176,19 +176,21 @@ public final class Downloader {
                 let code = ccurl_msg_result(message)
                 ccurl_multi_remove_handle(multi.value, handle)
                 recycle(handle, headers)
-                transfer.endBody()
+                // A complete body that fit the write buffer goes to the worker whole (it cannot fail classify).
+                let wholeBody = code == CURLE_OK ? transfer.takeWholeBody(if: checks.hasRoom) : nil
+                if wholeBody == nil { transfer.endBody() }
                 let failure = classify(transfer, code)
                 if failure == nil, case .file(let path, let expected) = transfer.sink {
                     nextCheck += 1
                     verifying[nextCheck] = transfer
-                    checks.submit(id: nextCheck, path: path, algorithm: expected.algorithm)
+                    checks.submit(id: nextCheck, path: path, algorithm: expected.algorithm, body: wholeBody)
                 } else {
                     settle(transfer, failure)
                 }
             }
             for done in checks.collect() {
                 guard let transfer = verifying.removeValue(forKey: done.id) else { continue }
-                settle(transfer, mismatch(transfer, actual: done.actual))
+                settle(transfer, mismatch(transfer, done))
             }
 
             if let progress {
@@ -244,9 +246,10 @@ public final class Downloader {
     }
 
     /// After the body is complete: the file's hash against the table's. nil: verified.
-    private func mismatch(_ transfer: Transfer, actual: ContentHash?) -> AttemptFailure? {
+    private func mismatch(_ transfer: Transfer, _ done: HashCheck.Done) -> AttemptFailure? {
         guard case .file(let path, let expected) = transfer.sink else { return nil }
-        guard let actual else { return .permanent(FileSystem.failure("cannot read back", path)) }
+        if let error = done.error { return .permanent(error) }
+        guard let actual = done.actual else { return .permanent(FileSystem.failure("cannot read back", path)) }
         guard actual != expected else { return nil }
         transfer.resumeValidator = nil
         transfer.discardPartial()

@@ -164,6 +164,15 @@ final class Transfer {
         unwritten = []
     }
 
+    /// The whole body, when none of it has reached the file yet (it fit the write buffer): the
+    /// hash worker then writes it and hashes it from memory, so the download loop makes no file
+    /// syscall for it and nothing is read back. nil when part of it is already in the file.
+    func takeWholeBody(if room: (Int) -> Bool) -> [UInt8]? {
+        guard case .file = sink, fd < 0, failure == nil, isSuccessStatus, room(unwritten.capacity) else { return nil }
+        defer { unwritten = [] }
+        return unwritten
+    }
+
     func closeFile() {
         unwritten = []
         if fd >= 0 {

@@ -25,18 +25,61 @@ public final class BatchHasher {
 
     deinit { buffer?.deallocate() }
 
+    /// What to hash: a file as it is now, or bytes in hand.
+    public enum Input: Sendable {
+        case file(String)
+        case bytes([UInt8])
+    }
+
     /// One result per path, in order: the hash and size of what the file holds now, or nil
     /// when it cannot be read.
     public func hash(_ paths: [String], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
-        guard algorithm == .md5, Self.vectorMD5, paths.count > 1 else {
-            return paths.map { try? FileSystem.hashFile($0, algorithm: algorithm) }
+        hash(paths.map { .file($0) }, algorithm: algorithm)
+    }
+
+    public func hash(_ inputs: [Input], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
+        guard algorithm == .md5, Self.vectorMD5, inputs.count > 1 else {
+            return inputs.map { Self.hashOne($0, algorithm: algorithm) }
         }
-        var results = [(ContentHash, Int64)?](repeating: nil, count: paths.count)
-        for (index, path) in paths.enumerated() where !buffer(path, as: index, results: &results) {
-            results[index] = try? FileSystem.hashFile(path, algorithm: algorithm)
+        var results = [(ContentHash, Int64)?](repeating: nil, count: inputs.count)
+        for (index, input) in inputs.enumerated() {
+            switch input {
+            case .file(let path):
+                if !buffer(path, as: index, results: &results) {
+                    results[index] = try? FileSystem.hashFile(path, algorithm: algorithm)
+                }
+            case .bytes(let bytes):
+                if bytes.count > Self.maxBufferedFile {
+                    results[index] = Self.hashOne(input, algorithm: algorithm)
+                    continue
+                }
+                let storage = reserve(bytes.count, results: &results)
+                bytes.withUnsafeBytes { (storage.baseAddress! + used).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                jobs.append((index, used, bytes.count))
+                used += bytes.count
+            }
         }
         finish(into: &results)
         return results
+    }
+
+    static func hashOne(_ input: Input, algorithm: ContentHash.Algorithm) -> (ContentHash, Int64)? {
+        switch input {
+        case .file(let path):
+            return try? FileSystem.hashFile(path, algorithm: algorithm)
+        case .bytes(let bytes):
+            var hasher = StreamingHasher(algorithm)
+            bytes.withUnsafeBytes { hasher.update($0) }
+            return (hasher.finalize(), Int64(bytes.count))
+        }
+    }
+
+    /// The buffer, with room for `count` more bytes (hashing what it holds first if need be).
+    private func reserve(_ count: Int, results: inout [(ContentHash, Int64)?]) -> UnsafeMutableRawBufferPointer {
+        if used + count > Self.bufferBytes { finish(into: &results) }
+        let storage = buffer ?? .allocate(byteCount: Self.bufferBytes, alignment: 64)
+        buffer = storage
+        return storage
     }
 
     /// Every file hashed, in order, each with its own algorithm, a few hundred at a time; a
@@ -74,9 +117,7 @@ public final class BatchHasher {
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return true }
         let size = Int(info.st_size)
         guard size <= Self.maxBufferedFile else { return false }
-        if used + size + 1 > Self.bufferBytes { finish(into: &results) }
-        let storage = buffer ?? .allocate(byteCount: Self.bufferBytes, alignment: 64)
-        buffer = storage
+        let storage = reserve(size + 1, results: &results)
         // One byte more than fstat said, to notice a file that is still growing.
         var got = 0
         while got < size + 1 {
