@@ -18,8 +18,8 @@ import Testing
     }
 
     /// Every length around the block and padding boundaries, in one batch so lanes refill.
-    @Test func vectorLanesMatchMD5AtEveryBoundary() throws {
-        try #require(multimd5_available() != 0, "this CPU has no AVX2")
+    @Test(.enabled(if: multimd5_available() != 0, "the vector path needs AVX2; other CPUs hash one file at a time"))
+    func vectorLanesMatchMD5AtEveryBoundary() throws {
         var generator = SystemRandomNumberGenerator()
         let lengths = Array(0...200) + [447, 448, 511, 512, 4095, 4096, 65_537, 1 << 20]
         let messages = lengths.map { randomBytes($0, &generator) }
