@@ -88,9 +88,7 @@ static void *load_thread(void *unused) {
     return NULL;
 }
 
-static pthread_once_t background_once = PTHREAD_ONCE_INIT;
-
-static void start_background_load(void) {
+void ccurl_load_in_background(void) {
     pthread_t thread;
     pthread_attr_t attributes;
     if (pthread_attr_init(&attributes) != 0) return;
@@ -99,9 +97,6 @@ static void start_background_load(void) {
     (void)pthread_create(&thread, &attributes, load_thread, NULL);
     pthread_attr_destroy(&attributes);
 }
-
-/* Called from the process's startup code and again from Swift; one loader thread at most. */
-void ccurl_load_in_background(void) { pthread_once(&background_once, start_background_load); }
 
 const char *ccurl_load_error(void) { return load_error; }
 
@@ -139,4 +134,3 @@ long ccurl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
 int ccurl_msg_is_done(const CURLMsg *msg) { return msg->msg == CURLMSG_DONE; }
 CURL *ccurl_msg_easy(const CURLMsg *msg) { return msg->easy_handle; }
 CURLcode ccurl_msg_result(const CURLMsg *msg) { return msg->data.result; }
-

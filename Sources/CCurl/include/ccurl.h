@@ -10,7 +10,8 @@
    ccurl_load returns 1 when libcurl is usable; every other function requires it. */
 int ccurl_load(void);
 /* Starts ccurl_load on a thread of its own and returns at once: a command that will download
-   overlaps libcurl's ~7 ms of dynamic loading with its own start-up. A later ccurl_load waits for it. */
+   overlaps libcurl's ~7 ms of dynamic loading with its own start-up. A later ccurl_load waits for it.
+   Called once, from CStartup's constructor, for `sync` and `seed`. */
 void ccurl_load_in_background(void);
 const char *ccurl_load_error(void);
 

@@ -30,7 +30,7 @@ public struct Verifier: Sendable {
         var report = Report()
         let layout = settings.cache
         let hasher = BatchHasher()
-        let objects = Array(ObjectStore(layout: layout).all())
+        let objects = ObjectStore(layout: layout).all()
         for ((hash, _), (actual, size)) in zip(objects, try hasher.hashAll(objects.map { ($0.1, $0.0.algorithm) })) {
             report.objects += 1
             report.objectBytes += size

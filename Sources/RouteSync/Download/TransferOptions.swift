@@ -1,5 +1,3 @@
-import CCurl
-
 /// How the client talks to an origin (G5, G7).
 public struct TransferOptions: Sendable {
     /// Parallel connections per host (kept alive and reused; HTTP/2 streams when offered).
@@ -23,14 +21,4 @@ public struct TransferOptions: Sendable {
 
 public enum CenariusVersion {
     public static let string = "0.1.0"
-}
-
-/// libcurl itself, loaded on first use.
-public enum LibCurl {
-    /// Starts loading libcurl on another thread, for a command that is about to download: its
-    /// dependency tree takes milliseconds to map and relocate, which can overlap with reading
-    /// settings and taking the cache lock.
-    public static func preload() {
-        ccurl_load_in_background()
-    }
 }

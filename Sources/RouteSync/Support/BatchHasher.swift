@@ -43,21 +43,11 @@ public final class BatchHasher {
         }
         var results = [(ContentHash, Int64)?](repeating: nil, count: inputs.count)
         for (index, input) in inputs.enumerated() {
-            switch input {
-            case .file(let path):
-                if !buffer(path, as: index, results: &results) {
-                    results[index] = try? FileSystem.hashFile(path, algorithm: algorithm)
-                }
-            case .bytes(let bytes):
-                if bytes.count > Self.maxBufferedFile {
-                    results[index] = Self.hashOne(input, algorithm: algorithm)
-                    continue
-                }
-                let storage = reserve(bytes.count, results: &results)
-                bytes.withUnsafeBytes { (storage.baseAddress! + used).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                jobs.append((index, used, bytes.count))
-                used += bytes.count
+            let buffered = switch input {
+            case .file(let path): buffer(path, as: index, results: &results)
+            case .bytes(let bytes): buffer(bytes, as: index, results: &results)
             }
+            if !buffered { results[index] = Self.hashOne(input, algorithm: algorithm) }
         }
         finish(into: &results)
         return results
@@ -82,17 +72,14 @@ public final class BatchHasher {
         return storage
     }
 
-    /// Every file hashed, in order, each with its own algorithm, a few hundred at a time; a
-    /// file that cannot be read throws the error a direct read of it gives.
+    /// Every file hashed, in order, each with its own algorithm (the buffer bounds the memory
+    /// however many there are); a file that cannot be read throws the error a direct read gives.
     public func hashAll(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) throws(CenariusError) -> [(ContentHash, Int64)] {
         var results = [(ContentHash, Int64)?](repeating: nil, count: files.count)
         for algorithm in ContentHash.Algorithm.allCases {
             let indices = files.indices.filter { files[$0].algorithm == algorithm }
-            for start in stride(from: 0, to: indices.count, by: 256) {
-                let chunk = indices[start..<min(start + 256, indices.count)]
-                for (index, result) in zip(chunk, hash(chunk.map { files[$0].path }, algorithm: algorithm)) {
-                    results[index] = result
-                }
+            for (index, result) in zip(indices, hash(indices.map { files[$0].path }, algorithm: algorithm)) {
+                results[index] = result
             }
         }
         var hashed: [(ContentHash, Int64)] = []
@@ -128,9 +115,25 @@ public final class BatchHasher {
             got += n
         }
         guard got <= size else { return false }
-        jobs.append((index, used, got))
-        used += got
+        record(index, size: got)
         return true
+    }
+
+    /// Copies bytes in hand into the buffer; false when they are too many and should stream.
+    private func buffer(_ bytes: [UInt8], as index: Int, results: inout [(ContentHash, Int64)?]) -> Bool {
+        guard bytes.count <= Self.maxBufferedFile else { return false }
+        let storage = reserve(bytes.count, results: &results)
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { (storage.baseAddress! + used).copyMemory(from: base, byteCount: source.count) }
+        }
+        record(index, size: bytes.count)
+        return true
+    }
+
+    /// The `size` bytes just placed at `used` belong to input `index`.
+    private func record(_ index: Int, size: Int) {
+        jobs.append((index, used, size))
+        used += size
     }
 
     /// Hashes what is buffered and empties the buffer.

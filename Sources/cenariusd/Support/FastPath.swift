@@ -60,7 +60,6 @@ enum FastPath {
     /// Runs the command when the fast path applies; false when the regular command line must.
     static func run(_ arguments: [String]) throws(CenariusError) -> Bool {
         guard let request = parse(arguments) else { return false }
-        if request.command == "sync" && request.flags["develop"] != "true" { LibCurl.preload() }
         let environment = ProcessEnvironment()
         // A config file is read through swift-configuration on the regular path.
         guard environment["CENARIUS_CONFIG"] == nil, !FileSystem.exists(environment.configHome + "/cenarius/config.json") else { return false }
