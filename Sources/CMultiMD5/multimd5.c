@@ -5,7 +5,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define LANES 8
+/* The most lanes a kernel runs: sixteen with AVX-512, eight with AVX2. */
+#define LANES 16
 
 static const uint32_t K[64] = {
     0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
@@ -57,33 +58,31 @@ static const uint8_t *lane_block(lane *l) {
     return l->tail + 64 * (l->tail_total - l->tail_left);
 }
 
-static void lane_advance(lane *l) {
+/* Blocks left that lie one after another in memory: the rest of the message in place, or the tail. */
+static size_t lane_run(const lane *l) { return l->direct_left ? l->direct_left : l->tail_left; }
+
+/* Moves on by n blocks, at most lane_run(l). */
+static void lane_advance(lane *l, size_t n) {
     if (l->direct_left) {
-        l->direct_left--;
-        l->next += 64;
+        l->direct_left -= n;
+        l->next += 64 * n;
     } else {
-        l->tail_left--;
+        l->tail_left -= n;
     }
 }
 
-#define ROTL(x, n) _mm256_or_si256(_mm256_slli_epi32((x), (n)), _mm256_srli_epi32((x), 32 - (n)))
-#define F(b, c, d) _mm256_xor_si256(d, _mm256_and_si256(b, _mm256_xor_si256(c, d)))
-#define G(b, c, d) _mm256_xor_si256(c, _mm256_and_si256(d, _mm256_xor_si256(b, c)))
-#define H(b, c, d) _mm256_xor_si256(_mm256_xor_si256(b, c), d)
-#define I(b, c, d) _mm256_xor_si256(c, _mm256_or_si256(b, _mm256_xor_si256(d, ones)))
-/* One MD5 step for all lanes: a = b + rotl(a + f(b, c, d) + K[i] + m[g], s). */
-#define STEP(f, a, b, c, d, i, g)                                                                     \
-    a = _mm256_add_epi32(b, ROTL(_mm256_add_epi32(_mm256_add_epi32(a, f(b, c, d)),                   \
-                                                  _mm256_add_epi32(_mm256_set1_epi32((int)K[i]), m[g])), \
-                                 S[i]))
-#define ROUND4(f, i, g0, g1, g2, g3)   \
-    STEP(f, a, b, c, d, i, g0);        \
-    STEP(f, d, a, b, c, i + 1, g1);    \
-    STEP(f, c, d, a, b, i + 2, g2);    \
-    STEP(f, b, c, d, a, i + 3, g3)
+/* One MD5 step for all lanes: a = b + rotl(a + f(b, c, d) + K[i] + m[g], s). VADD, VSET1, ROTL
+   and the round functions are defined per instruction set below. */
+#define STEP(f, a, b, c, d, i, g, s) a = VADD(b, ROTL(VADD(VADD(a, f(b, c, d)), VADD(VSET1((int)K[i]), m[g])), s))
+/* The shifts are literals, not S[i]: AVX-512's rotate takes an immediate even in debug builds. */
+#define ROUND4(f, i, g0, g1, g2, g3, s0, s1, s2, s3) \
+    STEP(f, a, b, c, d, i, g0, s0);                  \
+    STEP(f, d, a, b, c, i + 1, g1, s1);              \
+    STEP(f, c, d, a, b, i + 2, g2, s2);              \
+    STEP(f, b, c, d, a, i + 3, g3, s3)
 
 /* m[w] = word w (of eight, from byte offset `offset`) of every lane's block: an 8x8 transpose. */
-__attribute__((target("avx2"))) static inline void load_transposed(__m256i m[8], const uint8_t *blocks[LANES], int offset) {
+__attribute__((target("avx2"))) static inline void load_transposed(__m256i m[8], const uint8_t *const blocks[8], int offset) {
     __m256i r[8], t[8];
     for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_si256((const __m256i *)(blocks[i] + offset));
     for (int i = 0; i < 8; i += 2) {
@@ -102,36 +101,85 @@ __attribute__((target("avx2"))) static inline void load_transposed(__m256i m[8],
     }
 }
 
+/* The 64 steps, on a, b, c, d and the message words m[16]. */
+#define MD5_ROUNDS                                \
+    ROUND4(F, 0, 0, 1, 2, 3, 7, 12, 17, 22);      \
+    ROUND4(F, 4, 4, 5, 6, 7, 7, 12, 17, 22);      \
+    ROUND4(F, 8, 8, 9, 10, 11, 7, 12, 17, 22);    \
+    ROUND4(F, 12, 12, 13, 14, 15, 7, 12, 17, 22); \
+    ROUND4(G, 16, 1, 6, 11, 0, 5, 9, 14, 20);     \
+    ROUND4(G, 20, 5, 10, 15, 4, 5, 9, 14, 20);    \
+    ROUND4(G, 24, 9, 14, 3, 8, 5, 9, 14, 20);     \
+    ROUND4(G, 28, 13, 2, 7, 12, 5, 9, 14, 20);    \
+    ROUND4(H, 32, 5, 8, 11, 14, 4, 11, 16, 23);   \
+    ROUND4(H, 36, 1, 4, 7, 10, 4, 11, 16, 23);    \
+    ROUND4(H, 40, 13, 0, 3, 6, 4, 11, 16, 23);    \
+    ROUND4(H, 44, 9, 12, 15, 2, 4, 11, 16, 23);   \
+    ROUND4(I, 48, 0, 7, 14, 5, 6, 10, 15, 21);    \
+    ROUND4(I, 52, 12, 3, 10, 1, 6, 10, 15, 21);   \
+    ROUND4(I, 56, 8, 15, 6, 13, 6, 10, 15, 21);   \
+    ROUND4(I, 60, 4, 11, 2, 9, 6, 10, 15, 21)
+
+/* AVX2, eight lanes: a rotate is two shifts and an or, a round function two or three logic operations. */
+#define VADD _mm256_add_epi32
+#define VSET1 _mm256_set1_epi32
+#define ROTL(x, n) _mm256_or_si256(_mm256_slli_epi32((x), (n)), _mm256_srli_epi32((x), 32 - (n)))
+#define F(b, c, d) _mm256_xor_si256(d, _mm256_and_si256(b, _mm256_xor_si256(c, d)))
+#define G(b, c, d) _mm256_xor_si256(c, _mm256_and_si256(d, _mm256_xor_si256(b, c)))
+#define H(b, c, d) _mm256_xor_si256(_mm256_xor_si256(b, c), d)
+#define I(b, c, d) _mm256_xor_si256(c, _mm256_or_si256(b, _mm256_xor_si256(d, _mm256_set1_epi32(-1))))
 __attribute__((target("avx2"))) static void compress8(uint32_t state[4][LANES], const uint8_t *blocks[LANES]) {
     __m256i m[16];
     load_transposed(m, blocks, 0);
     load_transposed(m + 8, blocks, 32);
-    const __m256i ones = _mm256_set1_epi32(-1);
     __m256i a = _mm256_loadu_si256((const __m256i *)state[0]);
     __m256i b = _mm256_loadu_si256((const __m256i *)state[1]);
     __m256i c = _mm256_loadu_si256((const __m256i *)state[2]);
     __m256i d = _mm256_loadu_si256((const __m256i *)state[3]);
     const __m256i a0 = a, b0 = b, c0 = c, d0 = d;
-    ROUND4(F, 0, 0, 1, 2, 3);
-    ROUND4(F, 4, 4, 5, 6, 7);
-    ROUND4(F, 8, 8, 9, 10, 11);
-    ROUND4(F, 12, 12, 13, 14, 15);
-    ROUND4(G, 16, 1, 6, 11, 0);
-    ROUND4(G, 20, 5, 10, 15, 4);
-    ROUND4(G, 24, 9, 14, 3, 8);
-    ROUND4(G, 28, 13, 2, 7, 12);
-    ROUND4(H, 32, 5, 8, 11, 14);
-    ROUND4(H, 36, 1, 4, 7, 10);
-    ROUND4(H, 40, 13, 0, 3, 6);
-    ROUND4(H, 44, 9, 12, 15, 2);
-    ROUND4(I, 48, 0, 7, 14, 5);
-    ROUND4(I, 52, 12, 3, 10, 1);
-    ROUND4(I, 56, 8, 15, 6, 13);
-    ROUND4(I, 60, 4, 11, 2, 9);
+    MD5_ROUNDS;
     _mm256_storeu_si256((__m256i *)state[0], _mm256_add_epi32(a, a0));
     _mm256_storeu_si256((__m256i *)state[1], _mm256_add_epi32(b, b0));
     _mm256_storeu_si256((__m256i *)state[2], _mm256_add_epi32(c, c0));
     _mm256_storeu_si256((__m256i *)state[3], _mm256_add_epi32(d, d0));
+}
+#undef VADD
+#undef VSET1
+#undef ROTL
+#undef F
+#undef G
+#undef H
+#undef I
+
+/* AVX-512, sixteen lanes: one instruction for a rotate (vprold) and for a round function
+   (vpternlogd, whose immediate is its truth table over b = 0xF0, c = 0xCC, d = 0xAA). The steps
+   are one dependency chain, so twice the lanes at the same latency is twice the work per step. */
+#define VADD _mm512_add_epi32
+#define VSET1 _mm512_set1_epi32
+#define ROTL(x, n) _mm512_rol_epi32((x), (n))
+#define F(b, c, d) _mm512_ternarylogic_epi32(b, c, d, 0xCA)
+#define G(b, c, d) _mm512_ternarylogic_epi32(b, c, d, 0xE4)
+#define H(b, c, d) _mm512_ternarylogic_epi32(b, c, d, 0x96)
+#define I(b, c, d) _mm512_ternarylogic_epi32(b, c, d, 0x39)
+__attribute__((target("avx2,avx512f"))) static void compress16(uint32_t state[4][LANES], const uint8_t *blocks[LANES]) {
+    /* Two 8x8 transposes, each word's halves joined into one register. */
+    __m256i low[16], high[16];
+    load_transposed(low, blocks, 0);
+    load_transposed(low + 8, blocks, 32);
+    load_transposed(high, blocks + 8, 0);
+    load_transposed(high + 8, blocks + 8, 32);
+    __m512i m[16];
+    for (int w = 0; w < 16; w++) m[w] = _mm512_inserti64x4(_mm512_castsi256_si512(low[w]), high[w], 1);
+    __m512i a = _mm512_loadu_si512(state[0]);
+    __m512i b = _mm512_loadu_si512(state[1]);
+    __m512i c = _mm512_loadu_si512(state[2]);
+    __m512i d = _mm512_loadu_si512(state[3]);
+    const __m512i a0 = a, b0 = b, c0 = c, d0 = d;
+    MD5_ROUNDS;
+    _mm512_storeu_si512(state[0], _mm512_add_epi32(a, a0));
+    _mm512_storeu_si512(state[1], _mm512_add_epi32(b, b0));
+    _mm512_storeu_si512(state[2], _mm512_add_epi32(c, c0));
+    _mm512_storeu_si512(state[3], _mm512_add_epi32(d, d0));
 }
 
 #define SF(b, c, d) (d ^ (b & (c ^ d)))
@@ -176,52 +224,74 @@ static void compress1(uint32_t state[4][LANES], int lane, const uint8_t *block) 
     state[3][lane] += d;
 }
 
-int multimd5_available(void) {
+static int best_level(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
+    if (!__builtin_cpu_supports("avx2")) return 0;
+    return __builtin_cpu_supports("avx512f") ? 3 : 2;
+}
+
+/* 0 until first asked. Written once per process in practice; a racing second writer stores the same value. */
+static int level;
+
+int multimd5_available(void) {
+    if (!level) level = best_level();
+    return level >= 2;
+}
+
+int multimd5_level(void) {
+    multimd5_available();
+    return level;
+}
+
+int multimd5_set_level(int wanted) {
+    int best = best_level();
+    level = wanted < best ? wanted : best;
+    return level;
 }
 
 void multimd5_hash(multimd5_job *jobs, size_t count) {
     static const uint8_t idle_block[64];
+    const int wide = multimd5_level() >= 3;
+    const int width = wide ? 16 : 8;
     uint32_t state[4][LANES];
     lane lanes[LANES];
     memset(lanes, 0, sizeof lanes);
     size_t next_job = 0;
     for (;;) {
-        /* Refill finished lanes, then run as many steps as the shortest message allows. */
+        /* Refill finished lanes, then run as many steps as every lane has blocks in a row for:
+           each lane's block pointer then just moves on by 64 bytes a step. */
         size_t steps = SIZE_MAX;
         int active = 0;
-        for (int i = 0; i < LANES; i++) {
+        for (int i = 0; i < width; i++) {
             if (!lanes[i].job && next_job < count) lane_start(&lanes[i], &jobs[next_job++], state, i);
-            size_t left = lane_blocks_left(&lanes[i]);
-            if (left) {
-                active++;
-                if (left < steps) steps = left;
-            }
+            if (!lanes[i].job) continue;
+            active++;
+            if (lane_run(&lanes[i]) < steps) steps = lane_run(&lanes[i]);
         }
         if (!active) return;
         if (active == 1 && next_job == count) {
-            for (int i = 0; i < LANES; i++) {
+            for (int i = 0; i < width; i++) {
                 while (lane_blocks_left(&lanes[i])) {
                     compress1(state, i, lane_block(&lanes[i]));
-                    lane_advance(&lanes[i]);
+                    lane_advance(&lanes[i], 1);
                 }
             }
             steps = 0;
         }
-        for (size_t step = 0; step < steps; step++) {
-            const uint8_t *blocks[LANES];
-            for (int i = 0; i < LANES; i++) {
-                if (lanes[i].job) {
-                    blocks[i] = lane_block(&lanes[i]);
-                    lane_advance(&lanes[i]);
-                } else {
-                    blocks[i] = idle_block;
-                }
-            }
-            compress8(state, blocks);
+        const uint8_t *blocks[LANES];
+        size_t stride[LANES];
+        for (int i = 0; i < width; i++) {
+            blocks[i] = lanes[i].job ? lane_block(&lanes[i]) : idle_block;
+            stride[i] = lanes[i].job ? 64 : 0;
         }
-        for (int i = 0; i < LANES; i++) {
+        for (size_t step = 0; step < steps; step++) {
+            if (wide) compress16(state, blocks); else compress8(state, blocks);
+            for (int i = 0; i < width; i++) blocks[i] += stride[i];
+        }
+        for (int i = 0; i < width; i++) {
+            if (lanes[i].job) lane_advance(&lanes[i], steps);
+        }
+        for (int i = 0; i < width; i++) {
             if (lanes[i].job && lane_blocks_left(&lanes[i]) == 0) {
                 for (int w = 0; w < 4; w++) memcpy(lanes[i].job->digest + 4 * w, &state[w][i], 4);
                 lanes[i].job = NULL;
@@ -233,6 +303,8 @@ void multimd5_hash(multimd5_job *jobs, size_t count) {
 #else
 
 int multimd5_available(void) { return 0; }
+int multimd5_level(void) { return 0; }
+int multimd5_set_level(int wanted) { (void)wanted; return 0; }
 void multimd5_hash(multimd5_job *jobs, size_t count) { (void)jobs; (void)count; }
 
 #endif

@@ -127,6 +127,40 @@ import TestOrigin
         #expect(Set(origin.requests.map(\.path)) == ["Routes.json", "index.html"])
     }
 
+    /// New paths are downloaded straight into place; a seed that fails takes them away again,
+    /// folders included, and never touches what was there.
+    @Test func failedSeedLeavesThePresetAsItWas() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
+        origin.publish(["index.html": "i", "deep/er/a.js": "a", "deep/b.js": "b", "copy.js": "a"])
+        origin.inject(.corrupt, on: "deep/b.js")
+        try FileManager.default.createDirectory(atPath: dir.path("preset"), withIntermediateDirectories: true)
+        let cold = try seed()
+        #expect(cold.status == 4, "\(cold.stderr)")
+        #expect(cold.stderr.contains("deep/b.js") && cold.stderr.contains("not changed"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("preset")) == [])
+
+        origin.clearFaults()
+        #expect(try seed().status == 0)
+        let table = dir.read("preset/Routes.json")
+        // Second release: a changed file, a new file in a new folder, and one that cannot be had.
+        origin.publish(["index.html": "i2", "deep/er/a.js": "a", "deep/b.js": "b2", "new/c.js": "c", "copy.js": "a"])
+        origin.inject(.status(404), on: "deep/b.js")
+        #expect(try seed().status == 3)
+        #expect(dir.read("preset/index.html") == "i" && dir.read("preset/deep/b.js") == "b")
+        #expect(dir.read("preset/Routes.json") == table)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("preset/new")))
+
+        origin.clearFaults()
+        let update = try seed()
+        #expect(update.status == 0, "\(update.stderr)")
+        #expect(dir.read("preset/index.html") == "i2" && dir.read("preset/deep/b.js") == "b2" && dir.read("preset/new/c.js") == "c")
+        #expect(dir.read("preset/copy.js") == "a" && dir.read("preset/deep/er/a.js") == "a")
+        #expect(try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status == 0)
+    }
+
     @Test func routesCheckAndAlgorithms() throws {
         let dir = try Scratch()
         defer { dir.remove() }
@@ -225,5 +259,15 @@ import TestOrigin
         #expect(try fastSync.json()["outcome"] as? String == "not-modified")
         #expect(try regularSync.json()["outcome"] as? String == "not-modified")
         #expect(try Binary.run(["sync", "extra"] + common).status == 64)
+        // So does seed, with --connections and --check on the fast one.
+        let seed = ["seed", "--remote", origin.url, "--preset", dir.path("seeded"), "--connections", "4"]
+        let fastSeed = try Binary.run(seed + ["--json"])
+        #expect(fastSeed.status == 0, "\(fastSeed.stderr)")
+        #expect(try fastSeed.json()["downloadedFiles"] as? Int == 2)
+        let fastCheck = try Binary.run(seed + ["--check"])
+        let regularCheck = try Binary.run(seed + ["--check", "--timeout", "30"])
+        #expect(fastCheck.status == 0 && fastCheck.stdout == regularCheck.stdout, "\(fastCheck.stderr)")
+        #expect(try Binary.run(["seed", "--connections", "0", "--remote", origin.url, "--preset", dir.path("seeded")]).status == 64)
+        #expect(try Binary.run(["seed", "--preset", dir.path("seeded")]).status == 64)
     }
 }

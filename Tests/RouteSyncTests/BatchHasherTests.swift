@@ -33,10 +33,16 @@ import Testing
         var jobs = zip(copies, messages).map { pointer, message in
             multimd5_job(data: pointer, length: message.count, digest: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         }
-        jobs.withUnsafeMutableBufferPointer { multimd5_hash($0.baseAddress, $0.count) }
-        for (job, message) in zip(jobs, messages) {
-            let digest = withUnsafeBytes(of: job.digest) { Array($0) }
-            #expect(StreamingHasher.hex(digest) == md5(message), "length \(message.count)")
+        // Each kernel this CPU can run (AVX2, then AVX-512), then back to the best.
+        let best = multimd5_level()
+        defer { multimd5_set_level(best) }
+        for level in 2...best {
+            #expect(multimd5_set_level(level) == level)
+            jobs.withUnsafeMutableBufferPointer { multimd5_hash($0.baseAddress, $0.count) }
+            for (job, message) in zip(jobs, messages) {
+                let digest = withUnsafeBytes(of: job.digest) { Array($0) }
+                #expect(StreamingHasher.hex(digest) == md5(message), "level \(level), length \(message.count)")
+            }
         }
     }
 

@@ -4,8 +4,10 @@ import Glibc
 #endif
 
 /// `cenariusd seed`: makes a preset folder match a remote, for CI images and app builds.
-/// Files are downloaded into `<preset>/.cenarius-seed/`, verified, renamed into place, and the
-/// table is written last, so an interrupted seed never leaves a table that lies about its files.
+/// New paths are downloaded straight into place; files that replace existing ones wait in
+/// `<preset>/.cenarius-seed/` until every download is verified. The old table stops naming a
+/// file before that file changes and the new table is written last, so an interrupted seed
+/// never leaves a table that lies about its files, and a failed one leaves the folder as it was.
 public struct Seeder: Sendable {
     public let remote: Remote
     public let preset: Preset
@@ -63,42 +65,44 @@ public struct Seeder: Sendable {
             if missing[entry.hash] == nil { order.append(entry.hash) }
             missing[entry.hash, default: []].append(entry)
         }
-        FileSystem.removeTree(staging)
-        try FileSystem.makeDirectories(staging)
+        FileSystem.removeTree(staging)  // left by a seed that was killed
         defer { FileSystem.removeTree(staging) }
+        var fresh = FreshPaths(root: preset.root)
         let files = order.map { hash in
-            let entry = missing[hash]![0]
-            return FileDownload(url: remote.fileURL(entry.uri), destination: staging + "/" + hash.hex, expected: hash, label: entry.uri.value)
+            let entries = missing[hash]!
+            // A path that is new (no file, nothing in the old table) is downloaded straight into
+            // place: until the table is written nothing vouches for it, so an interrupted seed
+            // lies about nothing, and there is no rename per file afterwards. A path that holds a
+            // file is only replaced once every download has been verified.
+            let inPlace = entries.first { old[$0.uri] == nil && fresh.isNew(target($0)) }
+            return FileDownload(url: remote.fileURL(entries[0].uri), destination: inPlace.map(target) ?? staging + "/" + hash.hex,
+                                expected: hash, label: (inPlace ?? entries[0]).uri.value)
         }
         let results = downloader.download(files, progress: progress)
-        var made = Set<String>()
+        for case .failure(let error) in results {
+            fresh.undo(files: files.filter { !isStaged($0) }.map(\.destination))
+            throw CenariusError(error.code, error.message + "; the preset was not changed")
+        }
+        try forgetReplaced(old: old, table: table, placing: order.flatMap { missing[$0]! })
         for (file, result) in zip(files, results) {
-            let bytes: Int64
-            switch result {
-            case .success(let size): bytes = size
-            case .failure(let error): throw CenariusError(error.code, error.message + "; the preset's table was not changed")
-            }
             report.downloadedFiles += 1
-            report.downloadedBytes += bytes
+            report.downloadedBytes += (try? result.get()) ?? 0
+            let staged = isStaged(file)
             let entries = missing[file.expected]!
-            for (i, entry) in entries.enumerated() {
-                let target = FileSystem.join(preset.root, entry.uri.value)
-                let parent = FileSystem.parentDirectory(of: target)
-                if !made.contains(parent) {
-                    try FileSystem.makeDirectories(parent)
-                    made.insert(parent)
-                }
-                if FileSystem.kind(target) == S_IFDIR { FileSystem.removeTree(target) }
-                if i == entries.count - 1 {
-                    guard rename(file.destination, target) == 0 else { throw FileSystem.failure("cannot move into place", target) }
+            if entries.count == 1 && !staged { continue }  // downloaded into place
+            let others = entries.map(target).filter { $0 != file.destination }
+            for (i, path) in others.enumerated() {
+                if FileSystem.kind(path) == S_IFDIR { FileSystem.removeTree(path) }
+                if staged && i == others.count - 1 {
+                    try moveIntoPlace(file.destination, path)
                 } else {
-                    try copy(file.destination, to: target)
+                    try copy(file.destination, to: path)
                     report.copiedFiles += 1
                 }
             }
         }
         for entry in old.entries where table[entry.uri] == nil {
-            if preset.folder.file(entry.uri) != nil, unlink(FileSystem.join(preset.root, entry.uri.value)) == 0 {
+            if preset.folder.file(entry.uri) != nil, unlink(target(entry)) == 0 {
                 report.removedFiles += 1
             }
         }
@@ -108,6 +112,20 @@ public struct Seeder: Sendable {
         try FileSystem.writeAtomically(bytes, to: preset.tablePath)
         report.seconds = FileSystem.monotonic() - started
         return report
+    }
+
+    private func target(_ entry: RouteEntry) -> String { FileSystem.join(preset.root, entry.uri.value) }
+
+    private func isStaged(_ file: FileDownload) -> Bool { file.destination.hasPrefix(staging + "/") }
+
+    /// Before any file the old table lists is overwritten or removed, the table stops listing it,
+    /// so that a seed killed halfway leaves a table that is true of every file it names.
+    private func forgetReplaced(old: RouteTable, table: RouteTable, placing: [RouteEntry]) throws(CenariusError) {
+        let replaced = Set(placing.map(\.uri))
+        let kept = old.entries.filter { !replaced.contains($0.uri) && table[$0.uri] != nil }
+        guard kept.count < old.count, let reduced = try? RouteTable(entries: kept) else { return }
+        unlink(preset.tablePath + ".sig")  // it signs the old table, not this one
+        try FileSystem.writeAtomically(reduced.serialized(), to: preset.tablePath)
     }
 
     /// Re-hashes every preset file the remote table lists.
@@ -131,7 +149,7 @@ public struct Seeder: Sendable {
 
     private func copy(_ source: String, to target: String) throws(CenariusError) {
         let temporary = target + ".cenarius-tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = FileSystem.createFile(temporary)
         guard fd >= 0 else { throw FileSystem.failure("cannot create", temporary) }
         do {
             _ = try FileSystem.hashFile(source, algorithm: .md5, copyTo: fd)
@@ -141,6 +159,50 @@ public struct Seeder: Sendable {
             throw error
         }
         close(fd)
-        guard rename(temporary, target) == 0 else { throw FileSystem.failure("cannot move into place", target) }
+        try moveIntoPlace(temporary, target)
+    }
+
+    private func moveIntoPlace(_ source: String, _ target: String) throws(CenariusError) {
+        if rename(source, target) == 0 { return }
+        if errno == ENOENT { try FileSystem.makeDirectories(FileSystem.parentDirectory(of: target)) }
+        guard rename(source, target) == 0 else { throw FileSystem.failure("cannot move into place", target) }
+    }
+}
+
+/// Paths a seed may create in place, and how to take them away again when it fails: the
+/// files it downloaded and the folders that did not exist before it (created by the downloads).
+struct FreshPaths {
+    let root: String
+    /// An empty folder at the start: everything in it is the seed's own, no need to look.
+    private let rootWasEmpty: Bool
+    private var checked = Set<String>()
+    /// Folders that did not exist, outermost first.
+    private var absent: [String] = []
+
+    init(root: String) {
+        self.root = root
+        rootWasEmpty = FileSystem.listDirectory(root).isEmpty
+    }
+
+    /// Whether nothing is at `path`; remembers which of its folders are missing.
+    mutating func isNew(_ path: String) -> Bool {
+        if rootWasEmpty { return true }
+        var missing: [String] = []
+        var folder = FileSystem.parentDirectory(of: path)
+        while folder != root, checked.insert(folder).inserted, FileSystem.kind(folder) == nil {
+            missing.append(folder)
+            folder = FileSystem.parentDirectory(of: folder)
+        }
+        absent += missing.reversed()
+        return FileSystem.kind(path) == nil
+    }
+
+    func undo(files: [String]) {
+        if rootWasEmpty {
+            for name in FileSystem.listDirectory(root) { FileSystem.removeTree(FileSystem.join(root, name)) }
+            return
+        }
+        for file in files { unlink(file) }
+        for folder in absent.reversed() { rmdir(folder) }
     }
 }

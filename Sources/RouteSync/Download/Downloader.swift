@@ -159,6 +159,7 @@ public final class Downloader {
                     deferred.append(next)
                     continue
                 }
+                next.budget = checks.budget
                 let started = start(next)
                 switch started {
                 case .success(let pair): active[pair.0] = (next, pair.1)
@@ -177,7 +178,7 @@ public final class Downloader {
                 ccurl_multi_remove_handle(multi.value, handle)
                 recycle(handle, headers)
                 // A complete body that fit the write buffer goes to the worker whole (it cannot fail classify).
-                let wholeBody = code == CURLE_OK ? transfer.takeWholeBody(if: checks.hasRoom) : nil
+                let wholeBody = code == CURLE_OK ? transfer.takeWholeBody() : nil
                 if wholeBody == nil { transfer.endBody() }
                 let failure = classify(transfer, code)
                 if failure == nil, case .file(let path, let expected) = transfer.sink {
@@ -188,7 +189,7 @@ public final class Downloader {
                     settle(transfer, failure)
                 }
             }
-            for done in checks.collect() {
+            for done in checks.collect(idle: active.isEmpty, tail: waiting.isEmpty) {
                 guard let transfer = verifying.removeValue(forKey: done.id) else { continue }
                 settle(transfer, mismatch(transfer, done))
             }

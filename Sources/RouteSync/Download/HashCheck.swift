@@ -6,12 +6,13 @@ import Glibc
 #endif
 
 /// Verifies finished files off the download loop, so hashing uses another core instead of
-/// stalling the network. The worker takes whatever has finished since its last round as one
-/// batch, which is what lets BatchHasher hash eight MD5s side by side.
+/// stalling the network. A worker takes whatever has finished since its last round as one
+/// batch, which is what lets BatchHasher hash eight or sixteen MD5s side by side.
 ///
-/// A body that fit the transfer's write buffer arrives whole: the worker writes the file and
-/// hashes the bytes it wrote, so the loop makes no file syscall for it and nothing is read
-/// back. Larger bodies were written by the loop and are hashed from the page cache.
+/// A body the transfer held whole (see Transfer.wholeLimit and BodyBudget) arrives whole: the
+/// worker writes the file and hashes the bytes it wrote, so the loop makes no file syscall for
+/// it and nothing is read back. Other bodies were written by the loop and are hashed from the
+/// page cache.
 final class HashCheck: Sendable {
     struct Done: Sendable {
         var id: Int
@@ -26,27 +27,47 @@ final class HashCheck: Sendable {
         var path: String
         var algorithm: ContentHash.Algorithm
         var body: [UInt8]?
+        /// Budget held by `body`, given back once it is written and hashed.
+        var reserved: Int
     }
 
     struct State {
         var pending: [Pending] = []
         var done: [Done] = []
-        var working = false
+        /// Hashers not in use by a worker (indexes into `hashers`); a worker holds one while it runs.
+        var idleHashers = Array(0..<HashCheck.maxWorkers)
         var closed = false
-        /// Memory held by whole bodies queued and not yet taken by the worker (their buffers' capacity).
-        var queuedBodyBytes = 0
+        /// The loop has nothing but checks to wait for: the next result must wake it. Otherwise it
+        /// is woken by its own sockets soon enough, and a wakeup per result would only add
+        /// context switches on a machine whose cores are all busy.
+        var loopIdle = false
+        /// Few or no more files are coming (the loop has started its last transfers): check what
+        /// there is rather than wait for a fuller batch.
+        var hurry = false
     }
 
-    /// Files per round: enough to keep eight lanes busy while results still reach the loop promptly.
+    /// Files per round: enough to keep the lanes busy while results still reach the loop promptly.
     static let batchLimit = 64
-    /// Past this many queued body bytes the loop writes bodies itself, so that a worker falling
-    /// behind costs time rather than memory (B1's RSS bar).
-    static let queuedBodyLimit = 4 << 20
+    /// A round starts once this many files wait (or the loop is hurrying): a worker that took each
+    /// file as it came would hash one or two at a time, and the vector lanes would run mostly empty.
+    static let batchMinimum = 16
+    /// Whole bodies, held by transfers or waiting here: with 32 transfers in flight this keeps
+    /// a seed's peak RSS under B1's 64 MiB.
+    static let bodyBudget = 12 << 20
+    let budget = BodyBudget(limit: HashCheck.bodyBudget)
+
+    /// A second worker starts only when a full batch waits while the first is busy: at the end
+    /// of a download the backlog then takes both cores instead of one.
+    static let maxWorkers = 2
 
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "cenariusd.hash-check")
-    /// Its buffer is reused from one round to the next; only the worker on `queue` takes it.
-    private let hasher = Mutex(BatchHasher())
+    private let workers = DispatchGroup()
+    /// Their buffers are reused from one round to the next; each worker uses the one it was given.
+    private let hashers = (0..<HashCheck.maxWorkers).map { _ in Slot() }
+
+    private final class Slot: Sendable {
+        let hasher = Mutex(BatchHasher())
+    }
     /// The loop's multi handle, woken when a result is ready (curl_multi_wakeup is thread-safe).
     private let wake: @Sendable () -> Void
 
@@ -54,18 +75,27 @@ final class HashCheck: Sendable {
         self.wake = wake
     }
 
-    func submit(id: Int, path: String, algorithm: ContentHash.Algorithm, body: [UInt8]? = nil) {
+    func submit(id: Int, path: String, algorithm: ContentHash.Algorithm, body: (bytes: [UInt8], reserved: Int)? = nil) {
         let start = state.withLock { state in
-            state.pending.append(Pending(id: id, path: path, algorithm: algorithm, body: body))
-            state.queuedBodyBytes += body?.capacity ?? 0
-            defer { state.working = true }
-            return !state.working
+            state.pending.append(Pending(id: id, path: path, algorithm: algorithm, body: body?.bytes, reserved: body?.reserved ?? 0))
+            return Self.claimWorker(&state)
         }
-        if start { queue.async { [self] in work() } }
+        startWorker(start)
     }
 
-    private func work() {
-        while let batch = nextBatch() {
+    /// A hasher for a worker that should start now, if one should.
+    private static func claimWorker(_ state: inout State) -> Int? {
+        guard !state.pending.isEmpty, state.hurry || state.pending.count >= batchMinimum else { return nil }
+        return state.idleHashers.popLast()
+    }
+
+    private func startWorker(_ hasher: Int?) {
+        guard let hasher else { return }
+        DispatchQueue.global().async(group: workers) { [self] in work(hasher) }
+    }
+
+    private func work(_ hasher: Int) {
+        while let batch = nextBatch(releasing: hasher) {
             var errors = [CenariusError?](repeating: nil, count: batch.count)
             var inputs: [BatchHasher.Input] = []
             inputs.reserveCapacity(batch.count)
@@ -77,7 +107,8 @@ final class HashCheck: Sendable {
                     inputs.append(.file(item.path))
                 }
             }
-            let results = hasher.withLock { $0.hash(inputs, algorithm: batch[0].algorithm) }
+            let results = hashers[hasher].hasher.withLock { $0.hash(inputs, algorithm: batch[0].algorithm) }
+            budget.release(batch.reduce(0) { $0 + $1.reserved })
             // Woken under the lock, so that after `close` returns no check touches the loop.
             state.withLock { state in
                 guard !state.closed else { return }
@@ -85,28 +116,27 @@ final class HashCheck: Sendable {
                     let result = results[index]
                     state.done.append(Done(id: item.id, actual: result?.0, size: result?.1 ?? -1, error: errors[index]))
                 }
-                wake()
+                if state.loopIdle {
+                    state.loopIdle = false
+                    wake()
+                }
             }
         }
     }
 
     private static func write(_ body: [UInt8], to path: String) -> CenariusError? {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = FileSystem.createFile(path)
         guard fd >= 0 else { return FileSystem.failure("cannot create", path) }
         defer { Glibc.close(fd) }
         return FileSystem.writeAll(fd, body) ? nil : FileSystem.failure("cannot write", path)
     }
 
-    /// Whether a whole body of this size may be handed over now.
-    func hasRoom(for bytes: Int) -> Bool {
-        state.withLock { $0.queuedBodyBytes + bytes <= Self.queuedBodyLimit }
-    }
-
-    /// The next files to hash, all of one algorithm; nil (and the worker stops) when there are none.
-    private func nextBatch() -> [Pending]? {
+    /// The next files to hash, all of one algorithm; nil when there are none (or too few to
+    /// wait for), and the worker stops and gives its hasher back.
+    private func nextBatch(releasing hasher: Int) -> [Pending]? {
         state.withLock { state in
-            guard !state.closed, let algorithm = state.pending.first?.algorithm else {
-                state.working = false
+            guard !state.closed, let algorithm = state.pending.first?.algorithm, state.hurry || state.pending.count >= Self.batchMinimum else {
+                state.idleHashers.append(hasher)
                 return nil
             }
             var batch: [Pending] = []
@@ -115,23 +145,27 @@ final class HashCheck: Sendable {
                 if item.algorithm == algorithm && batch.count < Self.batchLimit { batch.append(item) } else { rest.append(item) }
             }
             state.pending = rest
-            state.queuedBodyBytes -= batch.reduce(0) { $0 + ($1.body?.capacity ?? 0) }
             return batch
         }
     }
 
-    /// Results ready since the last call.
-    func collect() -> [Done] {
-        state.withLock { state in
+    /// Results ready since the last call. `idle`: the loop has no transfer running, so the next
+    /// result must wake it. `tail`: no transfer is waiting to start, so batches stop waiting to fill.
+    func collect(idle: Bool, tail: Bool) -> [Done] {
+        let (done, start) = state.withLock { state in
             defer { state.done.removeAll(keepingCapacity: true) }
-            return state.done
+            state.loopIdle = idle
+            state.hurry = idle || tail
+            return (state.done, Self.claimWorker(&state))
         }
+        startWorker(start)
+        return done
     }
 
     /// The loop is done (its multi handle may go): checks not yet started are dropped, and this
-    /// waits for the round in progress, so that no file is written after the download returns.
+    /// waits for the rounds in progress, so that no file is written after the download returns.
     func close() {
         state.withLock { $0.closed = true }
-        queue.sync {}
+        workers.wait()
     }
 }

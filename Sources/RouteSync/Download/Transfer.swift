@@ -49,9 +49,15 @@ final class Transfer {
     var errorBytes = 0
     /// Body bytes not yet written. libcurl hands over at most 16 KiB per callback; writing in
     /// `writeChunk`s (most web assets: one write) takes three of every four syscalls off the
-    /// loop. One fixed-size buffer per active transfer keeps the heap flat (B1's RSS bar).
+    /// loop. A body of up to `wholeLimit` bytes whose length is announced is held whole instead,
+    /// in one buffer of exactly that size, when `budget` allows: the hash worker then writes it
+    /// in one go and hashes it from memory, and the loop makes no file syscall for it at all.
     private var unwritten: [UInt8] = []
+    /// Budget taken by `unwritten` (a whole body's buffer); 0 for the plain write buffer.
+    private var reserved = 0
+    var budget: BodyBudget?
     static let writeChunk = 64 << 10
+    static let wholeLimit = 1 << 20
 
     init(index: Int, url: String, label: String, sink: Sink, maxBytes: Int64) {
         self.index = index
@@ -77,7 +83,7 @@ final class Transfer {
     }
 
     func discardPartial() {
-        unwritten.removeAll(keepingCapacity: true)
+        dropBuffer()
         received = 0
         resumedFrom = 0
         if fd >= 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 {
@@ -114,10 +120,10 @@ final class Transfer {
         case .memory:
             body.append(contentsOf: data)
         case .file:
-            if unwritten.capacity < Self.writeChunk { unwritten.reserveCapacity(Self.writeChunk) }
-            if unwritten.count + data.count > Self.writeChunk, !flush() { return 0 }
+            if unwritten.capacity < Self.writeChunk { unwritten.reserveCapacity(bufferSize()) }
+            // Written only when the next bytes would not fit: a body that fits stays whole.
+            if unwritten.count + data.count > max(Self.writeChunk, reserved), !flush() { return 0 }
             unwritten.append(contentsOf: data)
-            if unwritten.count >= Self.writeChunk, !flush() { return 0 }
         }
         received += Int64(data.count)
         return data.count
@@ -128,7 +134,7 @@ final class Transfer {
         guard !unwritten.isEmpty, case .file(let path, _) = sink else { return true }
         defer { unwritten.removeAll(keepingCapacity: true) }
         if fd < 0 {
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            fd = FileSystem.createFile(path)
             if fd < 0 {
                 failure = FileSystem.failure("cannot create", path)
                 return false
@@ -157,24 +163,46 @@ final class Transfer {
         return "(--max-file-size)"
     }
 
+    /// The buffer for a body starting now: its whole announced length, or the write chunk.
+    private func bufferSize() -> Int {
+        guard fd < 0, resumedFrom == 0, let length = headers.contentLength, length > Self.writeChunk,
+              length <= Self.wholeLimit, budget?.reserve(Int(length)) == true else { return Self.writeChunk }
+        reserved = Int(length)
+        return reserved
+    }
+
+    private func dropBuffer() {
+        unwritten = []
+        budget?.release(reserved)
+        reserved = 0
+    }
+
     /// The body has ended: everything reaches the file before it is hashed or its length is
     /// remembered for a resume, and the buffer goes back while the file waits for its check.
     func endBody() {
         _ = flush()
-        unwritten = []
+        dropBuffer()
     }
 
-    /// The whole body, when none of it has reached the file yet (it fit the write buffer): the
+    /// The whole body, when none of it has reached the file yet, with the budget it holds: the
     /// hash worker then writes it and hashes it from memory, so the download loop makes no file
-    /// syscall for it and nothing is read back. nil when part of it is already in the file.
-    func takeWholeBody(if room: (Int) -> Bool) -> [UInt8]? {
-        guard case .file = sink, fd < 0, failure == nil, isSuccessStatus, room(unwritten.capacity) else { return nil }
-        defer { unwritten = [] }
-        return unwritten
+    /// syscall for it and nothing is read back. nil when part of it is already in the file, or
+    /// when a small body finds the budget spent.
+    func takeWholeBody() -> (bytes: [UInt8], reserved: Int)? {
+        guard case .file = sink, fd < 0, failure == nil, isSuccessStatus else { return nil }
+        if reserved == 0 {
+            guard budget?.reserve(unwritten.capacity) == true else { return nil }
+            reserved = unwritten.capacity
+        }
+        defer {
+            unwritten = []
+            reserved = 0
+        }
+        return (unwritten, reserved)
     }
 
     func closeFile() {
-        unwritten = []
+        dropBuffer()
         if fd >= 0 {
             close(fd)
             fd = -1

@@ -60,6 +60,16 @@ public enum FileSystem {
         }
     }
 
+    /// Creates (or truncates) a file for writing, making its missing parent folders on the way,
+    /// so that downloads into a fresh tree create each folder when its first file arrives.
+    /// The descriptor, or -1 with `errno` set.
+    public static func createFile(_ path: String) -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd < 0, errno == ENOENT else { return fd }
+        do { try makeDirectories(parentDirectory(of: path)) } catch { return -1 }
+        return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { writeAll(fd, $0) }
     }

@@ -21,8 +21,11 @@ struct SeedCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let settings = try await global.resolved()
-        guard let remote = settings.sync.remote else { throw CenariusError.usage("seed needs --remote URL") }
+        try Self.perform(try await global.resolved(), check: check, json: json)
+    }
+
+    static func perform(_ settings: ResolvedSettings, check: Bool, json: Bool) throws(CenariusError) {
+        guard let remote = settings.sync.remote else { throw .usage("seed needs --remote URL") }
         let seeder = Seeder(remote: remote, preset: settings.sync.preset, transfer: settings.sync.transfer, verifier: settings.sync.tableVerifier)
         let bar = ProgressBar.make("seed", json: json)
         let report = try seeder.seed(check: check, progress: bar.map { bar in { bar.update($0) } })
@@ -35,7 +38,7 @@ struct SeedCommand: AsyncParsableCommand {
                     : "preset \(settings.sync.preset.root) differs from \(remote.tableURL): \(report.mismatched.count) of \(report.entries) entries")
             }
             if !report.mismatched.isEmpty {
-                throw CenariusError.integrity("preset differs from the remote: \(report.mismatched.prefix(10).joined(separator: ", "))\(report.mismatched.count > 10 ? ", …" : "")")
+                throw .integrity("preset differs from the remote: \(report.mismatched.prefix(10).joined(separator: ", "))\(report.mismatched.count > 10 ? ", …" : "")")
             }
         } else if !json {
             Output.line("seeded \(settings.sync.preset.root): \(report.entries) entries, \(report.downloadedFiles) downloaded (\(Output.bytes(report.downloadedBytes))), "

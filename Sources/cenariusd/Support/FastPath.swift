@@ -1,12 +1,12 @@
 import ResourceCache
 import RouteSync
 
-/// `cenariusd resolve` and `cenariusd sync` without swift-argument-parser and swift-configuration.
+/// `cenariusd resolve`, `sync` and `seed` without swift-argument-parser and swift-configuration.
 ///
-/// Scripts call `resolve` in loops and devices run `sync` from timers, so their whole-process
-/// time is a contract bar (B4 ≤ 10 ms; B2 ≤ 10 ms beyond the round trip). Parsing a command line
-/// through reflection costs several milliseconds in a binary this size, so the common shapes of
-/// these two commands are parsed here by hand. Anything this parser does not fully understand —
+/// Scripts call `resolve` in loops, devices run `sync` from timers and CI runs `seed` on every
+/// build, so their whole-process time is a contract bar (B4 ≤ 10 ms; B2 ≤ 10 ms beyond the round
+/// trip; B1 against curl and wget2). Parsing a command line through reflection costs several
+/// milliseconds in a binary this size, so the common shapes of these commands are parsed here by hand. Anything this parser does not fully understand —
 /// help, numeric options, a config file to read, an unknown flag — returns nil and the regular
 /// command line handles it, with its validation and messages.
 enum FastPath {
@@ -16,12 +16,13 @@ enum FastPath {
         var command: String
         var uri: String
         var json = false
+        var check = false
         var options = Resolver.Options()
         var flags: [String: String] = [:]
     }
 
     static func parse(_ arguments: [String]) -> Request? {
-        guard let command = arguments.first, command == "resolve" || command == "sync" else { return nil }
+        guard let command = arguments.first, ["resolve", "sync", "seed"].contains(command) else { return nil }
         var request = Request(command: command, uri: "")
         var uri: String?
         var rest = arguments.dropFirst()[...]
@@ -41,6 +42,11 @@ enum FastPath {
             case "json" where inline == nil: request.json = true
             case "offline" where inline == nil && command == "resolve": request.options.offline = true
             case "strict" where inline == nil && command == "resolve": request.options.strict = true
+            case "check" where inline == nil && command == "seed": request.check = true
+            case "connections" where command != "resolve":
+                // Out of range or not a number: the regular command line says why.
+                guard let value = inline ?? rest.popFirst(), let n = Int(value), (1...256).contains(n) else { return nil }
+                request.flags[name] = value
             case "develop" where inline == nil: request.flags["develop"] = "true"
             case "no-develop" where inline == nil: request.flags["develop"] = "false"
             case _ where valueOptions.contains(name):
@@ -70,9 +76,12 @@ enum FastPath {
             int: { flags.int($0) ?? env.int($0) },
             double: { flags.double($0) ?? env.double($0) },
             bool: { flags.bool($0) ?? env.bool($0) }))
-        if request.command == "sync" {
+        switch request.command {
+        case "sync":
             try SyncCommand.perform(settings, json: request.json)
-        } else {
+        case "seed":
+            try SeedCommand.perform(settings, check: request.check, json: request.json)
+        default:
             ResolveCommand.emit(try settings.resolver().resolve(request.uri, options: request.options), json: request.json)
         }
         return true
