@@ -26,20 +26,33 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
 
     /// Percent-encodes everything but unreserved characters and `/`.
     static func escape(_ path: String) -> String {
+        // Nearly every uri needs no escaping: then it is its own encoding, no copy (a seed asks for thousands).
+        guard path.utf8.contains(where: { !isUnreserved($0) }) else { return path }
         var out: [UInt8] = []
-        out.reserveCapacity(path.utf8.count)
-        let hex = Array("0123456789ABCDEF".utf8)
+        out.reserveCapacity(path.utf8.count * 3)
         for byte in path.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+            if isUnreserved(byte) {
                 out.append(byte)
-            default:
+            } else {
                 out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
+                out.append(hexDigit(byte >> 4))
+                out.append(hexDigit(byte & 0xF))
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 }
