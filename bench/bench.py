@@ -235,7 +235,11 @@ def b5(nginx, seconds, rounds):
 
 
 def markdown(results, args):
-    lines = [f"# bench results ({'smoke' if args.smoke else 'full'} run, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
+    stamps = results.get("measured", {})
+    scenarios = [k for k in sorted(results) if k != "measured"]
+    measured = sorted({stamps.get(k, "earlier") for k in scenarios})
+    when = measured[0] if len(measured) == 1 else "scenarios measured " + ", ".join(f"{k} {stamps.get(k, 'earlier')}" for k in scenarios)
+    lines = [f"# bench results ({'smoke' if args.smoke else 'full'} run, {when})", "",
              f"Machine: {os.cpu_count()} cores; loopback nginx origin; `bench/run{' --smoke' if args.smoke else ''}`.", ""]
     b1r = results["B1"]
     lines += [f"## B1 cold seed: {b1r['files']} files, {b1r['bytes'] / 2**20:.1f} MiB ({args.rounds} rounds, alternating)", "",
@@ -311,9 +315,13 @@ def main():
         if "B5" in only: print("B5 serve", flush=True); results["B5"] = b5(nginx, 1 if args.smoke else 5, args.rounds)
     finally:
         nginx.stop()
+    # A partial run (--only) keeps the other scenarios' earlier figures; each says when it was measured.
+    stamps = results.setdefault("measured", {})
+    for key in only & set(results):
+        stamps[key] = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    json.dump(results, open(os.path.join(HERE, name + ".json"), "w"), indent=2)
     text = markdown(results, args)
     open(os.path.join(HERE, name + ".md"), "w").write(text)
-    json.dump(results, open(os.path.join(HERE, name + ".json"), "w"), indent=2)
     print(text)
 
 
