@@ -114,10 +114,14 @@ import TestOrigin
         #expect(!FileManager.default.fileExists(atPath: dir.path("preset/.cenarius-seed")))
 
         #expect(try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status == 0)
+        // A symlink inside the folder is checked by what it points to (the batch hasher does not follow links).
+        try FileManager.default.removeItem(atPath: dir.path("preset/js/b.js"))
+        try FileManager.default.createSymbolicLink(atPath: dir.path("preset/js/b.js"), withDestinationPath: "a.js")
+        #expect(try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status == 0)
         try dir.write("preset/js/a.js", "tampered")
         let check = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"])
         #expect(check.status == 4)
-        #expect(check.stderr.contains("js/a.js"))
+        #expect(check.stderr.contains("js/a.js") && check.stderr.contains("js/b.js"))
 
         // Re-seeding after a remote change downloads only what changed.
         origin.publish(["index.html": "i2", "js/a.js": "shared", "js/b.js": "shared"])

@@ -128,16 +128,21 @@ public struct Seeder: Sendable {
         try FileSystem.writeAtomically(reduced.serialized(), to: preset.tablePath)
     }
 
-    /// Re-hashes every preset file the remote table lists.
+    /// Re-hashes every preset file the remote table lists, side by side (BatchHasher).
     func mismatches(_ table: RouteTable) throws(CenariusError) -> [String] {
-        var out: [String] = []
-        for entry in table.entries {
-            guard let path = preset.folder.file(entry.uri),
-                  let (hash, _) = try? FileSystem.hashFile(path, algorithm: entry.hash.algorithm), hash == entry.hash else {
-                out.append(entry.uri.value)
-                continue
+        let paths = table.entries.map { preset.folder.file($0.uri) }
+        var matches = [Bool](repeating: false, count: paths.count)
+        let hasher = BatchHasher()
+        for algorithm in ContentHash.Algorithm.allCases {
+            let indices = paths.indices.filter { paths[$0] != nil && table.entries[$0].hash.algorithm == algorithm }
+            for (i, result) in zip(indices, hasher.hash(indices.map { paths[$0]! }, algorithm: algorithm)) {
+                // Files are opened without following links; a link the folder serves (it resolves
+                // inside) is checked by the file it points to, as the daemon would serve it.
+                let hash = result?.0 ?? ServedFolder.realPath(paths[i]!).flatMap { try? FileSystem.hashFile($0, algorithm: algorithm) }?.0
+                matches[i] = hash == table.entries[i].hash
             }
         }
+        var out = table.entries.indices.filter { !matches[$0] }.map { table.entries[$0].uri.value }
         if let presetBytes = try? FileSystem.readFile(preset.tablePath),
            let presetTable = try? RouteTable.parse(presetBytes, source: preset.tablePath), presetTable != table {
             out.append(preset.routesName)
