@@ -33,7 +33,7 @@ let package = Package(
         ),
         // Starts loading libcurl before Swift's main for the commands that download (startup.c).
         .target(name: "CStartup", dependencies: ["CCurl"]),
-        // MD5 of eight files at once with AVX2, for verifying downloads and hashing folders.
+        // MD5 of sixteen files at once with AVX-512 (eight with AVX2), for verifying downloads and hashing folders.
         .target(name: "CMultiMD5"),
         // syncfs and zlib's gzip wrapper, which Swift cannot reach directly.
         .target(name: "CPlatform", linkerSettings: [.linkedLibrary("z")]),

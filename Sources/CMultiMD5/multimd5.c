@@ -197,7 +197,7 @@ __attribute__((target("avx2,avx512f"))) static void compress16(uint32_t state[4]
     SSTEP(f, c, d, a, b, i + 2, g2);  \
     SSTEP(f, b, c, d, a, i + 3, g3)
 
-/* One lane on its own: the vector unit would run at an eighth of its width, slower than this. */
+/* One lane on its own: the vector unit would run at an eighth (a sixteenth) of its width, slower than this. */
 static void compress1(uint32_t state[4][LANES], int lane, const uint8_t *block) {
     uint32_t m[16];
     memcpy(m, block, 64);

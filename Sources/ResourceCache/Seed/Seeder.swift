@@ -130,19 +130,16 @@ public struct Seeder: Sendable {
 
     /// Re-hashes every preset file the remote table lists, side by side (BatchHasher).
     func mismatches(_ table: RouteTable) throws(CenariusError) -> [String] {
-        let paths = table.entries.map { preset.folder.file($0.uri) }
-        var matches = [Bool](repeating: false, count: paths.count)
-        let hasher = BatchHasher()
-        for algorithm in ContentHash.Algorithm.allCases {
-            let indices = paths.indices.filter { paths[$0] != nil && table.entries[$0].hash.algorithm == algorithm }
-            for (i, result) in zip(indices, hasher.hash(indices.map { paths[$0]! }, algorithm: algorithm)) {
-                // Files are opened without following links; a link the folder serves (it resolves
-                // inside) is checked by the file it points to, as the daemon would serve it.
-                let hash = result?.0 ?? ServedFolder.realPath(paths[i]!).flatMap { try? FileSystem.hashFile($0, algorithm: algorithm) }?.0
-                matches[i] = hash == table.entries[i].hash
-            }
+        let present = table.entries.compactMap { entry in preset.folder.file(entry.uri).map { (entry: entry, path: $0) } }
+        let hashes = BatchHasher().hashEach(present.map { ($0.path, $0.entry.hash.algorithm) })
+        var matching = Set<URIPath>()
+        for (file, result) in zip(present, hashes) {
+            // Files are opened without following links; a link the folder serves (it resolves
+            // inside) is checked by the file it points to, as the daemon would serve it.
+            let hash = result?.0 ?? ServedFolder.realPath(file.path).flatMap { try? FileSystem.hashFile($0, algorithm: file.entry.hash.algorithm) }?.0
+            if hash == file.entry.hash { matching.insert(file.entry.uri) }
         }
-        var out = table.entries.indices.filter { !matches[$0] }.map { table.entries[$0].uri.value }
+        var out = table.entries.filter { !matching.contains($0.uri) }.map(\.uri.value)
         if let presetBytes = try? FileSystem.readFile(preset.tablePath),
            let presetTable = try? RouteTable.parse(presetBytes, source: preset.tablePath), presetTable != table {
             out.append(preset.routesName)

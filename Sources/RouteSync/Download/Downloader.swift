@@ -177,7 +177,8 @@ public final class Downloader {
                 let code = ccurl_msg_result(message)
                 ccurl_multi_remove_handle(multi.value, handle)
                 recycle(handle, headers)
-                // A complete body that fit the write buffer goes to the worker whole (it cannot fail classify).
+                // A complete body the transfer held whole goes to a check worker as it is
+                // (takeWholeBody only gives up a body that classify passes).
                 let wholeBody = code == CURLE_OK ? transfer.takeWholeBody() : nil
                 if wholeBody == nil { transfer.endBody() }
                 let failure = classify(transfer, code)

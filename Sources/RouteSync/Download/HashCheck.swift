@@ -44,6 +44,9 @@ final class HashCheck: Sendable {
         /// Few or no more files are coming (the loop has started its last transfers): check what
         /// there is rather than wait for a fuller batch.
         var hurry = false
+
+        /// Whether a round should run now: a full batch waits, or the loop is hurrying.
+        var roundIsDue: Bool { !pending.isEmpty && (hurry || pending.count >= HashCheck.batchMinimum) }
     }
 
     /// Files per round: enough to keep the lanes busy while results still reach the loop promptly.
@@ -85,7 +88,7 @@ final class HashCheck: Sendable {
 
     /// A hasher for a worker that should start now, if one should.
     private static func claimWorker(_ state: inout State) -> Int? {
-        guard !state.pending.isEmpty, state.hurry || state.pending.count >= batchMinimum else { return nil }
+        guard state.roundIsDue else { return nil }
         return state.idleHashers.popLast()
     }
 
@@ -135,7 +138,7 @@ final class HashCheck: Sendable {
     /// wait for), and the worker stops and gives its hasher back.
     private func nextBatch(releasing hasher: Int) -> [Pending]? {
         state.withLock { state in
-            guard !state.closed, let algorithm = state.pending.first?.algorithm, state.hurry || state.pending.count >= Self.batchMinimum else {
+            guard !state.closed, state.roundIsDue, let algorithm = state.pending.first?.algorithm else {
                 state.idleHashers.append(hasher)
                 return nil
             }

@@ -109,8 +109,8 @@ public final class BatchHasher {
     }
 
     /// Every file hashed, in order, each with its own algorithm (the buffer bounds the memory
-    /// however many there are); a file that cannot be read throws the error a direct read gives.
-    public func hashAll(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) throws(CenariusError) -> [(ContentHash, Int64)] {
+    /// however many there are); nil for a file that cannot be read.
+    public func hashEach(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) -> [(ContentHash, Int64)?] {
         var results = [(ContentHash, Int64)?](repeating: nil, count: files.count)
         for algorithm in ContentHash.Algorithm.allCases {
             let indices = files.indices.filter { files[$0].algorithm == algorithm }
@@ -118,9 +118,14 @@ public final class BatchHasher {
                 results[index] = result
             }
         }
+        return results
+    }
+
+    /// `hashEach`, where a file that cannot be read throws the error a direct read gives.
+    public func hashAll(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) throws(CenariusError) -> [(ContentHash, Int64)] {
         var hashed: [(ContentHash, Int64)] = []
         hashed.reserveCapacity(files.count)
-        for (file, result) in zip(files, results) {
+        for (file, result) in zip(files, hashEach(files)) {
             if let result {
                 hashed.append(result)
             } else {

@@ -6,9 +6,10 @@ import RouteSync
 /// Scripts call `resolve` in loops, devices run `sync` from timers and CI runs `seed` on every
 /// build, so their whole-process time is a contract bar (B4 ≤ 10 ms; B2 ≤ 10 ms beyond the round
 /// trip; B1 against curl and wget2). Parsing a command line through reflection costs several
-/// milliseconds in a binary this size, so the common shapes of these commands are parsed here by hand. Anything this parser does not fully understand —
-/// help, numeric options, a config file to read, an unknown flag — returns nil and the regular
-/// command line handles it, with its validation and messages.
+/// milliseconds in a binary this size, so the common shapes of these commands are parsed here by
+/// hand. Anything this parser does not fully understand — help, an option it does not know or a
+/// value out of range, a config file to read — returns nil and the regular command line handles
+/// it, with its validation and messages.
 enum FastPath {
     static let valueOptions: Set<String> = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent"]
 
