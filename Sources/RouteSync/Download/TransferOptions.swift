@@ -2,6 +2,9 @@
 public struct TransferOptions: Sendable {
     /// Parallel connections per host (kept alive and reused; HTTP/2 streams when offered).
     public var connections = 16
+    /// Download loops (threads, each with its own multi handle and share of the connections);
+    /// nil: one per core, up to four, for downloads of 64 files or more.
+    public var loops: Int?
     /// Seconds to connect, and seconds a transfer may stall below `lowSpeedBytes`/s before it is abandoned.
     public var timeout = 30
     public var lowSpeedBytes = 1

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+import Testing
+import ResourceCache
+@testable import RouteSync
+import TestOrigin
+
+/// A large download runs several loops (threads with their own multi handles) that share one
+/// queue of files and one set of check workers (Downloader.download).
+@Suite struct DownloadLoopTests {
+    /// Deterministic bodies of web-build-like sizes, a few streamed (over 1 MiB) and one empty.
+    static func files(_ count: Int, version: UInt8) -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = ["f/empty.bin": []]
+        for i in 0..<count {
+            let size = (i &* 7919) % 150_000 + (i % 97 == 0 ? 1_100_000 : 0)
+            files["f/\(i).bin"] = [UInt8](unsafeUninitializedCapacity: size) { bytes, count in
+                for n in 0..<size { bytes[n] = UInt8(truncatingIfNeeded: n &* 31 &+ i &+ Int(version)) }
+                count = size
+            }
+        }
+        return files
+    }
+
+    @Test func everyFileArrivesOnceAndVerifiedAcrossSeveralLoops() async throws {
+        var f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.settings.transfer.loops = 3
+        f.settings.transfer.connections = 6
+        let files = Self.files(300, version: 1)
+        _ = f.origin.publish(files)
+        // Transient faults, each retried by whichever loop holds the file.
+        f.origin.inject(.status(500), on: "f/7.bin", times: 1)
+        f.origin.inject(.truncate, on: "f/97.bin", times: 1)
+        f.origin.inject(.drop, on: "f/201.bin", times: 1)
+        let last = Mutex(TransferProgress())
+        let report = try f.syncer.sync(progress: { progress in last.withLock { $0 = progress } })
+        #expect(report.downloadedFiles == files.count)
+        for (uri, body) in files {
+            #expect(FileManager.default.contents(atPath: try f.resolve(uri).path).map(Array.init) == body, "\(uri)")
+        }
+        let counts = Dictionary(grouping: f.fileRequests, by: { $0 }).mapValues(\.count)
+        #expect(counts.count == files.count)
+        #expect(counts.filter { $0.value != 1 }.keys.sorted() == ["f/201.bin", "f/7.bin", "f/97.bin"])
+        let total = files.values.reduce(0) { $0 + Int64($1.count) }
+        #expect(last.withLock { $0.filesDone == files.count && $0.filesTotal == files.count && $0.bytes == total })
+
+        // One corrupt file among a hundred changed ones fails the sync by name, whichever loop
+        // fetched it; the generation in force stays, and the rest were verified and kept (G3).
+        let next = files.merging(Self.files(100, version: 2)) { _, changed in changed }
+        _ = f.origin.publish(next)
+        f.origin.clearFaults()
+        f.origin.inject(.corrupt, on: "f/50.bin")
+        let error = expectError(.integrity) { _ = try f.sync() }
+        #expect(error?.code == .integrity)
+        #expect(error?.message.contains("f/50.bin") == true)
+        #expect(GenerationStore(layout: f.settings.cache).current()?.number == 1)
+        #expect(FileManager.default.contents(atPath: try f.resolve("f/1.bin", offline: true).path).map(Array.init) == files["f/1.bin"])
+        f.origin.clearFaults()
+        f.origin.resetRequests()
+        _ = try f.sync()
+        #expect(f.fileRequests == ["f/50.bin"])
+    }
+
+    @Test func loopsSplitTheConnectionLimitAndSmallDownloadsKeepOne() {
+        #expect(Downloader.connectionShares(16, loops: 2) == [8, 8])
+        #expect(Downloader.connectionShares(6, loops: 4) == [2, 2, 1, 1])
+        var options = TransferOptions()
+        #expect(Downloader.loopCount(files: 20, options: options) == 1)
+        options.connections = 3
+        #expect(Downloader.loopCount(files: 5000, options: options) == 1)
+        options.loops = 4
+        // Never more loops than connections or files.
+        #expect(Downloader.loopCount(files: 5000, options: options) == 3)
+        #expect(Downloader.loopCount(files: 2, options: options) == 2)
+    }
+}
