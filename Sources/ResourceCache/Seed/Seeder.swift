@@ -54,43 +54,52 @@ public struct Seeder: Sendable {
         }
         try FileSystem.makeDirectories(preset.root)
         let old = (try? preset.table()) ?? .empty
-        // A file the old table vouches for with the same hash is kept without re-reading it.
-        var missing: [ContentHash: [RouteEntry]] = [:]
-        var order: [ContentHash] = []
+        // One download per content: the first uri with a hash is fetched, and the others that
+        // share it (rare) get copies. A file the old table vouches for with the same hash is
+        // kept without re-reading it.
+        var fetch: [RouteEntry] = []
+        var sharing: [ContentHash: [RouteEntry]] = [:]
+        var seen = Set<ContentHash>(minimumCapacity: table.count)
         for entry in table.entries {
             if old[entry.uri]?.hash == entry.hash, preset.folder.file(entry.uri) != nil {
                 report.keptFiles += 1
-                continue
+            } else if seen.insert(entry.hash).inserted {
+                fetch.append(entry)
+            } else {
+                sharing[entry.hash, default: []].append(entry)
             }
-            if missing[entry.hash] == nil { order.append(entry.hash) }
-            missing[entry.hash, default: []].append(entry)
         }
+        func entries(_ first: RouteEntry) -> [RouteEntry] { [first] + (sharing[first.hash] ?? []) }
         FileSystem.removeTree(staging)  // left by a seed that was killed
         defer { FileSystem.removeTree(staging) }
         var fresh = FreshPaths(root: preset.root)
-        let files = order.map { hash in
-            let entries = missing[hash]!
-            // A path that is new (no file, nothing in the old table) is downloaded straight into
-            // place: until the table is written nothing vouches for it, so an interrupted seed
-            // lies about nothing, and there is no rename per file afterwards. A path that holds a
-            // file is only replaced once every download has been verified.
-            let inPlace = entries.first { old[$0.uri] == nil && fresh.isNew(target($0)) }
-            return FileDownload(url: remote.fileURL(entries[0].uri), destination: inPlace.map(target) ?? staging + "/" + hash.hex,
-                                expected: hash, label: (inPlace ?? entries[0]).uri.value)
+        // A path that is new (no file, nothing in the old table) is downloaded straight into
+        // place: until the table is written nothing vouches for it, so an interrupted seed lies
+        // about nothing, and there is no rename per file afterwards. A path that holds a file is
+        // only replaced once every download has been verified.
+        func inPlace(_ entry: RouteEntry) -> (RouteEntry, String)? {
+            let path = target(entry)
+            return old[entry.uri] == nil && fresh.isNew(path) ? (entry, path) : nil
+        }
+        var staged: [Bool] = []
+        staged.reserveCapacity(fetch.count)
+        let files = fetch.map { first in
+            let place = inPlace(first) ?? sharing[first.hash]?.lazy.compactMap(inPlace).first
+            staged.append(place == nil)
+            return FileDownload(url: remote.fileURL(first.uri), destination: place?.1 ?? staging + "/" + first.hash.hex,
+                                expected: first.hash, label: (place?.0 ?? first).uri.value)
         }
         let results = downloader.download(files, progress: progress)
         for case .failure(let error) in results {
-            fresh.undo(files: files.filter { !isStaged($0) }.map(\.destination))
+            fresh.undo(files: zip(files, staged).filter { !$1 }.map(\.0.destination))
             throw CenariusError(error.code, error.message + "; the preset was not changed")
         }
-        try forgetReplaced(old: old, table: table, placing: order.flatMap { missing[$0]! })
-        for (file, result) in zip(files, results) {
+        try forgetReplaced(old: old, table: table, placing: fetch.flatMap(entries))
+        for ((file, result), (first, staged)) in zip(zip(files, results), zip(fetch, staged)) {
             report.downloadedFiles += 1
             report.downloadedBytes += (try? result.get()) ?? 0
-            let staged = isStaged(file)
-            let entries = missing[file.expected]!
-            if entries.count == 1 && !staged { continue }  // downloaded into place
-            let others = entries.map(target).filter { $0 != file.destination }
+            if !staged && sharing.isEmpty { continue }  // downloaded into place, the only path with its content
+            let others = entries(first).map(target).filter { $0 != file.destination }
             for (i, path) in others.enumerated() {
                 if FileSystem.kind(path) == S_IFDIR { FileSystem.removeTree(path) }
                 if staged && i == others.count - 1 {
@@ -116,12 +125,11 @@ public struct Seeder: Sendable {
 
     private func target(_ entry: RouteEntry) -> String { FileSystem.join(preset.root, entry.uri.value) }
 
-    private func isStaged(_ file: FileDownload) -> Bool { file.destination.hasPrefix(staging + "/") }
-
     /// Before any file the old table lists is overwritten or removed, the table stops listing it,
     /// so that a seed killed halfway leaves a table that is true of every file it names.
-    private func forgetReplaced(old: RouteTable, table: RouteTable, placing: [RouteEntry]) throws(CenariusError) {
-        let replaced = Set(placing.map(\.uri))
+    private func forgetReplaced(old: RouteTable, table: RouteTable, placing: @autoclosure () -> [RouteEntry]) throws(CenariusError) {
+        guard old.count > 0 else { return }
+        let replaced = Set(placing().map(\.uri))
         let kept = old.entries.filter { !replaced.contains($0.uri) && table[$0.uri] != nil }
         guard kept.count < old.count, let reduced = try? RouteTable(entries: kept) else { return }
         unlink(preset.tablePath + ".sig")  // it signs the old table, not this one
