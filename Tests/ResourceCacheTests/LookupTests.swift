@@ -132,6 +132,23 @@ import TestOrigin
         #expect(throws: CenariusError.self) { try f.resolve("link.txt", offline: true) }
     }
 
+    /// A preset file that is a link resolving inside the folder is served, verified and copied
+    /// by the file it points to (files are otherwise opened without following links).
+    @Test func presetSymlinksInsideAreServedVerifiedAndImported() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        try f.writePreset(["js/a.js": "shared"], table: ["js/a.js": "shared", "js/b.js": "shared"])
+        try FileManager.default.createSymbolicLink(atPath: f.root + "/preset/js/b.js", withDestinationPath: "a.js")
+        #expect(f.content(try f.resolve("js/b.js", offline: true)) == "shared")
+        let report = try Verifier(settings: f.settings).verify()
+        #expect(report.isClean && report.presetFiles == 2 && report.presetMissing.isEmpty)
+        // A sync whose table moves that content elsewhere copies it from the preset, link or not.
+        f.origin.publish(["moved.js": "shared"])
+        _ = try f.sync()
+        #expect(f.fileRequests.isEmpty)
+        #expect(f.content(try f.resolve("moved.js")) == "shared")
+    }
+
     @Test func handedOutPathsSurviveASwitch() async throws {
         let f = try await Fixture()
         defer { let g = f; Task { await g.cleanup() } }

@@ -141,11 +141,9 @@ public struct Seeder: Sendable {
         let present = table.entries.compactMap { entry in preset.folder.file(entry.uri).map { (entry: entry, path: $0) } }
         let hashes = BatchHasher().hashEach(present.map { ($0.path, $0.entry.hash.algorithm) })
         var matching = Set<URIPath>()
-        for (file, result) in zip(present, hashes) {
-            // Files are opened without following links; a link the folder serves (it resolves
-            // inside) is checked by the file it points to, as the daemon would serve it.
-            let hash = result?.0 ?? ServedFolder.realPath(file.path).flatMap { try? FileSystem.hashFile($0, algorithm: file.entry.hash.algorithm) }?.0
-            if hash == file.entry.hash { matching.insert(file.entry.uri) }
+        // A link the folder serves (it resolves inside) is checked by the file it points to.
+        for (file, result) in zip(present, hashes) where result?.0 == file.entry.hash {
+            matching.insert(file.entry.uri)
         }
         var out = table.entries.filter { !matching.contains($0.uri) }.map(\.uri.value)
         if let presetBytes = try? FileSystem.readFile(preset.tablePath),

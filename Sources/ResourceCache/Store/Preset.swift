@@ -16,7 +16,9 @@ public struct ServedFolder: Sendable {
         realRoot = ServedFolder.realPath(root)
     }
 
-    /// The path of `uri` inside the folder if it is a regular file there, else nil.
+    /// The path of `uri` inside the folder if it is a regular file there, else nil. A symlink
+    /// that resolves inside the folder is given as the file it points to: files are hashed and
+    /// copied without following links, and whoever opens the path gets the file checked here.
     public func file(_ uri: URIPath) -> String? {
         guard let realRoot else { return nil }
         let path = FileSystem.join(root, uri.value)
@@ -24,7 +26,7 @@ public struct ServedFolder: Sendable {
             // A symlink as the last component: allowed only when it resolves inside the folder.
             guard FileSystem.kind(path) == S_IFLNK, let real = ServedFolder.realPath(path),
                   real.hasPrefix(realRoot + "/"), FileSystem.kind(real) == S_IFREG else { return nil }
-            return path
+            return real
         }
         // Directory components may be symlinks too; the resolved path must stay inside.
         if uri.value.contains("/"), let real = ServedFolder.realPath(path), !real.hasPrefix(realRoot + "/") {
