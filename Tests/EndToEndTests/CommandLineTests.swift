@@ -165,6 +165,28 @@ import TestOrigin
         #expect(try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status == 0)
     }
 
+    /// A path that is a file in one release and a folder in the next (and back).
+    @Test func seedTurnsAFileIntoAFolderAndBack() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
+        let check = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status }
+        origin.publish(["index.html": "i", "js": "a file"])
+        #expect(try seed().status == 0)
+        origin.publish(["index.html": "i", "js/app.js": "now a folder", "js/lib/x.js": "x"])
+        let intoFolder = try seed()
+        #expect(intoFolder.status == 0, "\(intoFolder.stderr)")
+        #expect(try intoFolder.json()["removedFiles"] as? Int == 1)
+        #expect(dir.read("preset/js/app.js") == "now a folder" && dir.read("preset/js/lib/x.js") == "x")
+        #expect(try check() == 0)
+        origin.publish(["index.html": "i", "js": "a file again"])
+        let back = try seed()
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(dir.read("preset/js") == "a file again")
+        #expect(try check() == 0)
+    }
+
     @Test func routesCheckAndAlgorithms() throws {
         let dir = try Scratch()
         defer { dir.remove() }

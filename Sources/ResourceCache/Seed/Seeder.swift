@@ -95,6 +95,13 @@ public struct Seeder: Sendable {
             throw CenariusError(error.code, error.message + "; the preset was not changed")
         }
         try forgetReplaced(old: old, table: table, placing: fetch.flatMap(entries))
+        // Files the new release drops go first: one may stand where the new release has a folder
+        // (old `js`, new `js/app.js`). The table no longer lists them (forgetReplaced).
+        for entry in old.entries where table[entry.uri] == nil {
+            if preset.folder.file(entry.uri) != nil, unlink(target(entry)) == 0 {
+                report.removedFiles += 1
+            }
+        }
         for ((file, result), (first, staged)) in zip(zip(files, results), zip(fetch, staged)) {
             report.downloadedFiles += 1
             report.downloadedBytes += (try? result.get()) ?? 0
@@ -108,11 +115,6 @@ public struct Seeder: Sendable {
                     try copy(file.destination, to: path)
                     report.copiedFiles += 1
                 }
-            }
-        }
-        for entry in old.entries where table[entry.uri] == nil {
-            if preset.folder.file(entry.uri) != nil, unlink(target(entry)) == 0 {
-                report.removedFiles += 1
             }
         }
         if verifier != nil, case .content(let signature, _) = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10) {
@@ -183,7 +185,8 @@ struct FreshPaths {
     let root: String
     /// An empty folder at the start: everything in it is the seed's own, no need to look.
     private let rootWasEmpty: Bool
-    private var checked = Set<String>()
+    /// Folders looked at: whether files can be created in them (false: a file stands in the way).
+    private var usable: [String: Bool] = [:]
     /// Folders that did not exist, outermost first.
     private var absent: [String] = []
 
@@ -192,15 +195,30 @@ struct FreshPaths {
         rootWasEmpty = FileSystem.listDirectory(root).isEmpty
     }
 
-    /// Whether nothing is at `path`; remembers which of its folders are missing.
+    /// Whether nothing is at `path` and it can be created now: no file stands where one of its
+    /// folders should be (that file goes only once every download is verified). Remembers which
+    /// of its folders are missing.
     mutating func isNew(_ path: String) -> Bool {
         if rootWasEmpty { return true }
         var missing: [String] = []
         var folder = FileSystem.parentDirectory(of: path)
-        while folder != root, checked.insert(folder).inserted, FileSystem.kind(folder) == nil {
-            missing.append(folder)
-            folder = FileSystem.parentDirectory(of: folder)
+        var creatable = true
+        while folder != root {
+            if let known = usable[folder] {
+                creatable = known
+                break
+            }
+            guard let kind = FileSystem.kind(folder) else {
+                missing.append(folder)
+                folder = FileSystem.parentDirectory(of: folder)
+                continue
+            }
+            creatable = kind == S_IFDIR
+            usable[folder] = creatable
+            break
         }
+        for folder in missing { usable[folder] = creatable }
+        guard creatable else { return false }
         absent += missing.reversed()
         return FileSystem.kind(path) == nil
     }
