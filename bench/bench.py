@@ -98,7 +98,9 @@ def table_entries(path):
 
 def summary(samples):
     walls = [s[0] for s in samples]
-    return {"median": statistics.median(walls), "min": min(walls), "rss": max(s[1] for s in samples), "runs": len(walls)}
+    # Every run's wall time is kept in the JSON: on a noisy machine the spread says more than the median.
+    return {"median": statistics.median(walls), "min": min(walls), "rss": max(s[1] for s in samples), "runs": len(walls),
+            "walls": [round(w, 4) for w in walls]}
 
 
 def b1(nginx, rounds, dest):

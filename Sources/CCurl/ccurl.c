@@ -64,7 +64,7 @@ static void load(void) {
     BIND(slist_append, "curl_slist_append")
     BIND(slist_free_all, "curl_slist_free_all")
     BIND(getdate, "curl_getdate")
-    /* Each transfer allocates and frees libcurl's 128 KiB receive buffer and a 64 KiB write buffer.
+    /* Each transfer allocates and frees libcurl's receive buffer (64 KiB, CURLOPT_BUFFERSIZE) and a 64 KiB write buffer.
        With glibc's defaults the first is mmapped and the freed top of a thread's heap is handed
        back with MADV_DONTNEED, so every transfer faults its buffers in afresh (thousands of page
        faults per seed). Buffers of this size stay on the heap, and the heap keeps a few MiB. */

@@ -61,6 +61,30 @@ import TestOrigin
         #expect(f.fileRequests == ["f/50.bin"])
     }
 
+    /// Every loop takes part, and the progress covers all of them to the last file.
+    @Test func aLargeDownloadIsSharedByItsLoops() async throws {
+        let origin = try await TestOrigin()
+        defer { Task { await origin.shutdown() } }
+        let dir = NSTemporaryDirectory() + "cenarius-loops-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var files: [FileDownload] = []
+        for i in 0..<200 {
+            let body = Array(String(repeating: "file \(i) ", count: i).utf8)
+            origin.put("f/\(i).txt", body)
+            files.append(FileDownload(url: "\(origin.url)/f/\(i).txt", destination: "\(dir)/f/\(i).txt",
+                                      expected: ContentHash(hex: TestOrigin.md5(body))!, label: "f/\(i).txt"))
+        }
+        var options = TransferOptions()
+        options.loops = 3
+        options.connections = 6
+        let downloader = try Downloader(options: options)
+        let last = Mutex(TransferProgress())
+        let results = downloader.download(files, progress: { progress in last.withLock { $0 = progress } })
+        #expect(results.allSatisfy { (try? $0.get()) != nil })
+        #expect(downloader.lastLoopsUsed == 3)
+        #expect(last.withLock { $0.filesDone == 200 && $0.bytes == results.reduce(0) { $0 + ((try? $1.get()) ?? 0) } })
+    }
+
     @Test func loopsSplitTheConnectionLimitAndSmallDownloadsKeepOne() {
         #expect(Downloader.connectionShares(16, loops: 2) == [8, 8])
         #expect(Downloader.connectionShares(6, loops: 4) == [2, 2, 1, 1])

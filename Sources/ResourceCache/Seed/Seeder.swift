@@ -7,7 +7,7 @@ import Glibc
 /// New paths are downloaded straight into place; files that replace existing ones wait in
 /// `<preset>/.cenarius-seed/` until every download is verified. The old table stops naming a
 /// file before that file changes and the new table is written last, so an interrupted seed
-/// never leaves a table that lies about its files, and a failed one leaves the folder as it was.
+/// never leaves a table that lies about its files, and one whose downloads fail leaves the folder as it was.
 public struct Seeder: Sendable {
     public let remote: Remote
     public let preset: Preset
@@ -83,8 +83,15 @@ public struct Seeder: Sendable {
         }
         var staged: [Bool] = []
         staged.reserveCapacity(fetch.count)
+        func place(_ first: RouteEntry) -> (RouteEntry, String)? {
+            if let place = inPlace(first) { return place }
+            for other in sharing[first.hash] ?? [] {
+                if let place = inPlace(other) { return place }
+            }
+            return nil
+        }
         let files = fetch.map { first in
-            let place = inPlace(first) ?? sharing[first.hash]?.lazy.compactMap(inPlace).first
+            let place = place(first)
             staged.append(place == nil)
             return FileDownload(url: remote.fileURL(first.uri), destination: place?.1 ?? staging + "/" + first.hash.hex,
                                 expected: first.hash, label: (place?.0 ?? first).uri.value)

@@ -98,38 +98,35 @@ public final class Downloader {
 
     /// Downloads and verifies files. One result per input, in order: the verified size, or why not.
     public func download(_ files: [FileDownload], cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) -> [Result<Int64, CenariusError>] {
-        let queue = FileQueue(files, maxBytes: options.maxFileSize)
-        let shares = Self.connectionShares(options.connections, loops: Self.loopCount(files: files.count, options: options))
-        // This downloader is the first loop, on the calling thread, with its share of the
-        // connections for the time being; the others are new downloaders on threads of their own.
-        let helpers = shares.dropFirst().compactMap { share in
-            var options = options
-            options.connections = share
-            return try? Downloader(options: options)
-        }
-        limitConnections(to: shares[0])
+        // This downloader is the first loop, on the calling thread; the others are new downloaders
+        // on threads of their own (fewer if one cannot be had: the connections are shared by those there are).
+        let helpers = (1..<Self.loopCount(files: files.count, options: options)).compactMap { _ in try? Downloader(options: options) }
+        let loops = [self] + helpers
+        let shares = Self.connectionShares(options.connections, loops: loops.count)
+        for (loop, share) in zip(loops, shares) { loop.limitConnections(to: share) }
         defer { limitConnections(to: options.connections) }
-        let multis = ([self] + helpers).map { MultiHandle(value: $0.multi) }
-        let checks = HashCheck(loops: multis.count) { loop in _ = ccurl_multi_wakeup(multis[loop].value) }
-        let loops = DispatchGroup()
+        let queue = FileQueue(files, maxBytes: options.maxFileSize, loops: loops.count)
+        let multis = loops.map { MultiHandle(value: $0.multi) }
+        let checks = HashCheck(loops: loops.count) { loop in _ = ccurl_multi_wakeup(multis[loop].value) }
+        let running = DispatchGroup()
         for (offset, helper) in helpers.enumerated() {
             let handoff = LoopHandoff(downloader: helper)
-            DispatchQueue(label: "cenariusd.download-loop").async(group: loops) {
-                handoff.downloader.runLoop(offset + 1, of: queue, connections: shares[offset + 1], checks: checks, cancel: cancel, progress: nil)
+            DispatchQueue(label: "cenariusd.download-loop").async(group: running) {
+                handoff.downloader.runLoop(offset + 1, of: queue, connections: shares[offset + 1], checks: checks, cancel: cancel, report: nil)
             }
         }
-        runLoop(0, of: queue, connections: shares[0], checks: checks, cancel: cancel, progress: progress.map { progress in
-            { running in
-                var report = queue.progress
-                report.bytes += running
-                progress(report)
-            }
-        })
-        loops.wait()
+        let report = progress.map { progress in { progress(queue.progress) } }
+        runLoop(0, of: queue, connections: shares[0], checks: checks, cancel: cancel, report: report)
+        // The other loops may still have a large file or two to go: the progress goes on.
+        while running.wait(timeout: .now() + 0.1) == .timedOut { report?() }
         checks.close()
-        progress?(queue.progress)
+        lastLoopsUsed = queue.loopsUsed
+        report?()
         return queue.results
     }
+
+    /// How many loops the last `download` kept busy (tests check that a large download is shared).
+    private(set) var lastLoopsUsed = 0
 
     /// Loops for a download of `files` files: one per core up to `maxLoops`, each with at least
     /// four connections and 64 files. One loop does all of libcurl's work and every recv and
@@ -153,20 +150,28 @@ public final class Downloader {
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, count)
     }
 
-    /// One loop of a download: takes files from the queue until there are none left.
-    private func runLoop(_ loop: Int, of queue: FileQueue, connections: Int, checks: HashCheck, cancel: CancelToken?, progress: ((Int64) -> Void)?) {
-        run([], more: queue.take, loop: loop, checks: checks, connections: connections, cancel: cancel, progress: progress) { transfer, outcome in
-            queue.finish(transfer.index, outcome.map { transfer.received })
+    /// One loop of a download: takes files from the queue until there are none left. Every 0.1 s it
+    /// tells the queue how far its running transfers are, then calls `report` (the first loop's).
+    private func runLoop(_ loop: Int, of queue: FileQueue, connections: Int, checks: HashCheck, cancel: CancelToken?, report: (() -> Void)?) {
+        run([], more: queue.take, drained: { queue.isDrained }, loop: loop, checks: checks, connections: connections, cancel: cancel,
+            progress: { running in
+                queue.running(running, in: loop)
+                report?()
+            }) { transfer, outcome in
+            queue.finish(transfer.index, by: loop, outcome.map { transfer.received })
         }
+        queue.running(0, in: loop)
         checks.leave(loop: loop)
     }
 
     // MARK: - The loop
 
     /// Runs `initial` and then whatever `more` gives until it gives nil, at most two transfers
-    /// per connection at a time. `progress` hears, at most every 0.1 s, the bytes received so far
-    /// by the transfers still running.
-    private func run(_ initial: [Transfer], more: () -> Transfer?, loop: Int, checks: HashCheck, connections: Int, cancel: CancelToken?,
+    /// per connection at a time. `drained`: `more` has nothing left for anyone (other loops share
+    /// it), so this loop's finished files need not wait for a fuller batch. `progress` hears, at
+    /// most every 0.1 s, the bytes received so far by the transfers still running.
+    private func run(_ initial: [Transfer], more: () -> Transfer?, drained: () -> Bool = { true }, loop: Int, checks: HashCheck,
+                     connections: Int, cancel: CancelToken?,
                      progress: ((Int64) -> Void)?, finished: (Transfer, Result<Void, CenariusError>) -> Void) {
         var waiting = initial.reversed() as [Transfer]
         var exhausted = false
@@ -254,7 +259,7 @@ public final class Downloader {
                     settle(transfer, failure)
                 }
             }
-            for done in checks.collect(loop: loop, idle: active.isEmpty, tail: waiting.isEmpty && exhausted) {
+            for done in checks.collect(loop: loop, idle: active.isEmpty, tail: waiting.isEmpty && (exhausted || drained())) {
                 guard let transfer = verifying.removeValue(forKey: done.id) else { continue }
                 settle(transfer, mismatch(transfer, done))
             }
