@@ -168,7 +168,8 @@ public final class Downloader {
 
     /// Runs `initial` and then whatever `more` gives until it gives nil, at most two transfers
     /// per connection at a time. `drained`: `more` has nothing left for anyone (other loops share
-    /// it), so this loop's finished files need not wait for a fuller batch. `progress` hears, at
+    /// it; true from the moment `more` first gives nil), so this loop's finished files need not wait
+    /// for a fuller batch. `progress` hears, at
     /// most every 0.1 s, the bytes received so far by the transfers still running.
     private func run(_ initial: [Transfer], more: () -> Transfer?, drained: () -> Bool = { true }, loop: Int, checks: HashCheck,
                      connections: Int, cancel: CancelToken?,
@@ -259,7 +260,7 @@ public final class Downloader {
                     settle(transfer, failure)
                 }
             }
-            for done in checks.collect(loop: loop, idle: active.isEmpty, tail: waiting.isEmpty && (exhausted || drained())) {
+            for done in checks.collect(loop: loop, idle: active.isEmpty, tail: waiting.isEmpty && drained()) {
                 guard let transfer = verifying.removeValue(forKey: done.id) else { continue }
                 settle(transfer, mismatch(transfer, done))
             }
