@@ -1,5 +1,6 @@
 #include "multimd5.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -29,7 +30,8 @@ static const uint32_t IV[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
 /* Where a lane is in its message: whole 64-byte blocks read in place, then the last partial
    block and the padding (one or two blocks) from a small buffer of its own. */
 typedef struct {
-    multimd5_job *job;
+    int busy;
+    uint64_t tag;
     const uint8_t *next;
     size_t direct_left;
     size_t tail_left;
@@ -37,21 +39,22 @@ typedef struct {
     uint8_t tail[128];
 } lane;
 
-static void lane_start(lane *l, multimd5_job *job, uint32_t state[4][LANES], int index) {
-    l->job = job;
-    l->next = job->data;
-    l->direct_left = job->length / 64;
-    size_t rest = job->length % 64;
+static void lane_start(lane *l, const multimd5_input *input, uint32_t state[4][LANES], int index) {
+    l->busy = 1;
+    l->tag = input->tag;
+    l->next = input->data;
+    l->direct_left = input->length / 64;
+    size_t rest = input->length % 64;
     memset(l->tail, 0, sizeof l->tail);
-    if (rest) memcpy(l->tail, job->data + job->length - rest, rest);
+    if (rest) memcpy(l->tail, input->data + input->length - rest, rest);
     l->tail[rest] = 0x80;
     l->tail_total = l->tail_left = rest < 56 ? 1 : 2;
-    uint64_t bits = (uint64_t)job->length * 8;
+    uint64_t bits = (uint64_t)input->length * 8;
     memcpy(l->tail + l->tail_total * 64 - 8, &bits, 8); /* little-endian, as MD5 wants */
     for (int w = 0; w < 4; w++) state[w][index] = IV[w];
 }
 
-static size_t lane_blocks_left(const lane *l) { return l->job ? l->direct_left + l->tail_left : 0; }
+static size_t lane_blocks_left(const lane *l) { return l->busy ? l->direct_left + l->tail_left : 0; }
 
 static const uint8_t *lane_block(lane *l) {
     if (l->direct_left) return l->next;
@@ -249,30 +252,48 @@ int multimd5_set_level(int wanted) {
     return level;
 }
 
-void multimd5_hash(multimd5_job *jobs, size_t count) {
-    static const uint8_t idle_block[64];
-    const int wide = multimd5_level() >= 3;
-    const int width = wide ? 16 : 8;
+struct multimd5_lanes {
+    int width;
+    int held;
     uint32_t state[4][LANES];
     lane lanes[LANES];
-    memset(lanes, 0, sizeof lanes);
-    size_t next_job = 0;
+};
+
+multimd5_lanes *multimd5_lanes_create(void) {
+    if (!multimd5_available()) return NULL;
+    multimd5_lanes *lanes = calloc(1, sizeof *lanes);
+    if (lanes) lanes->width = multimd5_level() >= 3 ? 16 : 8;
+    return lanes;
+}
+
+void multimd5_lanes_destroy(multimd5_lanes *lanes) { free(lanes); }
+
+int multimd5_lanes_held(const multimd5_lanes *lanes) { return lanes->held; }
+
+size_t multimd5_lanes_run(multimd5_lanes *e, const multimd5_input *inputs, size_t count, int finish, multimd5_output *out) {
+    static const uint8_t idle_block[64];
+    const int width = e->width;
+    lane *lanes = e->lanes;
+    size_t next = 0, done = 0;
     for (;;) {
         /* Refill finished lanes, then run as many steps as every lane has blocks in a row for:
            each lane's block pointer then just moves on by 64 bytes a step. */
         size_t steps = SIZE_MAX;
         int active = 0;
         for (int i = 0; i < width; i++) {
-            if (!lanes[i].job && next_job < count) lane_start(&lanes[i], &jobs[next_job++], state, i);
-            if (!lanes[i].job) continue;
+            if (!lanes[i].busy && next < count) lane_start(&lanes[i], &inputs[next++], e->state, i);
+            if (!lanes[i].busy) continue;
             active++;
             if (lane_run(&lanes[i]) < steps) steps = lane_run(&lanes[i]);
         }
-        if (!active) return;
-        if (active == 1 && next_job == count) {
+        e->held = active;
+        /* A lane has run dry and nothing is left to fill it: the rest wait in their lanes for
+           the next call's messages, rather than run on with the vector unit part empty. */
+        if (!active || (!finish && next == count && active < width)) return done;
+        if (active == 1 && next == count) {
             for (int i = 0; i < width; i++) {
                 while (lane_blocks_left(&lanes[i])) {
-                    compress1(state, i, lane_block(&lanes[i]));
+                    compress1(e->state, i, lane_block(&lanes[i]));
                     lane_advance(&lanes[i], 1);
                 }
             }
@@ -281,20 +302,22 @@ void multimd5_hash(multimd5_job *jobs, size_t count) {
         const uint8_t *blocks[LANES];
         size_t stride[LANES];
         for (int i = 0; i < width; i++) {
-            blocks[i] = lanes[i].job ? lane_block(&lanes[i]) : idle_block;
-            stride[i] = lanes[i].job ? 64 : 0;
+            blocks[i] = lanes[i].busy ? lane_block(&lanes[i]) : idle_block;
+            stride[i] = lanes[i].busy ? 64 : 0;
         }
         for (size_t step = 0; step < steps; step++) {
-            if (wide) compress16(state, blocks); else compress8(state, blocks);
+            if (width == 16) compress16(e->state, blocks); else compress8(e->state, blocks);
             for (int i = 0; i < width; i++) blocks[i] += stride[i];
         }
         for (int i = 0; i < width; i++) {
-            if (lanes[i].job) lane_advance(&lanes[i], steps);
+            if (lanes[i].busy) lane_advance(&lanes[i], steps);
         }
         for (int i = 0; i < width; i++) {
-            if (lanes[i].job && lane_blocks_left(&lanes[i]) == 0) {
-                for (int w = 0; w < 4; w++) memcpy(lanes[i].job->digest + 4 * w, &state[w][i], 4);
-                lanes[i].job = NULL;
+            if (lanes[i].busy && lane_blocks_left(&lanes[i]) == 0) {
+                out[done].tag = lanes[i].tag;
+                for (int w = 0; w < 4; w++) memcpy(out[done].digest + 4 * w, &e->state[w][i], 4);
+                done++;
+                lanes[i].busy = 0;
             }
         }
     }
@@ -305,6 +328,12 @@ void multimd5_hash(multimd5_job *jobs, size_t count) {
 int multimd5_available(void) { return 0; }
 int multimd5_level(void) { return 0; }
 int multimd5_set_level(int wanted) { (void)wanted; return 0; }
-void multimd5_hash(multimd5_job *jobs, size_t count) { (void)jobs; (void)count; }
+multimd5_lanes *multimd5_lanes_create(void) { return NULL; }
+void multimd5_lanes_destroy(multimd5_lanes *lanes) { (void)lanes; }
+int multimd5_lanes_held(const multimd5_lanes *lanes) { (void)lanes; return 0; }
+size_t multimd5_lanes_run(multimd5_lanes *lanes, const multimd5_input *inputs, size_t count, int finish, multimd5_output *out) {
+    (void)lanes; (void)inputs; (void)count; (void)finish; (void)out;
+    return 0;
+}
 
 #endif

@@ -114,6 +114,18 @@ import TestOrigin
         #expect(f.content(try f.resolve("b.js")) == "b2")
     }
 
+    /// The body buffer is sized from Content-Length; more than that must still reach the file.
+    @Test func aBodyLongerThanItsContentLengthIsKeptWhole() async throws {
+        let f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        let bodies = ["small.js": String(repeating: "ab", count: 3_000), "large.bin": String(repeating: "0123456789", count: 30_000)]
+        f.origin.publish(bodies)
+        for path in bodies.keys { f.origin.inject(.chunkedUnderstated, on: path) }
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        for (path, body) in bodies { #expect(f.content(try f.resolve(path, offline: true)) == body) }
+    }
+
     @Test func truncatedBodiesAreRetriedThenFailWithARemoteError() async throws {
         let f = try await Fixture()
         defer { let g = f; Task { await g.cleanup() } }

@@ -17,32 +17,66 @@ import Testing
         return Array(bytes.prefix(count))
     }
 
+    /// Runs `body` once per kernel this CPU can run (AVX2, then AVX-512), each time with new
+    /// lanes and copies of `messages` that outlive the calls (the lanes hold raw pointers into
+    /// them); then goes back to the best kernel.
+    func withEachKernel(_ messages: [[UInt8]], _ body: (Int32, MD5Lanes, [UnsafeRawBufferPointer]) throws -> Void) throws {
+        let copies = messages.map { message in
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, message.count), alignment: 1)
+            message.withUnsafeBytes { copy.copyMemory(from: $0) }
+            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(copy)[..<message.count])
+        }
+        defer { copies.forEach { UnsafeMutableRawBufferPointer(mutating: $0).deallocate() } }
+        let best = multimd5_level()
+        defer { multimd5_set_level(best) }
+        for level in 2...best {
+            #expect(multimd5_set_level(level) == level)
+            try body(level, try #require(MD5Lanes()), copies)
+        }
+    }
+
     /// Every length around the block and padding boundaries, in one batch so lanes refill.
     @Test(.enabled(if: multimd5_available() != 0, "the vector path needs AVX2; other CPUs hash one file at a time"))
     func vectorLanesMatchMD5AtEveryBoundary() throws {
         var generator = SystemRandomNumberGenerator()
         let lengths = Array(0...200) + [447, 448, 511, 512, 4095, 4096, 65_537, 1 << 20]
         let messages = lengths.map { randomBytes($0, &generator) }
-        // Copies that outlive the call: the lanes hold raw pointers into them.
-        let copies = messages.map { message in
-            let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, message.count))
-            pointer.initialize(from: message, count: message.count)
-            return pointer
-        }
-        defer { copies.forEach { $0.deallocate() } }
-        var jobs = zip(copies, messages).map { pointer, message in
-            multimd5_job(data: pointer, length: message.count, digest: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        }
-        // Each kernel this CPU can run (AVX2, then AVX-512), then back to the best.
-        let best = multimd5_level()
-        defer { multimd5_set_level(best) }
-        for level in 2...best {
-            #expect(multimd5_set_level(level) == level)
-            jobs.withUnsafeMutableBufferPointer { multimd5_hash($0.baseAddress, $0.count) }
-            for (job, message) in zip(jobs, messages) {
-                let digest = withUnsafeBytes(of: job.digest) { Array($0) }
-                #expect(StreamingHasher.hex(digest) == md5(message), "level \(level), length \(message.count)")
+        try withEachKernel(messages) { level, lanes, copies in
+            let digests = lanes.run(copies.enumerated().map { ($0, $1) }, finish: true)
+            #expect(digests.map(\.tag).sorted() == Array(messages.indices))
+            for (tag, digest) in digests {
+                #expect(digest.hex == md5(messages[tag]), "level \(level), length \(messages[tag].count)")
             }
+            #expect(lanes.held == 0)
+        }
+    }
+
+    /// Rounds that leave long messages in their lanes for the next round: every message comes
+    /// back exactly once, with its own digest, and the last round (finish) empties the lanes.
+    @Test(.enabled(if: multimd5_available() != 0, "the vector path needs AVX2"))
+    func messagesKeptInTheLanesFinishInALaterRound() throws {
+        var generator = SystemRandomNumberGenerator()
+        // Log-normal-ish: mostly short, a few up to 300 KB, so rounds end with long ones running.
+        let lengths = (0..<400).map { index in index % 23 == 0 ? 100_000 + index * 500 : (index * 7919) % 9000 }
+        let messages = lengths.map { randomBytes($0, &generator) }
+        try withEachKernel(messages) { level, lanes, copies in
+            var seen: [Int: String] = [:]
+            var carriedAtSomePoint = false
+            for round in stride(from: 0, to: messages.count, by: 40) {
+                let batch = (round..<min(round + 40, messages.count)).map { ($0, copies[$0]) }
+                for (tag, digest) in lanes.run(batch, finish: false) {
+                    #expect(seen.updateValue(digest.hex, forKey: tag) == nil, "tag \(tag) came back twice")
+                }
+                carriedAtSomePoint = carriedAtSomePoint || lanes.held > 0
+                #expect(lanes.held < (level == 3 ? 16 : 8), "a lane ran dry before the round returned")
+            }
+            #expect(carriedAtSomePoint)
+            for (tag, digest) in lanes.run([], finish: true) {
+                #expect(seen.updateValue(digest.hex, forKey: tag) == nil, "tag \(tag) came back twice")
+            }
+            #expect(lanes.held == 0)
+            #expect(seen.count == messages.count)
+            for (tag, hex) in seen { #expect(hex == md5(messages[tag]), "level \(level), message \(tag)") }
         }
     }
 
@@ -95,16 +129,27 @@ import Testing
         #expect(throws: CenariusError.self) { try BatchHasher().hashAll(files + [("\(root)/missing", .md5)]) }
     }
 
-    @Test func bytesInHandHashLikeTheFileTheyWouldBe() {
+    @Test func bodiesInHandHashLikeTheFileTheyWouldBe() {
         var generator = SystemRandomNumberGenerator()
-        let bodies = [0, 3, 64, 65_536, BatchHasher.maxBufferedFile + 1].map { randomBytes($0, &generator) }
+        let sizes = [0, 3, 64, 65_536, BatchHasher.maxBufferedFile + 1, 200_000, 17]
+        let bodies = sizes.map { size in
+            let buffer = BodyBuffer(capacity: size)
+            randomBytes(size, &generator).withUnsafeBytes { buffer.append($0) }
+            return buffer
+        }
         for algorithm in ContentHash.Algorithm.allCases {
-            let hashed = BatchHasher().hash(bodies.map { .bytes($0) }, algorithm: algorithm)
-            for (body, result) in zip(bodies, hashed) {
+            let hasher = BodyHasher<Int>()
+            // Two rounds that may keep bodies, then one that finishes them.
+            var hashed = hasher.hash(bodies.prefix(4).enumerated().map { ($0, $1, algorithm) }, finish: false)
+            hashed += hasher.hash(bodies.dropFirst(4).enumerated().map { ($0 + 4, $1, algorithm) }, finish: false)
+            hashed += hasher.hash([], finish: true)
+            #expect(hasher.holding == 0)
+            #expect(hashed.map(\.item).sorted() == Array(bodies.indices))
+            for (index, hash, size) in hashed {
                 var single = StreamingHasher(algorithm)
-                body.withUnsafeBytes { single.update($0) }
-                #expect(result?.0 == single.finalize(), "\(algorithm) \(body.count) bytes")
-                #expect(result?.1 == Int64(body.count))
+                single.update(bodies[index].bytes)
+                #expect(hash == single.finalize(), "\(algorithm) \(sizes[index]) bytes")
+                #expect(size == Int64(sizes[index]))
             }
         }
     }

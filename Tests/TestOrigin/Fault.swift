@@ -14,6 +14,9 @@ public enum Fault: Sendable, Equatable {
     case stall
     /// Answer 200 with no Content-Length and keep sending until the client gives up.
     case endless
+    /// Send the body chunked, with a Content-Length header that understates it (a misconfigured
+    /// server): HTTP says the chunked encoding wins, so the whole body arrives.
+    case chunkedUnderstated
     /// Redirect (302) to this location.
     case redirect(String)
 }

@@ -116,6 +116,15 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             context.close(promise: nil)
         case .corrupt:
             send(context, head, body.map { $0 ^ 0x5A })
+        case .chunkedUnderstated:
+            var chunked: [UInt8] = []
+            for start in stride(from: 0, to: body.count, by: 4096) {
+                let chunk = body[start..<min(start + 4096, body.count)]
+                chunked += Array((String(chunk.count, radix: 16) + "\r\n").utf8) + chunk + Array("\r\n".utf8)
+            }
+            chunked += Array("0\r\n\r\n".utf8)
+            let understated = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: \(body.count / 10)\r\n\r\n"
+            send(context, understated, chunked)
         default:
             send(context, head, body)
         }

@@ -13,7 +13,9 @@ import Glibc
 /// A body the transfer held whole (see Transfer.wholeLimit and BodyBudget) arrives whole: the
 /// worker writes the file and hashes the bytes it wrote, so the loop makes no file syscall for
 /// it and nothing is read back. Other bodies were written by the loop and are hashed from the
-/// page cache.
+/// page cache. A body still in the vector lanes when its round ends stays there, with its
+/// memory, until a later round finishes it (BodyHasher); once the loops hurry, every round
+/// finishes all.
 final class HashCheck: Sendable {
     struct Done: Sendable {
         var id: Int
@@ -29,17 +31,21 @@ final class HashCheck: Sendable {
         var id: Int
         var path: String
         var algorithm: ContentHash.Algorithm
-        var body: [UInt8]?
+        var body: BodyBuffer?
         /// Budget held by `body`, given back once it is written and hashed.
         var reserved: Int
+        /// Writing `body` to its file failed.
+        var error: CenariusError?
     }
 
     struct State {
         var pending: [Pending] = []
         /// Per loop.
         var done: [[Done]]
-        /// Hashers not in use by a worker (indexes into `hashers`); a worker holds one while it runs.
+        /// Hashers not in use by a worker (indexes into `slots`); a worker holds one while it runs.
         var idleHashers = Array(0..<HashCheck.maxWorkers)
+        /// Per hasher: bodies its lanes hold from an earlier round.
+        var carried = Array(repeating: 0, count: HashCheck.maxWorkers)
         var closed = false
         /// Per loop: it has nothing but checks to wait for, so its next result must wake it.
         /// Otherwise it is woken by its own sockets soon enough, and a wakeup per result would
@@ -58,17 +64,20 @@ final class HashCheck: Sendable {
         /// No loop will send many more files soon: check what there is rather than wait for a fuller batch.
         var hurry: Bool { !loopTail.contains(false) }
 
-        /// Whether a round should run now: a full batch waits, or the loops are hurrying.
-        var roundIsDue: Bool { !pending.isEmpty && (pending.count >= HashCheck.batchMinimum || hurry) }
+        /// Whether `hasher` should run a round now: a full batch waits, or the loops are hurrying
+        /// and there is something to check or to finish.
+        func roundIsDue(for hasher: Int) -> Bool {
+            pending.count >= HashCheck.batchMinimum || (hurry && (!pending.isEmpty || carried[hasher] > 0))
+        }
     }
 
     /// Files per round: enough to keep the lanes busy while results still reach the loops promptly.
     static let batchLimit = 128
-    /// A round starts once this many files wait (or the loops are hurrying). Lanes run empty at
-    /// the end of a round while its longest message finishes; with web-build sizes (log-normal,
-    /// median 30 KB) a round of 16 files kept the sixteen lanes about a third full, one of 64
-    /// about two thirds (MD5 ~65 → ~35 ms of CPU for the B1 corpus).
-    static let batchMinimum = 64
+    /// A round starts once this many files wait (or the loops are hurrying). Small rounds keep
+    /// results prompt and few bodies in memory; the lanes stay full regardless, because bodies
+    /// still running when a round ends carry over into the next (BodyHasher). Before that, a
+    /// round of 16 files kept the sixteen lanes about a third full and rounds of 64 were needed.
+    static let batchMinimum = 16
     /// Whole bodies, held by transfers or waiting here: with 32 transfers in flight this keeps
     /// a seed's peak RSS under B1's 64 MiB.
     static let bodyBudget = 12 << 20
@@ -80,12 +89,18 @@ final class HashCheck: Sendable {
 
     private let state: Mutex<State>
     private let workers = DispatchGroup()
-    /// Their buffers are reused from one round to the next; each worker uses the one it was given.
-    private let hashers = (0..<HashCheck.maxWorkers).map { _ in Slot() }
+    /// Their buffers and lanes are kept from one round to the next; each worker uses the one it was given.
+    private let slots = (0..<HashCheck.maxWorkers).map { _ in Slot() }
 
     private final class Slot: Sendable {
-        let hasher = Mutex(BatchHasher())
+        let hashers = Mutex(Hashers())
     }
+
+    private struct Hashers: ~Copyable {
+        let files = BatchHasher()
+        let bodies = BodyHasher<Pending>()
+    }
+
     /// Wakes a loop's multi handle when one of its results is ready (curl_multi_wakeup is thread-safe).
     private let wake: @Sendable (_ loop: Int) -> Void
 
@@ -94,7 +109,7 @@ final class HashCheck: Sendable {
         self.wake = wake
     }
 
-    func submit(loop: Int, id: Int, path: String, algorithm: ContentHash.Algorithm, body: (bytes: [UInt8], reserved: Int)? = nil) {
+    func submit(loop: Int, id: Int, path: String, algorithm: ContentHash.Algorithm, body: (bytes: BodyBuffer, reserved: Int)? = nil) {
         let start = state.withLock { state in
             state.pending.append(Pending(loop: loop, id: id, path: path, algorithm: algorithm, body: body?.bytes, reserved: body?.reserved ?? 0))
             return Self.claimWorker(&state)
@@ -104,8 +119,8 @@ final class HashCheck: Sendable {
 
     /// A hasher for a worker that should start now, if one should.
     private static func claimWorker(_ state: inout State) -> Int? {
-        guard state.roundIsDue else { return nil }
-        return state.idleHashers.popLast()
+        guard !state.closed, let at = state.idleHashers.lastIndex(where: state.roundIsDue(for:)) else { return nil }
+        return state.idleHashers.remove(at: at)
     }
 
     private func startWorker(_ hasher: Int?) {
@@ -114,58 +129,73 @@ final class HashCheck: Sendable {
     }
 
     private func work(_ hasher: Int) {
-        while let batch = nextBatch(releasing: hasher) {
-            var errors = [CenariusError?](repeating: nil, count: batch.count)
-            var inputs: [BatchHasher.Input] = []
-            inputs.reserveCapacity(batch.count)
-            for (index, item) in batch.enumerated() {
-                if let body = item.body {
-                    errors[index] = Self.write(body, to: item.path)
-                    inputs.append(.bytes(body))
-                } else {
-                    inputs.append(.file(item.path))
+        var round = state.withLock { Self.nextRound(&$0, for: hasher) }
+        while let (batch, finish) = round.batch {
+            var files: [Pending] = []
+            var bodies: [(item: Pending, body: BodyBuffer, algorithm: ContentHash.Algorithm)] = []
+            for var item in batch {
+                guard let body = item.body else {
+                    files.append(item)
+                    continue
                 }
+                item.error = Self.write(body, to: item.path)
+                item.body = nil
+                bodies.append((item, body, item.algorithm))
             }
-            let results = hashers[hasher].hasher.withLock { $0.hash(inputs, algorithm: batch[0].algorithm) }
-            budget.release(batch.reduce(0) { $0 + $1.reserved })
-            // Woken under the lock, so that after `close` returns no check touches the loop.
-            state.withLock { state in
-                guard !state.closed else { return }
-                for (index, item) in batch.enumerated() {
-                    let result = results[index]
-                    state.done[item.loop].append(Done(id: item.id, actual: result?.0, size: result?.1 ?? -1, error: errors[index]))
-                    if state.loopIdle[item.loop] {
-                        state.loopIdle[item.loop] = false
-                        wake(item.loop)
+            let (finished, holding) = slots[hasher].hashers.withLock { hashers in
+                var finished: [(item: Pending, hash: ContentHash?, size: Int64)] = []
+                if let algorithm = files.first?.algorithm {
+                    for (item, result) in zip(files, hashers.files.hash(files.map(\.path), algorithm: algorithm)) {
+                        finished.append((item, result?.0, result?.1 ?? -1))
                     }
                 }
+                for (item, hash, size) in hashers.bodies.hash(bodies, finish: finish) { finished.append((item, hash, size)) }
+                return (finished, hashers.bodies.holding)
+            }
+            budget.release(finished.reduce(0) { $0 + $1.item.reserved })
+            // Woken under the lock, so that after `close` returns no check touches the loop.
+            round = state.withLock { state in
+                state.carried[hasher] = holding
+                if !state.closed {
+                    for (item, hash, size) in finished {
+                        state.done[item.loop].append(Done(id: item.id, actual: hash, size: size, error: item.error))
+                        if state.loopIdle[item.loop] {
+                            state.loopIdle[item.loop] = false
+                            wake(item.loop)
+                        }
+                    }
+                }
+                return Self.nextRound(&state, for: hasher)
             }
         }
+        startWorker(round.other)
     }
 
-    private static func write(_ body: [UInt8], to path: String) -> CenariusError? {
+    private static func write(_ body: BodyBuffer, to path: String) -> CenariusError? {
         let fd = FileSystem.createFile(path)
         guard fd >= 0 else { return FileSystem.failure("cannot create", path) }
         defer { Glibc.close(fd) }
-        return FileSystem.writeAll(fd, body) ? nil : FileSystem.failure("cannot write", path)
+        return FileSystem.writeAll(fd, body.bytes) ? nil : FileSystem.failure("cannot write", path)
     }
 
-    /// The next files to hash, all of one algorithm; nil when there are none (or too few to
-    /// wait for), and the worker stops and gives its hasher back.
-    private func nextBatch(releasing hasher: Int) -> [Pending]? {
-        state.withLock { state in
-            guard !state.closed, state.roundIsDue, let algorithm = state.pending.first?.algorithm else {
-                state.idleHashers.append(hasher)
-                return nil
-            }
-            var batch: [Pending] = []
-            var rest: [Pending] = []
-            for item in state.pending {
-                if item.algorithm == algorithm && batch.count < Self.batchLimit { batch.append(item) } else { rest.append(item) }
-            }
-            state.pending = rest
-            return batch
+    /// The next files for `hasher`'s worker to check, all of one algorithm (none when it only
+    /// has bodies to finish), and whether to finish every body its lanes hold. nil when there is
+    /// nothing to do (or too little to wait for): the worker stops and gives its hasher back,
+    /// and `other` is a hasher whose round is due now, whose worker should start.
+    private static func nextRound(_ state: inout State, for hasher: Int) -> (batch: (files: [Pending], finish: Bool)?, other: Int?) {
+        guard !state.closed, state.roundIsDue(for: hasher) else {
+            state.idleHashers.append(hasher)
+            return (nil, claimWorker(&state))
         }
+        var batch: [Pending] = []
+        var rest: [Pending] = []
+        if let algorithm = state.pending.first?.algorithm {
+            for item in state.pending {
+                if item.algorithm == algorithm && batch.count < batchLimit { batch.append(item) } else { rest.append(item) }
+            }
+        }
+        state.pending = rest
+        return ((batch, state.hurry), nil)
     }
 
     /// A loop's results ready since its last call. `idle`: it has no transfer running, so its

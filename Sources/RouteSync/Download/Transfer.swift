@@ -52,7 +52,7 @@ final class Transfer {
     /// loop. A body of up to `wholeLimit` bytes whose length is announced is held whole instead,
     /// in one buffer of exactly that size, when `budget` allows: the hash worker then writes it
     /// in one go and hashes it from memory, and the loop makes no file syscall for it at all.
-    private var unwritten: [UInt8] = []
+    private var unwritten: BodyBuffer?
     /// Budget taken by `unwritten` (a whole body's buffer); 0 for the plain write buffer.
     private var reserved = 0
     var budget: BodyBudget?
@@ -120,10 +120,19 @@ final class Transfer {
         case .memory:
             body.append(contentsOf: data)
         case .file:
-            if unwritten.capacity < Self.writeChunk { unwritten.reserveCapacity(bufferSize()) }
+            let buffer = unwritten ?? newBuffer()
             // Written only when the next bytes would not fit: a body that fits stays whole.
-            if unwritten.count + data.count > max(Self.writeChunk, reserved), !flush() { return 0 }
-            unwritten.append(contentsOf: data)
+            if buffer.count + data.count > buffer.capacity {
+                guard flush() else { return 0 }
+                // More than the announced length arrived at once (a server may send a length
+                // it does not keep to with chunked encoding): it goes straight to the file.
+                if data.count > buffer.capacity {
+                    guard write(data) else { return 0 }
+                    received += Int64(data.count)
+                    return data.count
+                }
+            }
+            buffer.append(data)
         }
         received += Int64(data.count)
         return data.count
@@ -131,8 +140,14 @@ final class Transfer {
 
     /// Writes what is buffered; false, with `failure` set, when the file cannot be written.
     func flush() -> Bool {
-        guard !unwritten.isEmpty, case .file(let path, _) = sink else { return true }
-        defer { unwritten.removeAll(keepingCapacity: true) }
+        guard let buffer = unwritten, !buffer.isEmpty else { return true }
+        defer { buffer.removeAll() }
+        return write(buffer.bytes)
+    }
+
+    /// Appends to the file, creating it on first use; false, with `failure` set, when it cannot be written.
+    private func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard case .file(let path, _) = sink else { return true }
         if fd < 0 {
             fd = FileSystem.createFile(path)
             if fd < 0 {
@@ -140,7 +155,7 @@ final class Transfer {
                 return false
             }
         }
-        guard unwritten.withUnsafeBytes({ FileSystem.writeAll(fd, $0) }) else {
+        guard FileSystem.writeAll(fd, bytes) else {
             failure = FileSystem.failure("cannot write", path)
             return false
         }
@@ -163,16 +178,25 @@ final class Transfer {
         return "(--max-file-size)"
     }
 
-    /// The buffer for a body starting now: its whole announced length, or the write chunk.
-    private func bufferSize() -> Int {
-        guard fd < 0, resumedFrom == 0, let length = headers.contentLength, length > Self.writeChunk,
-              length <= Self.wholeLimit, budget?.reserve(Int(length)) == true else { return Self.writeChunk }
-        reserved = Int(length)
-        return reserved
+    /// The buffer for a body starting now: its whole announced length when that is at most
+    /// `wholeLimit` and the budget has room, else the write chunk (or less, for a shorter body).
+    private func newBuffer() -> BodyBuffer {
+        var size = Self.writeChunk
+        if let length = headers.contentLength, length > 0, length <= Self.wholeLimit {
+            if fd < 0, resumedFrom == 0, budget?.reserve(Int(length)) == true {
+                reserved = Int(length)
+                size = reserved
+            } else {
+                size = min(size, Int(length))
+            }
+        }
+        let buffer = BodyBuffer(capacity: size)
+        unwritten = buffer
+        return buffer
     }
 
     private func dropBuffer() {
-        unwritten = []
+        unwritten = nil
         budget?.release(reserved)
         reserved = 0
     }
@@ -188,17 +212,18 @@ final class Transfer {
     /// hash worker then writes it and hashes it from memory, so the download loop makes no file
     /// syscall for it and nothing is read back. nil when part of it is already in the file, or
     /// when a small body finds the budget spent.
-    func takeWholeBody() -> (bytes: [UInt8], reserved: Int)? {
+    func takeWholeBody() -> (bytes: BodyBuffer, reserved: Int)? {
         guard case .file = sink, fd < 0, failure == nil, isSuccessStatus else { return nil }
+        let body = unwritten ?? BodyBuffer(capacity: 0)
         if reserved == 0 {
-            guard budget?.reserve(unwritten.capacity) == true else { return nil }
-            reserved = unwritten.capacity
+            guard budget?.reserve(body.capacity) == true else { return nil }
+            reserved = body.capacity
         }
         defer {
-            unwritten = []
+            unwritten = nil
             reserved = 0
         }
-        return (unwritten, reserved)
+        return (body, reserved)
     }
 
     func closeFile() {

@@ -1,4 +1,3 @@
-import CMultiMD5
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,89 +14,28 @@ public final class BatchHasher {
     public static let maxBufferedFile = 1 << 20
     public static let bufferBytes = 4 << 20
 
-    static let vectorMD5 = multimd5_available() != 0
-
     private var buffer: UnsafeMutableRawBufferPointer?
     private var used = 0
     private var jobs: [(index: Int, offset: Int, size: Int)] = []
+    /// nil without AVX2: every file then streams.
+    private let lanes = MD5Lanes()
 
     public init() {}
 
     deinit { buffer?.deallocate() }
 
-    /// What to hash: a file as it is now, or bytes in hand.
-    public enum Input: Sendable {
-        case file(String)
-        case bytes([UInt8])
-    }
-
     /// One result per path, in order: the hash and size of what the file holds now, or nil
     /// when it cannot be read.
     public func hash(_ paths: [String], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
-        hash(paths.map { .file($0) }, algorithm: algorithm)
-    }
-
-    public func hash(_ inputs: [Input], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
-        guard algorithm == .md5, Self.vectorMD5, inputs.count > 1 else {
-            return inputs.map { Self.hashOne($0, algorithm: algorithm) }
+        guard algorithm == .md5, lanes != nil, paths.count > 1 else {
+            return paths.map { try? FileSystem.hashFile($0, algorithm: algorithm) }
         }
-        var results = [(ContentHash, Int64)?](repeating: nil, count: inputs.count)
-        // Bytes in hand are hashed where they are; files are read into the buffer first.
-        var held: [(index: Int, bytes: [UInt8])] = []
-        for (index, input) in inputs.enumerated() {
-            switch input {
-            case .file(let path):
-                if !buffer(path, as: index, results: &results) { results[index] = Self.hashOne(input, algorithm: algorithm) }
-            case .bytes(let bytes):
-                held.append((index, bytes))
-            }
+        var results = [(ContentHash, Int64)?](repeating: nil, count: paths.count)
+        for (index, path) in paths.enumerated() where !buffer(path, as: index, results: &results) {
+            results[index] = try? FileSystem.hashFile(path, algorithm: algorithm)
         }
         finish(into: &results)
-        if held.count == 1 {
-            results[held[0].index] = Self.hashOne(.bytes(held[0].bytes), algorithm: algorithm)
-        } else if !held.isEmpty {
-            let digests = Self.withBuffers(held.map(\.bytes)[...]) { buffers in
-                Self.hashSideBySide(buffers.map { (UnsafeRawPointer($0.baseAddress), $0.count) })
-            }
-            for (item, digest) in zip(held, digests) { results[item.index] = digest }
-        }
         return results
-    }
-
-    /// Runs `body` with every array's storage in hand: nested, so that each pointer stays valid
-    /// until `body` returns, without copying the bytes anywhere.
-    private static func withBuffers<R>(_ arrays: ArraySlice<[UInt8]>, _ outer: [UnsafeBufferPointer<UInt8>] = [],
-                                       _ body: ([UnsafeBufferPointer<UInt8>]) -> R) -> R {
-        guard let first = arrays.first else { return body(outer) }
-        return first.withUnsafeBufferPointer { withBuffers(arrays.dropFirst(), outer + [$0], body) }
-    }
-
-    /// MD5 of each message in the vector lanes, longest first: lanes then run out of work at
-    /// about the same time, so the vector unit is not left hashing one long message in one lane.
-    private static func hashSideBySide(_ messages: [(start: UnsafeRawPointer?, count: Int)]) -> [(ContentHash, Int64)] {
-        let order = messages.indices.sorted { messages[$0].count > messages[$1].count }
-        var jobs = order.map { i in
-            multimd5_job(data: messages[i].start?.assumingMemoryBound(to: UInt8.self), length: messages[i].count,
-                         digest: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        }
-        jobs.withUnsafeMutableBufferPointer { multimd5_hash($0.baseAddress, $0.count) }
-        var digests = [(ContentHash, Int64)?](repeating: nil, count: messages.count)
-        for (i, job) in zip(order, jobs) {
-            let digest = withUnsafeBytes(of: job.digest) { Array($0) }
-            digests[i] = (ContentHash(hex: StreamingHasher.hex(digest))!, Int64(job.length))
-        }
-        return digests.map { $0! }
-    }
-
-    static func hashOne(_ input: Input, algorithm: ContentHash.Algorithm) -> (ContentHash, Int64)? {
-        switch input {
-        case .file(let path):
-            return try? FileSystem.hashFile(path, algorithm: algorithm)
-        case .bytes(let bytes):
-            var hasher = StreamingHasher(algorithm)
-            bytes.withUnsafeBytes { hasher.update($0) }
-            return (hasher.finalize(), Int64(bytes.count))
-        }
     }
 
     /// The buffer, with room for `count` more bytes (hashing what it holds first if need be).
@@ -168,9 +106,9 @@ public final class BatchHasher {
 
     /// Hashes what is buffered and empties the buffer.
     private func finish(into results: inout [(ContentHash, Int64)?]) {
-        guard let base = buffer?.baseAddress, !jobs.isEmpty else { return }
-        let digests = Self.hashSideBySide(jobs.map { (UnsafeRawPointer(base + $0.offset), $0.size) })
-        for (job, digest) in zip(jobs, digests) { results[job.index] = digest }
+        guard let base = buffer?.baseAddress, let lanes, !jobs.isEmpty else { return }
+        let messages = jobs.indices.map { (tag: $0, bytes: UnsafeRawBufferPointer(start: base + jobs[$0].offset, count: jobs[$0].size)) }
+        for (tag, digest) in lanes.run(messages, finish: true) { results[jobs[tag].index] = (digest, Int64(jobs[tag].size)) }
         jobs.removeAll(keepingCapacity: true)
         used = 0
     }
