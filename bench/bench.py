@@ -144,8 +144,13 @@ def b1(nginx, rounds, dest):
             results[name].append((wall, rss))
     rows = {name: summary(s) | {"bytes": total} for name, s in results.items()}
     best_peer = min(v["median"] for k, v in rows.items() if not k.startswith("cenariusd"))
-    for v in rows.values():
+    peers = [k for k in rows if not k.startswith("cenariusd")]
+    for name, v in rows.items():
         v["ratio"] = v["median"] / best_peer
+        # Each round against the fastest peer of the same round, seconds apart: on a machine
+        # whose speed drifts (hypervisor steal), the median of these says more than a ratio of medians.
+        v["paired_ratio"] = statistics.median(
+            results[name][r][0] / min(results[p][r][0] for p in peers) for r in range(rounds))
     shutil.rmtree(dest, ignore_errors=True)
     return {"files": len(entries), "bytes": total, "rows": rows, "dest": dest}
 
@@ -246,9 +251,13 @@ def markdown(results, args):
     b1r = results["B1"]
     lines += [f"## B1 cold seed: {b1r['files']} files, {b1r['bytes'] / 2**20:.1f} MiB ({args.rounds} rounds, alternating)", "",
               f"Files written to `{b1r.get('dest', 'bench/out/dest')}`.", "",
-              "| tool | median s | min s | peak RSS MiB | ratio to best peer |", "|---|---|---|---|---|"]
+              "| tool | median s | min s | peak RSS MiB | ratio to best peer | paired ratio |", "|---|---|---|---|---|---|"]
     for name, v in sorted(b1r["rows"].items(), key=lambda kv: kv[1]["median"]):
-        lines.append(f"| {name} | {v['median']:.3f} | {v['min']:.3f} | {v['rss']:.1f} | {v['ratio']:.2f} |")
+        paired = f"{v['paired_ratio']:.2f}" if "paired_ratio" in v else "–"
+        lines.append(f"| {name} | {v['median']:.3f} | {v['min']:.3f} | {v['rss']:.1f} | {v['ratio']:.2f} | {paired} |")
+    lines += ["", "Ratio to best peer: this tool's median over the fastest peer's median. Paired ratio: the median, "
+              "over rounds, of this tool's time over the fastest peer's time in the same round (seconds apart), "
+              "which a machine whose speed drifts between rounds distorts less."]
     b2r = results["B2"]
     lines += ["", f"## B2 no-change sync: {b2r['entries']}-entry table (outcome: {', '.join(b2r['outcomes'])})", "",
               "| command | median s | min s | peak RSS MiB |", "|---|---|---|---|"]
