@@ -45,8 +45,8 @@ def count_files(path):
 
 
 class Nginx:
-    def __init__(self, root, port):
-        self.dir = os.path.join(OUT, "nginx")
+    def __init__(self, root, port, name="nginx"):
+        self.dir = os.path.join(OUT, name)
         os.makedirs(self.dir, exist_ok=True)
         self.port = port
         self.log = os.path.join(self.dir, "access.log")
