@@ -98,7 +98,8 @@ final class HashCheck: Sendable {
 
     private struct Hashers: ~Copyable {
         let files = BatchHasher()
-        let bodies = BodyHasher<Pending>()
+        /// A quarter of the budget each: what the lanes hold cannot starve the transfers of it.
+        let bodies = BodyHasher<Pending>(holdLimit: HashCheck.bodyBudget / 4)
     }
 
     /// Wakes a loop's multi handle when one of its results is ready (curl_multi_wakeup is thread-safe).
@@ -132,6 +133,7 @@ final class HashCheck: Sendable {
         var round = state.withLock { Self.nextRound(&$0, for: hasher) }
         while let (batch, finish) = round.batch {
             var files: [Pending] = []
+            var failed: [Pending] = []
             var bodies: [(item: Pending, body: BodyBuffer, algorithm: ContentHash.Algorithm)] = []
             for var item in batch {
                 guard let body = item.body else {
@@ -140,10 +142,14 @@ final class HashCheck: Sendable {
                 }
                 item.error = Self.write(body, to: item.path)
                 item.body = nil
-                bodies.append((item, body, item.algorithm))
+                if item.error == nil {
+                    bodies.append((item, body, item.algorithm))
+                } else {
+                    failed.append(item)  // the file is not there to vouch for: no hash needed
+                }
             }
             let (finished, holding) = slots[hasher].hashers.withLock { hashers in
-                var finished: [(item: Pending, hash: ContentHash?, size: Int64)] = []
+                var finished: [(item: Pending, hash: ContentHash?, size: Int64)] = failed.map { ($0, nil, -1) }
                 if let algorithm = files.first?.algorithm {
                     for (item, result) in zip(files, hashers.files.hash(files.map(\.path), algorithm: algorithm)) {
                         finished.append((item, result?.0, result?.1 ?? -1))
