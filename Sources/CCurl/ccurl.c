@@ -88,14 +88,21 @@ static void *load_thread(void *unused) {
     return NULL;
 }
 
+/* Set by the constructor and read on the way out, both on the main thread. */
+static int loading_in_background;
+
 void ccurl_load_in_background(void) {
     pthread_t thread;
     pthread_attr_t attributes;
     if (pthread_attr_init(&attributes) != 0) return;
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
     /* No thread: the first download loads libcurl itself. */
-    (void)pthread_create(&thread, &attributes, load_thread, NULL);
+    if (pthread_create(&thread, &attributes, load_thread, NULL) == 0) loading_in_background = 1;
     pthread_attr_destroy(&attributes);
+}
+
+void ccurl_settle(void) {
+    if (loading_in_background) (void)ccurl_load();
 }
 
 const char *ccurl_load_error(void) { return load_error; }

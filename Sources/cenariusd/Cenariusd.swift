@@ -28,6 +28,8 @@ struct Cenariusd: AsyncParsableCommand {
 @main
 enum Main {
     static func main() async {
+        // Every way out, `exit` included, first lets a libcurl load started at launch finish.
+        defer { Downloader.settleBeforeExit() }
         do {
             if try FastPath.run(Array(CommandLine.arguments.dropFirst())) { return }
             var command = try Cenariusd.parseAsRoot()
@@ -38,9 +40,11 @@ enum Main {
             }
         } catch let error as CenariusError {
             Output.error(error)
+            Downloader.settleBeforeExit()
             exit(error.code.rawValue)
         } catch {
             // Help, version and usage errors: argument-parser prints them and exits 0 or 64.
+            Downloader.settleBeforeExit()
             Cenariusd.exit(withError: error)
         }
     }

@@ -84,6 +84,21 @@ import TestOrigin
         #expect(try Binary.run(["sync", "--remote", "ftp://x", "--cache", dir.path("c2")]).status == 64)
     }
 
+    /// `sync` and `seed` start loading libcurl on a second thread at launch. One that fails
+    /// before it downloads used to exit while that load ran, and about 2% of such runs died of
+    /// SIGSEGV in libcurl's dependencies' exit handlers instead of exiting 5.
+    @Test func aSyncThatFailsBeforeDownloadingExitsWithItsCodeEveryTime() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try dir.write("not-a-dir", "x")
+        var codes: [Int32: Int] = [:]
+        for _ in 0..<150 {
+            let run = try Binary.run(["sync", "--remote", "http://127.0.0.1:9", "--cache", dir.path("not-a-dir"), "--preset", dir.path("preset")])
+            codes[run.status, default: 0] += 1
+        }
+        #expect(codes == [5: 150])
+    }
+
     @Test func strictAndStaleLookups() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()

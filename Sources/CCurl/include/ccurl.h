@@ -13,6 +13,11 @@ int ccurl_load(void);
    overlaps libcurl's ~7 ms of dynamic loading with its own start-up. A later ccurl_load waits for it.
    Called once, from CStartup's constructor, for `sync` and `seed`. */
 void ccurl_load_in_background(void);
+/* Waits for a background load to finish, if one was started. A process must call it before it
+   exits: libcurl's dependencies register exit handlers while they initialise (OpenSSL does),
+   and exit running those beside an unfinished initialisation crashed about 2% of `sync` runs
+   that failed before they needed libcurl (SIGSEGV instead of exit 5). */
+void ccurl_settle(void);
 const char *ccurl_load_error(void);
 
 /* curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call.

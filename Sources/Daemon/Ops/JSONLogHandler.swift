@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Logging
+import RouteSync
 
 /// `--log-format json`: one JSON object per line on stderr, for journald and log shippers.
 struct JSONLogHandler: LogHandler {
@@ -14,7 +15,7 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object: [String: String] = [
-            "ts": ISO8601DateFormatter().string(from: Date()),
+            "ts": Date().formatted(.iso8601),
             "level": event.level.rawValue,
             "logger": label,
             "msg": "\(event.message)",
@@ -24,6 +25,6 @@ struct JSONLogHandler: LogHandler {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard var data = try? encoder.encode(object) else { return }
         data.append(0x0A)
-        FileHandle.standardError.write(data)
+        _ = data.withUnsafeBytes { FileSystem.writeAll(2, $0) }
     }
 }

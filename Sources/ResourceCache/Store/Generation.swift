@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import RouteSync
 
 /// What a committed generation records besides its table.

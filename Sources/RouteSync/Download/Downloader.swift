@@ -70,6 +70,12 @@ public final class Downloader {
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, ccurl_pipe_multiplex())
     }
 
+    /// To call before the process exits: waits for a libcurl load started at launch, whose
+    /// dependencies' exit handlers must not run beside their own initialisation (ccurl_settle).
+    public static func settleBeforeExit() {
+        ccurl_settle()
+    }
+
     deinit {
         for handle in idleHandles { ccurl_easy_cleanup(handle) }
         ccurl_multi_cleanup(multi)

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Daemon
-import Foundation
+import FoundationEssentials
 import ResourceCache
 import RouteSync
 

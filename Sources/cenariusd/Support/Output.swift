@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import RouteSync
 
 #if canImport(Glibc)
@@ -12,21 +12,27 @@ enum Output {
     }
 
     static func warn(_ text: String) {
-        FileHandle.standardError.write(Data("cenariusd: warning: \(text)\n".utf8))
+        write(STDERR_FILENO, "cenariusd: warning: \(text)\n")
     }
 
     static func error(_ error: CenariusError) {
-        FileHandle.standardError.write(Data("cenariusd: error: \(error.message)\n".utf8))
+        write(STDERR_FILENO, "cenariusd: error: \(error.message)\n")
     }
 
     static func json(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        _ = (data + Data("\n".utf8)).withUnsafeBytes { FileSystem.writeAll(STDOUT_FILENO, $0) }
     }
 
-    /// "0.12 s", without Foundation's locale-aware formatting (slow to warm up in a short process).
+    /// Unbuffered, as stderr is: a progress line must show before the work it reports on ends.
+    static func write(_ fd: Int32, _ text: String) {
+        var text = text
+        _ = text.withUTF8 { FileSystem.writeAll(fd, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// "0.12 s", without locale-aware formatting (slow to warm up in a short process).
     static func seconds(_ value: Double) -> String {
         let hundredths = Int((value * 100).rounded())
         let fraction = hundredths % 100
@@ -43,7 +49,8 @@ enum Output {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        let tenths = Int((value * 10).rounded())
+        return unit == 0 ? "\(count) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 }
 
@@ -70,11 +77,11 @@ final class ProgressBar {
         let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "") + String(repeating: " ", count: max(0, width - filled - 1))
         let rate = Output.bytes(Int64(Double(progress.bytes) / elapsed))
         let text = "\r\(label) [\(bar)] \(progress.filesDone)/\(progress.filesTotal) files  \(Output.bytes(progress.bytes))  \(rate)/s "
-        FileHandle.standardError.write(Data(text.utf8))
+        Output.write(STDERR_FILENO, text)
         drawn = true
     }
 
     func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if drawn { Output.write(STDERR_FILENO, "\r\u{1B}[K") }
     }
 }
