@@ -1,9 +1,12 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "cplatform.h"
 
 int cplatform_syncfs(int fd) { return syncfs(fd); }
+
+void cplatform_release_free_memory(void) { (void)malloc_trim(0); }
 
 size_t cplatform_gzip_bound(size_t length) {
     /* deflateBound plus the gzip header and trailer. */

@@ -5,6 +5,10 @@
 /* glibc declares syncfs only under _GNU_SOURCE, which Swift's Glibc module does not set. */
 int cplatform_syncfs(int fd);
 
+/* Hands the free parts of every malloc arena back to the kernel (glibc's malloc_trim, which
+   Swift's Glibc module does not declare). */
+void cplatform_release_free_memory(void);
+
 /* One-shot gzip (RFC 1952) of a buffer with zlib; deflateInit2 is a macro Swift cannot call.
    Returns the compressed size, or 0 when `capacity` is too small or zlib fails. */
 size_t cplatform_gzip(const void *input, size_t length, void *output, size_t capacity, int level);

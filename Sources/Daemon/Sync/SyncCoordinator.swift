@@ -1,3 +1,4 @@
+import CPlatform
 import Logging
 import ResourceCache
 import RouteSync
@@ -64,7 +65,15 @@ public actor SyncCoordinator {
         lastAttempt = FileSystem.monotonic()
         let syncer = Syncer(settings: settings)
         let cancel = cancel
-        let task = Task { await onThread("cenariusd-sync") { Result(catching: { () throws(CenariusError) in try syncer.sync(cancel: cancel) }) } }
+        let task = Task {
+            await onThread("cenariusd-sync") {
+                let result = Result(catching: { () throws(CenariusError) in try syncer.sync(cancel: cancel) })
+                // A large sync leaves its bodies' and libcurl's freed buffers in malloc's arenas
+                // (16 MiB after the B1 site); a kiosk's daemon should idle at its own size.
+                cplatform_release_free_memory()
+                return result
+            }
+        }
         running = task
         let result = await task.value
         onFinish()
