@@ -28,24 +28,33 @@ struct Cenariusd: AsyncParsableCommand {
 @main
 enum Main {
     static func main() async {
-        // Every way out, `exit` included, first lets a libcurl load started at launch finish.
-        defer { Downloader.settleBeforeExit() }
+        var failure: (any Error)?
         do {
-            if try FastPath.run(Array(CommandLine.arguments.dropFirst())) { return }
-            var command = try Cenariusd.parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch let error as CenariusError {
-            Output.error(error)
-            Downloader.settleBeforeExit()
-            exit(error.code.rawValue)
+            try await run()
         } catch {
+            failure = error
+        }
+        // The one way out: a libcurl load started at launch finishes first (`exit` included).
+        Downloader.settleBeforeExit()
+        switch failure {
+        case nil:
+            return
+        case let error as CenariusError:
+            Output.error(error)
+            exit(error.code.rawValue)
+        case let error?:
             // Help, version and usage errors: argument-parser prints them and exits 0 or 64.
-            Downloader.settleBeforeExit()
             Cenariusd.exit(withError: error)
+        }
+    }
+
+    private static func run() async throws {
+        if try FastPath.run(Array(CommandLine.arguments.dropFirst())) { return }
+        var command = try Cenariusd.parseAsRoot()
+        if var asyncCommand = command as? any AsyncParsableCommand {
+            try await asyncCommand.run()
+        } else {
+            try command.run()
         }
     }
 }

@@ -122,17 +122,14 @@ final class Transfer {
         case .file:
             let buffer = unwritten ?? newBuffer()
             // Written only when the next bytes would not fit: a body that fits stays whole.
-            if buffer.count + data.count > buffer.capacity {
-                guard flush() else { return 0 }
-                // More than the announced length arrived at once (a server may send a length
-                // it does not keep to with chunked encoding): it goes straight to the file.
-                if data.count > buffer.capacity {
-                    guard write(data) else { return 0 }
-                    received += Int64(data.count)
-                    return data.count
-                }
+            if buffer.count + data.count > buffer.capacity, !flush() { return 0 }
+            // More than the buffer holds, arriving at once, goes straight to the file (a server
+            // may send more than the length it announced, with chunked encoding).
+            if data.count <= buffer.capacity {
+                buffer.append(data)
+            } else if !write(data) {
+                return 0
             }
-            buffer.append(data)
         }
         received += Int64(data.count)
         return data.count
