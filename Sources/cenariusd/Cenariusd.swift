@@ -30,7 +30,13 @@ enum Main {
     static func main() async {
         var failure: (any Error)?
         do {
-            try await run()
+            // The fast path runs right here, on the main thread, with no hop to the concurrency
+            // pool: starting that pool's first thread waited for the libcurl load (pthread_create
+            // takes the loader's lock, which dlopen holds), and a download loop blocked in poll
+            // on one of its threads left the hash workers fewer cores.
+            if try !FastPath.run(Array(CommandLine.arguments.dropFirst())) {
+                try await run()
+            }
         } catch {
             failure = error
         }
@@ -49,7 +55,6 @@ enum Main {
     }
 
     private static func run() async throws {
-        if try FastPath.run(Array(CommandLine.arguments.dropFirst())) { return }
         var command = try Cenariusd.parseAsRoot()
         if var asyncCommand = command as? any AsyncParsableCommand {
             try await asyncCommand.run()

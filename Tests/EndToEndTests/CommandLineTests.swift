@@ -146,6 +146,24 @@ import TestOrigin
         #expect(Set(origin.requests.map(\.path)) == ["Routes.json", "index.html"])
     }
 
+    /// Proxy variables reach libcurl as they always did: cenariusd only tells it to stop looking
+    /// them up at every transfer when none is set. Nothing listens on port 1 of loopback.
+    @Test func proxyVariablesAreHonoured() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        origin.publish(["index.html": "i"])
+        let seed = ["seed", "--remote", origin.url, "--preset", dir.path("preset")]
+        for variable in ["http_proxy", "all_proxy", "ALL_PROXY"] {
+            let proxied = try Binary.run(seed, environment: [variable: "http://127.0.0.1:1"])
+            #expect(proxied.status == 3, "\(variable): \(proxied.stderr)")
+        }
+        #expect(origin.requests.isEmpty)
+        let bypassed = try Binary.run(seed, environment: ["http_proxy": "http://127.0.0.1:1", "no_proxy": "127.0.0.1"])
+        #expect(bypassed.status == 0, "\(bypassed.stderr)")
+        #expect(dir.read("preset/index.html") == "i")
+    }
+
     /// New paths are downloaded straight into place; a seed that fails takes them away again,
     /// folders included, and never touches what was there.
     @Test func failedSeedLeavesThePresetAsItWas() async throws {

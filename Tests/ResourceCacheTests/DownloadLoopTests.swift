@@ -85,6 +85,29 @@ import TestOrigin
         #expect(last.withLock { $0.filesDone == 200 && $0.bytes == results.reduce(0) { $0 + ((try? $1.get()) ?? 0) } })
     }
 
+    /// A table that gives sizes has its largest files fetched first, so that the last transfers are
+    /// small ones (FileQueue); a file of unknown size is not taken for a small one. Without sizes
+    /// the files go in table order. One connection: the origin sees the order they are taken in.
+    @Test func largerFilesAreFetchedFirstWhenTheTableGivesSizes() async throws {
+        var f = try await Fixture()
+        defer { let g = f; Task { await g.cleanup() } }
+        f.settings.transfer.connections = 1
+        let sizes = [("a.bin", 10), ("b.bin", 300_000), ("c.bin", 2_000), ("d.bin", 1_500_000), ("e.bin", 2_000), ("f.bin", 70_000)]
+        let files = Dictionary(uniqueKeysWithValues: sizes.enumerated().map { ($1.0, [UInt8](repeating: UInt8($0), count: $1.1)) })
+        // The table lists a file without a size as well.
+        let unsized: [UInt8] = Array("no size given".utf8)
+        f.origin.put("g.bin", unsized)
+        _ = f.origin.publish(files, extraEntries: "{\"uri\": \"g.bin\", \"hash\": \"\(TestOrigin.md5(unsized))\"}", sizes: true)
+        _ = try f.sync()
+        // Equal sizes keep their table order (c before e).
+        #expect(f.fileRequests == ["g.bin", "d.bin", "b.bin", "f.bin", "c.bin", "e.bin", "a.bin"])
+
+        f.origin.resetRequests()
+        _ = f.origin.publish(files.mapValues { $0 + [1] })
+        _ = try f.sync()
+        #expect(f.fileRequests == ["a.bin", "b.bin", "c.bin", "d.bin", "e.bin", "f.bin"])
+    }
+
     @Test func loopsSplitTheConnectionLimitAndSmallDownloadsKeepOne() {
         #expect(Downloader.connectionShares(16, loops: 2) == [8, 8])
         #expect(Downloader.connectionShares(6, loops: 4) == [2, 2, 1, 1])

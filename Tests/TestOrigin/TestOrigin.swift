@@ -74,11 +74,12 @@ public final class TestOrigin: Sendable {
     }
 
     @discardableResult
-    public func publish(_ files: [String: [UInt8]], routesName: String = "Routes.json", extraEntries: String = "") -> [UInt8] {
+    public func publish(_ files: [String: [UInt8]], routesName: String = "Routes.json", extraEntries: String = "", sizes: Bool = false) -> [UInt8] {
         var lines: [String] = []
         for (uri, content) in files.sorted(by: { $0.key < $1.key }) {
             put(uri, content)
-            lines.append("{\"uri\": \"\(uri)\", \"hash\": \"\(TestOrigin.md5(content))\"}")
+            let size = sizes ? ", \"size\": \(content.count)" : ""
+            lines.append("{\"uri\": \"\(uri)\", \"hash\": \"\(TestOrigin.md5(content))\"\(size)}")
         }
         if !extraEntries.isEmpty { lines.append(extraEntries) }
         let table = Array(("[\n" + lines.joined(separator: ",\n") + "\n]\n").utf8)

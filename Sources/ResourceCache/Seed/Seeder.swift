@@ -94,7 +94,7 @@ public struct Seeder: Sendable {
             let place = place(first)
             staged.append(place == nil)
             return FileDownload(url: remote.fileURL(first.uri), destination: place?.1 ?? staging + "/" + first.hash.hex,
-                                expected: first.hash, label: (place?.0 ?? first).uri.value)
+                                expected: first.hash, label: (place?.0 ?? first).uri.value, size: first.size)
         }
         let results = downloader.download(files, progress: progress)
         for case .failure(let error) in results {
@@ -109,17 +109,18 @@ public struct Seeder: Sendable {
                 report.removedFiles += 1
             }
         }
-        for ((file, result), (first, staged)) in zip(zip(files, results), zip(fetch, staged)) {
-            report.downloadedFiles += 1
-            report.downloadedBytes += (try? result.get()) ?? 0
-            if !staged && sharing.isEmpty { continue }  // downloaded into place, the only path with its content
-            let others = entries(first).map(target).filter { $0 != file.destination }
-            for (i, path) in others.enumerated() {
+        report.downloadedFiles = results.count
+        for case .success(let size) in results { report.downloadedBytes += size }
+        // A file downloaded into place, the only path with its content, is where it belongs already.
+        for i in fetch.indices where staged[i] || !sharing.isEmpty {
+            let source = files[i].destination
+            let others = entries(fetch[i]).map(target).filter { $0 != source }
+            for (n, path) in others.enumerated() {
                 if FileSystem.kind(path) == S_IFDIR { FileSystem.removeTree(path) }
-                if staged && i == others.count - 1 {
-                    try moveIntoPlace(file.destination, path)
+                if staged[i] && n == others.count - 1 {
+                    try moveIntoPlace(source, path)
                 } else {
-                    try copy(file.destination, to: path)
+                    try copy(source, to: path)
                     report.copiedFiles += 1
                 }
             }

@@ -128,7 +128,7 @@ public struct Syncer: Sendable {
                           report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
         guard !entries.isEmpty else { return }
         let files = entries.map {
-            FileDownload(url: remote.fileURL($0.uri), destination: objects.temporaryPath($0.hash), expected: $0.hash, label: $0.uri.value)
+            FileDownload(url: remote.fileURL($0.uri), destination: objects.temporaryPath($0.hash), expected: $0.hash, label: $0.uri.value, size: $0.size)
         }
         let results = downloader.download(files, cancel: cancel, progress: progress)
         var firstError: CenariusError?

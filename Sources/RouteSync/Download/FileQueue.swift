@@ -3,8 +3,15 @@ import Synchronization
 /// The files of one `download` call, shared by the loops that fetch them. A loop takes the next
 /// file whenever it has room for another transfer, so every loop stays busy to the end whatever
 /// sizes it happens to draw.
+///
+/// When the route table gives sizes (`cenariusd routes` writes them), the largest files go
+/// first: the last transfers are then small ones, so every connection runs to the end instead of
+/// a few finishing large files alone, and no large body is left to be hashed after the network
+/// is done. Files of unknown size are not assumed small: they go before the others.
 final class FileQueue: Sendable {
     let files: [FileDownload]
+    /// Indexes into `files`, in the order they are taken.
+    private let order: [Int]
     private let maxBytes: Int64
     private let next = Atomic(0)
     private let outcome: Mutex<Outcome>
@@ -21,6 +28,12 @@ final class FileQueue: Sendable {
     init(_ files: [FileDownload], maxBytes: Int64, loops: Int) {
         self.files = files
         self.maxBytes = maxBytes
+        if files.contains(where: { $0.size != nil }) {
+            let sizes = files.map { $0.size ?? .max }
+            order = files.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
+        } else {
+            order = Array(files.indices)
+        }
         outcome = Mutex(Outcome(results: Array(repeating: .failure(.internal("not run")), count: files.count),
                                 running: Array(repeating: 0, count: loops), finishedBy: Array(repeating: 0, count: loops)))
     }
@@ -30,8 +43,9 @@ final class FileQueue: Sendable {
 
     /// A transfer for the next file no loop has taken; nil once all are taken.
     func take() -> Transfer? {
-        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        guard index < files.count else { return nil }
+        let taken = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        guard taken < order.count else { return nil }
+        let index = order[taken]
         let file = files[index]
         return Transfer(index: index, url: file.url, label: file.label,
                         sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)

@@ -94,6 +94,10 @@ final class HashCheck: Sendable {
 
     private final class Slot: Sendable {
         let hashers = Mutex(Hashers())
+        /// A serial queue of its own gets a thread of its own. On the global queue, whose threads
+        /// are as many as the cores, a download loop blocked in poll (loop 0 runs on one when the
+        /// command is async) left room for one worker only, and the second waited for the first.
+        let queue = DispatchQueue(label: "cenariusd.hash-check")
     }
 
     private struct Hashers: ~Copyable {
@@ -113,20 +117,26 @@ final class HashCheck: Sendable {
     func submit(loop: Int, id: Int, path: String, algorithm: ContentHash.Algorithm, body: (bytes: BodyBuffer, reserved: Int)? = nil) {
         let start = state.withLock { state in
             state.pending.append(Pending(loop: loop, id: id, path: path, algorithm: algorithm, body: body?.bytes, reserved: body?.reserved ?? 0))
-            return Self.claimWorker(&state)
+            return Self.claimWorkers(&state)
         }
-        startWorker(start)
+        startWorkers(start)
     }
 
-    /// A hasher for a worker that should start now, if one should.
-    private static func claimWorker(_ state: inout State) -> Int? {
-        guard !state.closed, let at = state.idleHashers.lastIndex(where: state.roundIsDue(for:)) else { return nil }
-        return state.idleHashers.remove(at: at)
+    /// Hashers whose workers should start now. New files need one worker (a second starts when a
+    /// full batch waits while the first is busy). Once the loops hurry, every hasher whose lanes
+    /// carry bodies starts as well: only it can finish them, and the last files wait on both.
+    private static func claimWorkers(_ state: inout State) -> [Int] {
+        guard !state.closed else { return [] }
+        var claimed = state.hurry ? state.idleHashers.filter { state.carried[$0] > 0 } : []
+        if claimed.isEmpty, let hasher = state.idleHashers.last(where: state.roundIsDue(for:)) { claimed = [hasher] }
+        state.idleHashers.removeAll(where: claimed.contains)
+        return claimed
     }
 
-    private func startWorker(_ hasher: Int?) {
-        guard let hasher else { return }
-        DispatchQueue.global().async(group: workers) { [self] in work(hasher) }
+    private func startWorkers(_ hashers: [Int]) {
+        for hasher in hashers {
+            slots[hasher].queue.async(group: workers) { [self] in work(hasher) }
+        }
     }
 
     private func work(_ hasher: Int) {
@@ -174,7 +184,7 @@ final class HashCheck: Sendable {
                 return Self.nextRound(&state, for: hasher)
             }
         }
-        startWorker(round.other)
+        startWorkers(round.others)
     }
 
     private static func write(_ body: BodyBuffer, to path: String) -> CenariusError? {
@@ -187,11 +197,11 @@ final class HashCheck: Sendable {
     /// The next files for `hasher`'s worker to check, all of one algorithm (none when it only
     /// has bodies to finish), and whether to finish every body its lanes hold. nil when there is
     /// nothing to do (or too little to wait for): the worker stops and gives its hasher back,
-    /// and `other` is a hasher whose round is due now, whose worker should start.
-    private static func nextRound(_ state: inout State, for hasher: Int) -> (batch: (files: [Pending], finish: Bool)?, other: Int?) {
+    /// and `others` are hashers whose rounds are due now, whose workers should start.
+    private static func nextRound(_ state: inout State, for hasher: Int) -> (batch: (files: [Pending], finish: Bool)?, others: [Int]) {
         guard !state.closed, state.roundIsDue(for: hasher) else {
             state.idleHashers.append(hasher)
-            return (nil, claimWorker(&state))
+            return (nil, claimWorkers(&state))
         }
         var batch: [Pending] = []
         var rest: [Pending] = []
@@ -201,7 +211,7 @@ final class HashCheck: Sendable {
             }
         }
         state.pending = rest
-        return ((batch, state.hurry), nil)
+        return ((batch, state.hurry), [])
     }
 
     /// A loop's results ready since its last call. `idle`: it has no transfer running, so its
@@ -211,9 +221,9 @@ final class HashCheck: Sendable {
             defer { state.done[loop].removeAll(keepingCapacity: true) }
             state.loopIdle[loop] = idle
             state.loopTail[loop] = idle || tail
-            return (state.done[loop], Self.claimWorker(&state))
+            return (state.done[loop], Self.claimWorkers(&state))
         }
-        startWorker(start)
+        startWorkers(start)
         return done
     }
 
@@ -222,9 +232,9 @@ final class HashCheck: Sendable {
         let start = state.withLock { state in
             state.loopIdle[loop] = false
             state.loopTail[loop] = true
-            return Self.claimWorker(&state)
+            return Self.claimWorkers(&state)
         }
-        startWorker(start)
+        startWorkers(start)
     }
 
     /// Every loop is done (their multi handles may go): checks not yet started are dropped, and this

@@ -27,7 +27,8 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// Percent-encodes everything but unreserved characters and `/`.
     static func escape(_ path: String) -> String {
         // Nearly every uri needs no escaping: then it is its own encoding, no copy (a seed asks for thousands).
-        guard path.utf8.contains(where: { !isUnreserved($0) }) else { return path }
+        let plain = path.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isUnreserved) } ?? path.utf8.allSatisfy(isUnreserved)
+        guard !plain else { return path }
         var out: [UInt8] = []
         out.reserveCapacity(path.utf8.count * 3)
         for byte in path.utf8 {

@@ -42,7 +42,7 @@ struct SeedCommand: AsyncParsableCommand {
             }
         } else if !json {
             Output.line("seeded \(settings.sync.preset.root): \(report.entries) entries, \(report.downloadedFiles) downloaded (\(Output.bytes(report.downloadedBytes))), "
-                + "\(report.keptFiles) kept, \(report.copiedFiles) copied, \(report.removedFiles) removed, \(String(format: "%.2f", report.seconds)) s")
+                + "\(report.keptFiles) kept, \(report.copiedFiles) copied, \(report.removedFiles) removed, \(Output.seconds(report.seconds))")
         }
     }
 }

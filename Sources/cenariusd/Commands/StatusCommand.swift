@@ -43,7 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             Output.line("daemon:      not running")
         }
-        func age(_ seconds: Double?) -> String { seconds.map { String(format: "%.0f s ago", $0) } ?? "never" }
+        func age(_ seconds: Double?) -> String { seconds.map { "\(Int($0.rounded())) s ago" } ?? "never" }
         Output.line("remote:      \(status.remote ?? "(none)")")
         Output.line("cache:       \(status.cache)")
         Output.line("preset:      \(status.preset)")
