@@ -54,54 +54,17 @@ public struct Seeder: Sendable {
         }
         try FileSystem.makeDirectories(preset.root)
         let old = (try? preset.table()) ?? .empty
-        // One download per content: the first uri with a hash is fetched, and the others that
-        // share it (rare) get copies. A file the old table vouches for with the same hash is
-        // kept without re-reading it.
-        var fetch: [RouteEntry] = []
-        var sharing: [ContentHash: [RouteEntry]] = [:]
-        var seen = Set<ContentHash>(minimumCapacity: table.count)
-        for entry in table.entries {
-            if old[entry.uri]?.hash == entry.hash, preset.folder.file(entry.uri) != nil {
-                report.keptFiles += 1
-            } else if seen.insert(entry.hash).inserted {
-                fetch.append(entry)
-            } else {
-                sharing[entry.hash, default: []].append(entry)
-            }
-        }
-        func entries(_ first: RouteEntry) -> [RouteEntry] { [first] + (sharing[first.hash] ?? []) }
         FileSystem.removeTree(staging)  // left by a seed that was killed
         defer { FileSystem.removeTree(staging) }
-        var fresh = FreshPaths(root: preset.root)
-        // A path that is new (no file, nothing in the old table) is downloaded straight into
-        // place: until the table is written nothing vouches for it, so an interrupted seed lies
-        // about nothing, and there is no rename per file afterwards. A path that holds a file is
-        // only replaced once every download has been verified.
-        func inPlace(_ entry: RouteEntry) -> (RouteEntry, String)? {
-            let path = target(entry)
-            return old[entry.uri] == nil && fresh.isNew(path) ? (entry, path) : nil
-        }
-        var staged: [Bool] = []
-        staged.reserveCapacity(fetch.count)
-        func place(_ first: RouteEntry) -> (RouteEntry, String)? {
-            if let place = inPlace(first) { return place }
-            for other in sharing[first.hash] ?? [] {
-                if let place = inPlace(other) { return place }
-            }
-            return nil
-        }
-        let files = fetch.map { first in
-            let place = place(first)
-            staged.append(place == nil)
-            return FileDownload(url: remote.fileURL(first.uri), destination: place?.1 ?? staging + "/" + first.hash.hex,
-                                expected: first.hash, label: (place?.0 ?? first).uri.value, size: first.size)
-        }
+        let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, staging: staging)
+        report.keptFiles = plan.kept
+        let files = plan.files
         let results = downloader.download(files, progress: progress)
         for case .failure(let error) in results {
-            fresh.undo(files: zip(files, staged).filter { !$1 }.map(\.0.destination))
+            plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
             throw CenariusError(error.code, error.message + "; the preset was not changed")
         }
-        try forgetReplaced(old: old, table: table, placing: fetch.flatMap(entries))
+        try forgetReplaced(old: old, table: table, placing: plan.fetch.flatMap(plan.entries))
         // Files the new release drops go first: one may stand where the new release has a folder
         // (old `js`, new `js/app.js`). The table no longer lists them (forgetReplaced).
         for entry in old.entries where table[entry.uri] == nil {
@@ -112,12 +75,12 @@ public struct Seeder: Sendable {
         report.downloadedFiles = results.count
         for case .success(let size) in results { report.downloadedBytes += size }
         // A file downloaded into place, the only path with its content, is where it belongs already.
-        for i in fetch.indices where staged[i] || !sharing.isEmpty {
+        for i in plan.fetch.indices where plan.staged[i] || !plan.sharing.isEmpty {
             let source = files[i].destination
-            let others = entries(fetch[i]).map(target).filter { $0 != source }
+            let others = plan.entries(plan.fetch[i]).map(target).filter { $0 != source }
             for (n, path) in others.enumerated() {
                 if FileSystem.kind(path) == S_IFDIR { FileSystem.removeTree(path) }
-                if staged[i] && n == others.count - 1 {
+                if plan.staged[i] && n == others.count - 1 {
                     try moveIntoPlace(source, path)
                 } else {
                     try copy(source, to: path)
@@ -184,59 +147,5 @@ public struct Seeder: Sendable {
         if rename(source, target) == 0 { return }
         if errno == ENOENT { try FileSystem.makeDirectories(FileSystem.parentDirectory(of: target)) }
         guard rename(source, target) == 0 else { throw FileSystem.failure("cannot move into place", target) }
-    }
-}
-
-/// Paths a seed may create in place, and how to take them away again when it fails: the
-/// files it downloaded and the folders that did not exist before it (created by the downloads).
-struct FreshPaths {
-    let root: String
-    /// An empty folder at the start: everything in it is the seed's own, no need to look.
-    private let rootWasEmpty: Bool
-    /// Folders looked at: whether files can be created in them (false: a file stands in the way).
-    private var usable: [String: Bool] = [:]
-    /// Folders that did not exist, outermost first.
-    private var absent: [String] = []
-
-    init(root: String) {
-        self.root = root
-        rootWasEmpty = FileSystem.listDirectory(root).isEmpty
-    }
-
-    /// Whether nothing is at `path` and it can be created now: no file stands where one of its
-    /// folders should be (that file goes only once every download is verified). Remembers which
-    /// of its folders are missing.
-    mutating func isNew(_ path: String) -> Bool {
-        if rootWasEmpty { return true }
-        var missing: [String] = []
-        var folder = FileSystem.parentDirectory(of: path)
-        var creatable = true
-        while folder != root {
-            if let known = usable[folder] {
-                creatable = known
-                break
-            }
-            guard let kind = FileSystem.kind(folder) else {
-                missing.append(folder)
-                folder = FileSystem.parentDirectory(of: folder)
-                continue
-            }
-            creatable = kind == S_IFDIR
-            usable[folder] = creatable
-            break
-        }
-        for folder in missing { usable[folder] = creatable }
-        guard creatable else { return false }
-        absent += missing.reversed()
-        return FileSystem.kind(path) == nil
-    }
-
-    func undo(files: [String]) {
-        if rootWasEmpty {
-            for name in FileSystem.listDirectory(root) { FileSystem.removeTree(FileSystem.join(root, name)) }
-            return
-        }
-        for file in files { unlink(file) }
-        for folder in absent.reversed() { rmdir(folder) }
     }
 }
