@@ -5,8 +5,7 @@ import Glibc
 
 /// What a seed downloads, and where each download goes, from the remote table and the preset's
 /// old one. Built between the table's arrival and the first file request, so it stays a plain
-/// pass over the entries: no closures over its own state, no lookups an empty old table or
-/// shared content does not need.
+/// pass over the entries, with no closures over its own state.
 struct SeedPlan {
     /// One entry per content to download: the first uri that lists it.
     private(set) var fetch: [RouteEntry] = []
@@ -23,14 +22,13 @@ struct SeedPlan {
 
     init(table: RouteTable, old: RouteTable, preset: Preset, remote: Remote, staging: String) {
         fresh = FreshPaths(root: preset.root)
-        let hasOld = old.count > 0
         // One download per content: the first uri with a hash is fetched, and the others that
         // share it (rare) get copies. A file the old table vouches for with the same hash is
         // kept without re-reading it.
         var seen = Set<ContentHash>(minimumCapacity: table.count)
         fetch.reserveCapacity(table.count)
         for entry in table.entries {
-            if hasOld, old[entry.uri]?.hash == entry.hash, preset.folder.file(entry.uri) != nil {
+            if old[entry.uri]?.hash == entry.hash, preset.folder.file(entry.uri) != nil {
                 kept += 1
             } else if seen.insert(entry.hash).inserted {
                 fetch.append(entry)
@@ -38,19 +36,15 @@ struct SeedPlan {
                 sharing[entry.hash, default: []].append(entry)
             }
         }
-        let root = preset.root.hasSuffix("/") ? preset.root : preset.root + "/"
-        let old = hasOld ? old : nil
         files.reserveCapacity(fetch.count)
         staged.reserveCapacity(fetch.count)
         for first in fetch {
             // A path that is new (no file, nothing in the old table) is downloaded straight into
             // place: until the table is written nothing vouches for it, so an interrupted seed lies
             // about nothing, and there is no rename per file afterwards.
-            var place = inPlace(first, root: root, old: old)
-            if place == nil, !sharing.isEmpty {
-                for other in sharing[first.hash] ?? [] where place == nil {
-                    place = inPlace(other, root: root, old: old)
-                }
+            var place = inPlace(first, old: old)
+            for other in sharing[first.hash] ?? [] where place == nil {
+                place = inPlace(other, old: old)
             }
             staged.append(place == nil)
             files.append(FileDownload(url: remote.fileURL(first.uri), destination: place?.path ?? staging + "/" + first.hash.hex,
@@ -61,9 +55,9 @@ struct SeedPlan {
     /// `first` and the uris that share its content.
     func entries(_ first: RouteEntry) -> [RouteEntry] { [first] + (sharing[first.hash] ?? []) }
 
-    private mutating func inPlace(_ entry: RouteEntry, root: String, old: RouteTable?) -> (entry: RouteEntry, path: String)? {
-        let path = root + entry.uri.value
-        guard old?[entry.uri] == nil, fresh.isNew(path) else { return nil }
+    private mutating func inPlace(_ entry: RouteEntry, old: RouteTable) -> (entry: RouteEntry, path: String)? {
+        let path = FileSystem.join(fresh.root, entry.uri.value)
+        guard old[entry.uri] == nil, fresh.isNew(path) else { return nil }
         return (entry, path)
     }
 }

@@ -3,8 +3,6 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// Without a trailing slash.
     public let base: String
     public let routesName: String
-    /// `base` and a slash: a seed builds thousands of file URLs, each with one append.
-    private let folder: String
 
     public init(_ url: String, routesName: String = "Routes.json") throws(CenariusError) {
         let lower = url.lowercased()
@@ -18,14 +16,13 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
         self.routesName = routesName
-        folder = base + "/"
     }
 
     public var description: String { base }
     public var tableURL: String { base + "/" + Remote.escape(routesName) }
     public var signatureURL: String { tableURL + ".sig" }
 
-    public func fileURL(_ uri: URIPath) -> String { folder + Remote.escape(uri.value) }
+    public func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
 
     /// Percent-encodes everything but unreserved characters and `/`.
     static func escape(_ path: String) -> String {
