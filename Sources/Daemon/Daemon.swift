@@ -20,6 +20,8 @@ public struct DaemonOptions: Sendable {
     public var logLevel: Logger.Level = .info
     /// Bytes of small file bodies kept in memory.
     public var memoryBudget = 64 << 20
+    /// Trials, health checks and the switch hook (G9).
+    public var trial = TrialOptions()
 
     public init() {}
 }
@@ -50,11 +52,35 @@ public enum Daemon {
         }()
         let metrics = DaemonMetrics()
         let generation = CurrentGeneration()
-        let coordinator = SyncCoordinator(settings: settings, logger: logger, metrics: metrics, onFinish: generation.changed)
+        let events = EventHub()
+        let releases = ReleaseSupervisor(settings: settings, options: options.trial, events: events, metrics: metrics,
+                                         logger: logger, switched: generation.changed)
+        let view = releases.view
+        let coordinator = SyncCoordinator(
+            settings: settings, logger: logger, metrics: metrics,
+            onFinish: { finished in
+                generation.changed()
+                switch finished.result {
+                case .success(let report):
+                    if report.outcome == .committed, let number = report.generation {
+                        await releases.committed(number, previous: finished.previous, reason: finished.reason)
+                    }
+                case .failure(let error):
+                    events.publish("sync-failed", generation: GenerationStore(layout: layout).current()?.number, [
+                        "error": .int(Int(error.code.rawValue)), "desc": .string(error.code.name), "message": .string(error.message),
+                        "reason": .string(finished.reason),
+                    ])
+                }
+            },
+            releaseMark: { view.mark(for: $0) })
         let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
                               interval: options.interval, develop: develop != nil)
         let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
-                                metrics: metrics, token: options.token, info: info)
+                                metrics: metrics, token: options.token, info: info, events: events, releases: releases)
+        if develop == nil {
+            // Before serving: a trial whose deadline passed while the daemon was down rolls back now.
+            await releases.start()
+        }
         let router = DaemonRouter(state: state, files: FileServer(
             memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
             gzipFolder: develop == nil ? layout.root + "/gzip" : nil,
@@ -70,6 +96,7 @@ public enum Daemon {
         }
 
         var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
+        if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
         if develop == nil && settings.remote != nil {
             services.append(SchedulerService(coordinator: coordinator, interval: options.interval, logger: logger))
         } else if develop == nil {
@@ -111,10 +138,23 @@ struct SignalService: Service {
             do {
                 let settings = try await reload()
                 state.replace(settings)
+                await state.releases.reload(settings)
                 await state.coordinator.reload(settings)
             } catch {
                 logger.error("reload failed; keeping the previous configuration", metadata: ["message": "\(error.message)"])
             }
+        }
+    }
+}
+
+/// SIGUSR1: `cenariusd confirm` or `rollback` changed the release state in the cache; the
+/// daemon reads it again and tells its event streams.
+struct ReleaseSignalService: Service {
+    let releases: ReleaseSupervisor
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sigusr1).cancelOnGracefulShutdown() {
+            await releases.reloadFromDisk()
         }
     }
 }

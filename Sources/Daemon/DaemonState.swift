@@ -14,10 +14,14 @@ final class DaemonState: Sendable {
     let info: DaemonInfo
     private let requestCounter = Atomic<Int>(0)
     let generation: CurrentGeneration
+    let events: EventHub
+    let releases: ReleaseSupervisor
 
     init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, generation: CurrentGeneration,
-         metrics: DaemonMetrics, token: String?, info: DaemonInfo) {
+         metrics: DaemonMetrics, token: String?, info: DaemonInfo, events: EventHub, releases: ReleaseSupervisor) {
         self.generation = generation
+        self.events = events
+        self.releases = releases
         current = Mutex((settings, settings.cache.current))
         self.develop = develop
         self.coordinator = coordinator

@@ -20,7 +20,7 @@ struct Cenariusd: AsyncParsableCommand {
         version: CenariusVersion.string,
         subcommands: [
             ResolveCommand.self, SyncCommand.self, ServeCommand.self, SeedCommand.self, RoutesCommand.self,
-            VerifyCommand.self, StatusCommand.self, RollbackCommand.self, KeygenCommand.self, OriginCommand.self,
+            VerifyCommand.self, StatusCommand.self, RollbackCommand.self, ConfirmCommand.self, KeygenCommand.self, OriginCommand.self,
         ])
 }
 

@@ -82,11 +82,14 @@ struct RawHTTP {
 final class DaemonProcess {
     let process = Process()
     let cache: String
+    /// The daemon's working directory: the cache's parent folder (commands it runs write there).
+    let workingDirectory: String
     let stderrPipe = Pipe()
     private(set) var port = 0
 
     init(_ arguments: [String], cache: String) throws {
         self.cache = cache
+        workingDirectory = URL(fileURLWithPath: cache).deletingLastPathComponent().path
         // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
         try? FileManager.default.removeItem(atPath: cache + "/daemon.json")
         process.executableURL = URL(fileURLWithPath: Binary.path)
@@ -94,6 +97,7 @@ final class DaemonProcess {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
         process.environment = env
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -23,7 +23,10 @@ struct FileServer: Sendable {
 
     /// Every reply a file can get without a Range, built from one stat and (for small files)
     /// one read.
-    func prepare(_ resolution: Resolution) throws(CenariusError) -> PreparedFile {
+    /// `generation`: the generation the file is served from (0: the preset before any sync; nil in
+    /// develop mode), sent as `X-Cenarius-Generation` and in `Server-Timing`, where a page's script
+    /// can read the generation its own document came from (`performance.getEntriesByType`).
+    func prepare(_ resolution: Resolution, generation: Int?) throws(CenariusError) -> PreparedFile {
         var info = stat()
         guard lstat(resolution.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw .notFound("\(resolution.uri) vanished")
@@ -36,6 +39,10 @@ struct FileServer: Sendable {
         if compressible { headers.append(("Vary", "Accept-Encoding")) }
         headers.append(("X-Cenarius-Source", resolution.source.rawValue))
         if resolution.stale { headers.append(("X-Cenarius-Stale", "1")) }
+        if let generation {
+            headers.append(("X-Cenarius-Generation", String(generation)))
+            headers.append(("Server-Timing", "cenarius-generation;desc=\"\(generation)\""))
+        }
 
         let whole = try small(resolution, size: size)
         let body: Reply.Body = whole.map { .bytes($0) } ?? .file(path: resolution.path, offset: 0, length: size)

@@ -8,7 +8,14 @@ import Glibc
 /// already known (a file whose reply is prepared), otherwise one computed off the loop.
 protocol HTTPResponder: Sendable {
     func immediate(_ head: HTTPRequestHead) -> PreparedReply?
-    func respond(_ head: HTTPRequestHead) async -> PreparedReply
+    /// `body`: the request's body (control API writes), at most `HTTPConnection.maxRequestBody`.
+    func respond(_ head: HTTPRequestHead, body: ByteBuffer?) async -> PreparedReply
+}
+
+/// A request read whole, waiting for its turn.
+struct PendingRequest {
+    var head: HTTPRequestHead
+    var body: ByteBuffer?
 }
 
 /// A reply whose status line and headers are already bytes.
@@ -41,20 +48,22 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     private let responder: any HTTPResponder
     private let idleTimeout: TimeAmount
-    private var idleCheck: RepeatedTask?
+    var idleCheck: RepeatedTask?
     private var activeSinceCheck = true
-    private var receiving: HTTPRequestHead?
+    private var receiving: PendingRequest?
     private var bodyBytes = 0
-    private var waiting = CircularBuffer<HTTPRequestHead>()
+    var waiting = CircularBuffer<PendingRequest>()
     private var busy = false
-    private var open = true
+    var open = true
     private var closing = false
     /// No more requests are taken (shutdown, or unreadable input); what is owed is answered,
     /// the last reply says `Connection: close`.
     private var stopping = false
     private var readingPaused = false
     private var needsFlush = false
-    private var date = HTTPDateLine()
+    var date = HTTPDateLine()
+    /// Set once the connection carries an event stream: it takes no more requests.
+    var stream: StreamingState?
 
     init(responder: any HTTPResponder, idleTimeout: TimeAmount) {
         self.responder = responder
@@ -78,20 +87,27 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         idleCheck?.cancel()
         idleCheck = nil
+        endStream()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing, !stopping else { return }
+        guard !closing, !stopping, stream == nil else { return }
         activeSinceCheck = true
         switch unwrapInboundIn(data) {
         case .head(let head):
-            receiving = head
+            receiving = PendingRequest(head: head)
             bodyBytes = 0
-        case .body(let chunk):
+        case .body(var chunk):
             bodyBytes += chunk.readableBytes
-            if bodyBytes > HTTPConnection.maxRequestBody, let head = receiving {
+            if bodyBytes > HTTPConnection.maxRequestBody, let request = receiving {
                 receiving = nil
-                refuse(.payloadTooLarge, "request bodies are limited to 64 KiB", head: head, context: context)
+                refuse(.payloadTooLarge, "request bodies are limited to 64 KiB", head: request.head, context: context)
+            } else if receiving != nil {
+                if receiving?.body == nil {
+                    receiving?.body = chunk
+                } else {
+                    receiving?.body?.writeBuffer(&chunk)
+                }
             }
         case .end:
             guard let head = receiving else { return }
@@ -116,6 +132,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         open = false
         idleCheck?.cancel()
         idleCheck = nil
+        endStream()
         context.fireChannelInactive()
     }
 
@@ -146,7 +163,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         closeIfIdle(context)
     }
 
-    private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+    private func handle(_ request: PendingRequest, context: ChannelHandlerContext) {
+        let head = request.head
         if let prepared = responder.immediate(head) {
             write(prepared, for: head, context: context)
             return
@@ -154,7 +172,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         busy = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let responder = self.responder
-        context.eventLoop.makeFutureWithTask { await responder.respond(head) }.whenSuccess { reply in
+        let body = request.body
+        context.eventLoop.makeFutureWithTask { await responder.respond(head, body: body) }.whenSuccess { reply in
             let (connection, context) = bound.value
             connection.busy = false
             guard connection.open else { return }
@@ -200,8 +219,12 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func write(_ prepared: PreparedReply, for request: HTTPRequestHead, context: ChannelHandlerContext) {
-        let keepAlive = request.isKeepAlive && !(stopping && waiting.isEmpty)
         let sendBody = request.method != .HEAD
+        if sendBody, case .events(let events) = prepared.body {
+            startStream(events, head: prepared.head, context: context)
+            return
+        }
+        let keepAlive = request.isKeepAlive && !(stopping && waiting.isEmpty)
         var file: (NIOFileHandle, FileRegion)?
         if sendBody, case .file(let path, let offset, let length) = prepared.body {
             let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)

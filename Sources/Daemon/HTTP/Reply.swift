@@ -9,6 +9,9 @@ struct Reply: Sendable {
         case bytes(ByteBuffer)
         /// `length` bytes of a file from `offset`, written with sendfile(2).
         case file(path: String, offset: Int, length: Int)
+        /// A Server-Sent Events stream: the head, then events as they are published, in chunks,
+        /// until the client goes away.
+        case events(EventStream)
     }
 
     var status: HTTPResponseStatus
@@ -29,6 +32,7 @@ struct Reply: Sendable {
         switch body {
         case .bytes(let buffer): buffer.readableBytes
         case .file(_, _, let length): length
+        case .events: nil
         case .empty: declaredLength ?? (status == .notModified ? nil : 0)
         }
     }
@@ -64,4 +68,11 @@ struct EncodedHead: Sendable {
         }
         bytes = buffer
     }
+}
+
+/// What a reply needs to become an event stream: where the events come from, and the id of the
+/// last one the client saw (its `Last-Event-ID`).
+struct EventStream: Sendable {
+    let hub: EventHub
+    let lastEventID: Int?
 }

@@ -23,7 +23,7 @@ struct DaemonRouter: HTTPResponder {
         return reply
     }
 
-    func respond(_ head: HTTPRequestHead) async -> PreparedReply {
+    func respond(_ head: HTTPRequestHead, body: ByteBuffer?) async -> PreparedReply {
         let started = ContinuousClock.now
         defer { state.metrics.recordRequest(since: started) }
         let id = state.nextRequestID()
@@ -44,6 +44,12 @@ struct DaemonRouter: HTTPResponder {
                 guard method == .POST else { throw .usage("use POST to request a sync") }
                 try authorize(head.headers)
                 return JSONBody.reply(ReceiptReply(await state.coordinator.request()), status: .accepted)
+            case "/_cenarius/ready":
+                guard method == .POST else { throw .usage("use POST with {\"generation\": N} to confirm a generation") }
+                try authorize(head.headers)
+                return try await ready(body, id: id)
+            case "/_cenarius/events":
+                return events(head)
             default:
                 if path.hasPrefix("/_cenarius/sync/") {
                     let receiptID = String(path.dropFirst("/_cenarius/sync/".count))
@@ -116,7 +122,7 @@ struct DaemonRouter: HTTPResponder {
         let store = GenerationStore(layout: state.settings.cache)
         let before = store.current()?.number
         let resolution = try await lookup(raw)
-        let file = try files.prepare(resolution)
+        let file = try files.prepare(resolution, generation: state.develop == nil ? before ?? 0 : nil)
         if state.develop == nil, !resolution.stale, resolution.source == .cache || resolution.source == .preset,
            let before, store.current()?.number == before {
             files.prepared.put(generation: before, path: "/" + raw, file)
@@ -144,13 +150,16 @@ struct DaemonRouter: HTTPResponder {
     }
 
     private func metrics() -> PreparedReply {
+        state.metrics.recordEventStreams(state.events.streams)
         let text = state.metrics.exposition(settings: state.settings)
         return PreparedReply(Reply(status: .ok, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                    body: .bytes(ByteBuffer(bytes: text))))
     }
 
     private func status() throws(CenariusError) -> PreparedReply {
-        JSONBody.reply(StatusReply(cache: try CacheStatus.read(state.settings), daemon: state.info))
+        let release = state.releases.view.current
+        return JSONBody.reply(StatusReply(cache: try CacheStatus.read(state.settings), daemon: state.info,
+                                          trials: release.trialsEnabled, eventStreams: state.events.streams))
     }
 
     private func authorize(_ headers: HTTPHeaders) throws(CenariusError) {
@@ -166,6 +175,8 @@ struct DaemonRouter: HTTPResponder {
         case "/metrics": "metrics"
         case "/_cenarius/status": "status"
         case "/_cenarius/resolve": "resolve"
+        case "/_cenarius/ready": "ready"
+        case "/_cenarius/events": "events"
         default: path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
         }
     }
@@ -189,6 +200,9 @@ struct HealthReply: Encodable {
 struct StatusReply: Encodable {
     var cache: CacheStatus
     var daemon: DaemonInfo
+    /// Whether switches go on trial (G9).
+    var trials: Bool
+    var eventStreams: Int
 }
 
 /// What `cenariusd status` and `/_cenarius/status` say about the running daemon.

@@ -17,6 +17,14 @@ public final class DaemonMetrics: Sendable {
     private let tableAge: Metrics.Gauge
     private let requestLatency: Metrics.Timer
     private let preparedReplies: Metrics.Counter
+    private let rollbacks: [RollbackReason: Metrics.Counter]
+    private let syncRuns: [String: Metrics.Counter]
+    private let onTrial: Metrics.Gauge
+    private let confirmedGeneration: Metrics.Gauge
+    private let eventStreams: Metrics.Gauge
+
+    /// What starts a sync, as logs, receipts and `cenarius_sync_runs_total` name it.
+    static let syncReasons = ["start", "schedule", "request", "lookup", "signal"]
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -40,6 +48,32 @@ public final class DaemonMetrics: Sendable {
         tableAge = Metrics.Gauge(label: "cenarius_table_age_seconds", factory: factory)
         requestLatency = Metrics.Timer(label: "cenarius_http_request_duration_seconds", factory: factory)
         preparedReplies = Metrics.Counter(label: "cenarius_http_prepared_replies_total", factory: factory)
+        rollbacks = Dictionary(uniqueKeysWithValues: RollbackReason.allCases.map {
+            ($0, Metrics.Counter(label: "cenarius_rollbacks_total", dimensions: [("reason", $0.rawValue)], factory: factory))
+        })
+        syncRuns = Dictionary(uniqueKeysWithValues: Self.syncReasons.map {
+            ($0, Metrics.Counter(label: "cenarius_sync_runs_total", dimensions: [("reason", $0)], factory: factory))
+        })
+        onTrial = Metrics.Gauge(label: "cenarius_trial", factory: factory)
+        confirmedGeneration = Metrics.Gauge(label: "cenarius_confirmed_generation", factory: factory)
+        eventStreams = Metrics.Gauge(label: "cenarius_event_streams", factory: factory)
+    }
+
+    func recordRollback(_ reason: RollbackReason) {
+        rollbacks[reason]?.increment()
+    }
+
+    func recordSyncRun(reason: String) {
+        syncRuns[reason]?.increment()
+    }
+
+    func recordRelease(_ state: ReleaseState) {
+        onTrial.record(state.trial == nil ? 0 : 1)
+        confirmedGeneration.record(state.confirmed ?? 0)
+    }
+
+    func recordEventStreams(_ count: Int) {
+        eventStreams.record(count)
     }
 
     func recordSync(_ result: Result<SyncReport, CenariusError>) {

@@ -14,8 +14,10 @@ struct SchedulerService: Service {
         var generator = SystemRandomNumberGenerator()
         await withGracefulShutdownHandler {
             var windowStart = ContinuousClock.now
+            var reason = "start"
             while !Task.isCancelled {
-                let result = await coordinator.runOnce(reason: "schedule")
+                let result = await coordinator.runOnce(reason: reason)
+                reason = "schedule"
                 let now = ContinuousClock.now
                 if now - windowStart >= .seconds(interval) { windowStart = now }
                 let elapsed = now - windowStart

@@ -15,29 +15,37 @@ public actor SyncCoordinator {
     private var receiptOrder: [String] = []
     private var pending: [String] = []
     private var running: Task<Result<SyncReport, CenariusError>, Never>?
+    /// Why the next run of the scheduler happens, when something other than its timer woke it.
+    private var pendingReason: String?
     private var lastAttempt = -Double.infinity
     private var nextID = 1
     private let wake: AsyncStream<Void>.Continuation
-    /// Called after every sync: the current generation may have moved.
-    private let onFinish: @Sendable () -> Void
+    /// Called after every sync: the current generation may have moved, a release may begin its trial.
+    private let onFinish: @Sendable (FinishedSync) async -> Void
+    /// How a committed generation fared since, for receipts.
+    private let releaseMark: @Sendable (Int) -> ReleaseMark?
     /// The scheduler's wake-up stream: yielded to when a sync is requested.
     nonisolated let wakeups: AsyncStream<Void>
 
     static let keptReceipts = 256
 
-    public init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?, onFinish: @escaping @Sendable () -> Void = {}) {
+    init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?,
+         onFinish: @escaping @Sendable (FinishedSync) async -> Void = { _ in },
+         releaseMark: @escaping @Sendable (Int) -> ReleaseMark? = { _ in nil }) {
         self.settings = settings
         self.onFinish = onFinish
+        self.releaseMark = releaseMark
         self.logger = logger
         self.metrics = metrics
         (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// `POST /_cenarius/sync`: a receipt now, the sync soon.
-    public func request() -> SyncReceipt {
+    /// `POST /_cenarius/sync` (or SIGHUP, reason `signal`): a receipt now, the sync soon.
+    public func request(reason: String = "request") -> SyncReceipt {
         let id = String(format6(nextID))
         nextID += 1
-        let receipt = SyncReceipt(id: id, status: .requested, requestedAt: FileSystem.now())
+        if pendingReason == nil { pendingReason = reason }
+        let receipt = SyncReceipt(id: id, status: .requested, requestedAt: FileSystem.now(), reason: reason)
         receipts[id] = receipt
         receiptOrder.append(id)
         if receiptOrder.count > Self.keptReceipts { receipts.removeValue(forKey: receiptOrder.removeFirst()) }
@@ -46,20 +54,31 @@ public actor SyncCoordinator {
         return receipt
     }
 
-    public func receipt(_ id: String) -> SyncReceipt? { receipts[id] }
+    public func receipt(_ id: String) -> SyncReceipt? {
+        guard var receipt = receipts[id] else { return nil }
+        if receipt.report?.outcome == .committed, let generation = receipt.report?.generation {
+            receipt.release = releaseMark(generation)
+        }
+        return receipt
+    }
 
     /// SIGHUP: new settings, then a sync.
     public func reload(_ settings: SyncSettings) {
         self.settings = settings
         logger.info("configuration reloaded", metadata: ["remote": "\(settings.remote?.base ?? "-")"])
-        _ = request()
+        _ = request(reason: "signal")
     }
 
-    /// Runs a sync now, or joins the one running.
-    public func runOnce(reason: String) async -> Result<SyncReport, CenariusError> {
+    /// Runs a sync now, or joins the one running. The scheduler's runs take the reason of the
+    /// request that woke it, if one did.
+    public func runOnce(reason requested: String) async -> Result<SyncReport, CenariusError> {
         if let running { return await running.value }
+        let reason = requested == "schedule" ? pendingReason ?? requested : requested
+        pendingReason = nil
         let ids = pending
         pending.removeAll()
+        for id in ids { receipts[id]?.reason = reason }
+        let previous = GenerationStore(layout: settings.cache).current()?.number
         let started = FileSystem.now()
         for id in ids { receipts[id]?.status = .running; receipts[id]?.startedAt = started }
         lastAttempt = FileSystem.monotonic()
@@ -76,9 +95,11 @@ public actor SyncCoordinator {
         }
         running = task
         let result = await task.value
-        onFinish()
-        running = nil
+        // The release's trial begins before the receipts say SUCCEED, so that whoever follows a
+        // receipt sees the trial it started.
+        await onFinish(FinishedSync(result: result, reason: reason, previous: previous))
         finish(ids, result, reason: reason, seconds: FileSystem.now() - started)
+        running = nil
         return result
     }
 
@@ -117,6 +138,7 @@ public actor SyncCoordinator {
             }
         }
         metrics?.recordSync(result)
+        metrics?.recordSyncRun(reason: reason)
         switch result {
         case .success(let report):
             logger.info("sync \(report.outcome.rawValue)", metadata: [
@@ -143,4 +165,12 @@ extension Result where Failure == CenariusError {
     init(catching body: () throws(CenariusError) -> Success) {
         do { self = .success(try body()) } catch { self = .failure(error) }
     }
+}
+
+/// A sync that ended, as the daemon's other parts hear of it.
+struct FinishedSync: Sendable {
+    var result: Result<SyncReport, CenariusError>
+    var reason: String
+    /// The generation current before it.
+    var previous: Int?
 }

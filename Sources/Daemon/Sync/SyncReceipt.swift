@@ -21,4 +21,8 @@ public struct SyncReceipt: Sendable, Codable, Equatable {
     public var error: Int32?
     public var desc: String?
     public var message: String?
+    /// What started the sync: `start`, `schedule`, `request`, `lookup` or `signal`.
+    public var reason: String?
+    /// What became of the generation the sync committed (trial, confirmed, rolled back).
+    public var release: ReleaseMark?
 }

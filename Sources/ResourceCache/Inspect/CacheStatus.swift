@@ -9,6 +9,9 @@ public struct CacheStatus: Sendable, Codable {
         public var committedAt: Double?
         public var cachedFiles: Int?
         public var cachedBytes: Int64?
+        /// On trial (G9): current, not yet confirmed.
+        public var trial: Bool?
+        public var confirmed: Bool?
     }
 
     public var remote: String?
@@ -26,6 +29,12 @@ public struct CacheStatus: Sendable, Codable {
     public var objects: Int
     public var objectBytes: Int64
     public var generations: [GenerationInfo]
+    /// The current generation is on trial until `trialDeadline` (seconds since 1970).
+    public var trial: Bool
+    public var trialDeadline: Double?
+    /// The generation a failed trial goes back to (nil: the preset).
+    public var confirmedGeneration: Int?
+    public var lastRollback: ReleaseState.RollbackRecord?
 
     public static func read(_ settings: SyncSettings) throws(CenariusError) -> CacheStatus {
         let layout = settings.cache
@@ -41,12 +50,14 @@ public struct CacheStatus: Sendable, Codable {
             objects += 1
             bytes += FileSystem.regularFileSize(path) ?? 0
         }
+        let release = ReleaseStore(layout: layout).read()
         let generations = store.all().map { generation in
             let meta = try? generation.meta()
             return GenerationInfo(
                 number: generation.number, current: generation.number == current?.number,
                 entries: (try? generation.table())?.count, committedAt: meta?.committedAt,
-                cachedFiles: meta?.cachedFiles, cachedBytes: meta?.cachedBytes)
+                cachedFiles: meta?.cachedFiles, cachedBytes: meta?.cachedBytes,
+                trial: release.trial?.generation == generation.number, confirmed: release.confirmed == generation.number)
         }
         return CacheStatus(
             remote: settings.remote?.base, cache: layout.root, preset: settings.preset.root,
@@ -54,6 +65,8 @@ public struct CacheStatus: Sendable, Codable {
             etag: meta?.validators.etag, lastModified: meta?.validators.lastModified,
             tableAge: meta.map { now - $0.committedAt },
             checkedAge: FileSystem.modificationTime(layout.checked).map { now - $0 },
-            objects: objects, objectBytes: bytes, generations: generations)
+            objects: objects, objectBytes: bytes, generations: generations,
+            trial: release.trial != nil && release.trial?.generation == current?.number, trialDeadline: release.trial?.deadline,
+            confirmedGeneration: release.confirmed, lastRollback: release.lastRollback)
     }
 }

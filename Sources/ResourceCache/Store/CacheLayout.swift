@@ -12,6 +12,8 @@ import RouteSync
 ///     checked                    its mtime: the last time the remote answered
 ///     attempted                  its mtime: the last time a sync started (throttles lookup refreshes)
 ///     held-back                  SHA-256 of a table rolled back from, not to be applied again
+///     release.json               the trial's state: confirmed generation, trial and deadline (G9)
+///     release.lock               flock(2) target for the short updates of release.json
 public struct CacheLayout: Sendable {
     public let root: String
 
@@ -29,6 +31,8 @@ public struct CacheLayout: Sendable {
     public var checked: String { root + "/checked" }
     public var attempted: String { root + "/attempted" }
     public var heldBack: String { root + "/held-back" }
+    public var releaseState: String { root + "/release.json" }
+    public var releaseLock: String { root + "/release.lock" }
 
     public func object(_ hash: ContentHash) -> String {
         let hex = hash.hex

@@ -37,6 +37,11 @@ public struct GenerationStore: Sendable {
         }
     }
 
+    /// Committed generation `number` (which may since have been collected).
+    public func generation(_ number: Int) -> Generation {
+        Generation(number: number, path: layout.generation(number))
+    }
+
     /// Committed generations, newest first.
     public func all() -> [Generation] {
         FileSystem.listDirectory(layout.generations)
@@ -74,6 +79,12 @@ public struct GenerationStore: Sendable {
         try syncDirectory(layout.root)
     }
 
+    /// No generation current: the preset's table is in force again (a failed first trial).
+    public func deactivate() throws(CenariusError) {
+        guard unlink(layout.current) == 0 || errno == ENOENT else { throw FileSystem.failure("cannot switch", layout.current) }
+        try syncDirectory(layout.root)
+    }
+
     func syncDirectory(_ path: String) throws(CenariusError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw FileSystem.failure("cannot open", path) }
@@ -88,13 +99,15 @@ public struct GenerationStore: Sendable {
     @discardableResult
     public func collectGarbage(keep: Int, grace: Double, sparing: Set<ContentHash> = [], now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
         let generations = all()
+        // The confirmed generation is what a failed trial goes back to, however old it is (G9).
+        let pinned = ReleaseStore(layout: layout).pinnedGenerations()
         let current = current()?.number
         var removedGenerations = 0
         // A generation went out of service when the next newer one was committed.
         var retiredAt = now
         for (position, generation) in generations.enumerated() {
             defer { retiredAt = (try? generation.meta().committedAt) ?? FileSystem.modificationTime(generation.path) ?? now }
-            guard position >= max(keep, 1), generation.number != current else { continue }
+            guard position >= max(keep, 1), generation.number != current, !pinned.contains(generation.number) else { continue }
             guard now - retiredAt >= grace else { continue }
             FileSystem.removeTree(generation.path)
             removedGenerations += 1

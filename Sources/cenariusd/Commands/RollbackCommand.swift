@@ -1,6 +1,11 @@
 import ArgumentParser
+import Daemon
 import ResourceCache
 import RouteSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct RollbackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,6 +25,8 @@ struct RollbackCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try await global.resolved()
         let result = try Rollback.run(settings.sync)
-        if json { Output.json(result) } else { Output.line("generation \(result.to) is current again (rolled back from \(result.from))") }
+        // A running daemon reads the release state again and reports the rollback (reason manual).
+        if let daemon = Daemon.running(cache: settings.sync.cache) { kill(daemon.pid, SIGUSR1) }
+        if json { Output.json(result) } else { Output.line("generation \(result.to.map(String.init) ?? "preset") is current again (rolled back from \(result.from))") }
     }
 }

@@ -10,12 +10,17 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the daemon: sync on a timer, serve files and a JSON control API on loopback.",
         discussion: """
             GET /<uri> serves the resolved file (ETag, 304, Range, gzip). The control API lives under \
-            /_cenarius/ (resolve, sync, status), plus /health and /metrics. SIGHUP reloads the \
-            configuration and syncs; SIGTERM stops cleanly.
+            /_cenarius/ (resolve, sync, status, ready, events), plus /health and /metrics. SIGHUP \
+            reloads the configuration and syncs; SIGTERM stops cleanly.
+
+            With --confirm-timeout, --health-cmd or --health-url every switch is on trial: the app \
+            confirms the generation it loaded (POST /_cenarius/ready {"generation": N}, or \
+            `cenariusd confirm`), else the daemon rolls back to the last confirmed generation.
 
             Example:
               cenariusd serve --remote https://cdn.example.com/app/www --preset /opt/app/www --interval 300
               curl -X POST http://127.0.0.1:8700/_cenarius/sync
+              cenariusd serve --remote https://cdn.example.com/app/www --confirm-timeout 120
             """)
 
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int = 8700
@@ -24,6 +29,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Bearer token required on POSTs (env CENARIUS_TOKEN).", valueName: "token")) var token: String?
     @Option(help: "Log format: text or json.") var logFormat: String = "text"
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
+    @Option(help: ArgumentHelp("Each switch is on trial until the app confirms it (POST /_cenarius/ready) within this many seconds; else it is rolled back.", valueName: "seconds"))
+    var confirmTimeout: Double?
+    @Option(help: ArgumentHelp("Run after each switch; exit 0 within the confirm timeout confirms the trial, anything else rolls back.", valueName: "command"))
+    var healthCmd: String?
+    @Option(help: ArgumentHelp("After each switch, a 2xx from this URL within the confirm timeout confirms the trial.", valueName: "url"))
+    var healthUrl: String?
+    @Option(help: ArgumentHelp("Run after every switch (commit or rollback) with CENARIUS_GENERATION, CENARIUS_PREVIOUS, CENARIUS_REASON.", valueName: "command"))
+    var onSwitch: String?
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -31,10 +44,29 @@ struct ServeCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
+    }
+
+    /// This command's own settings by key, for the precedence chain (flag > CENARIUS_* > config file).
+    var commandFlags: [String: String] {
+        var values: [String: String] = [:]
+        values["confirm-timeout"] = confirmTimeout.map { String($0) }
+        values["health-cmd"] = healthCmd
+        values["health-url"] = healthUrl
+        values["on-switch"] = onSwitch
+        return values
+    }
+
+    static func trialOptions(_ source: SettingSource) throws(CenariusError) -> TrialOptions {
+        let timeout = source.double("confirm-timeout")
+        if let timeout, !(timeout > 0) { throw .usage("confirm-timeout must be a positive number of seconds") }
+        return TrialOptions(confirmTimeout: timeout, healthCommand: source.string("health-cmd"),
+                            healthURL: source.string("health-url"), onSwitch: source.string("on-switch"))
     }
 
     func run() async throws {
-        let settings = try await global.resolved()
+        let source = try await global.source(commandFlags: commandFlags)
+        let settings = try ResolvedSettings.make(source)
         var options = DaemonOptions()
         options.bind = bind
         options.port = port
@@ -42,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.token = token ?? ProcessEnvironment()["CENARIUS_TOKEN"]
         options.jsonLogs = logFormat == "json"
         options.logLevel = Logger.Level(rawValue: logLevel)!
+        options.trial = try ServeCommand.trialOptions(source)
         if !ServeCommand.isLoopback(bind) && options.token == nil {
             throw CenariusError.usage("binding \(bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
         }

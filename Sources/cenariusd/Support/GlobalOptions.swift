@@ -85,13 +85,19 @@ struct GlobalOptions: ParsableArguments {
 
     /// Applies the precedence chain and returns the settings every command works with.
     func resolved() async throws(CenariusError) -> ResolvedSettings {
+        try ResolvedSettings.make(await source())
+    }
+
+    /// Every setting by key in precedence order: these flags and `commandFlags` (a command's own
+    /// options, by setting key), then `CENARIUS_*`, then the config file.
+    func source(commandFlags: [String: String] = [:]) async throws(CenariusError) -> SettingSource {
         let reader = try await configReader()
-        let flags = SettingSource.flags(flagValues)
-        return try ResolvedSettings.make(SettingSource(
+        let flags = SettingSource.flags(flagValues.merging(commandFlags) { $1 })
+        return SettingSource(
             string: { flags.string($0) ?? reader.string(forKey: ConfigKey($0)) },
             int: { flags.int($0) ?? reader.int(forKey: ConfigKey($0)) },
             double: { flags.double($0) ?? reader.double(forKey: ConfigKey($0)) },
-            bool: { flags.bool($0) ?? reader.bool(forKey: ConfigKey($0)) }))
+            bool: { flags.bool($0) ?? reader.bool(forKey: ConfigKey($0)) })
     }
 
     private func configReader() async throws(CenariusError) -> ConfigReader {

@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads `GET /_cenarius/events` as a browser's EventSource would: one connection, chunked
+/// Server-Sent Events parsed as they arrive.
+final class EventStreamClient {
+    struct Event {
+        var id: String
+        var name: String
+        var data: [String: Any]
+
+        func int(_ key: String) -> Int? { data[key] as? Int }
+        func string(_ key: String) -> String? { data[key] as? String }
+        func bool(_ key: String) -> Bool? { data[key] as? Bool }
+        func double(_ key: String) -> Double? { data[key] as? Double }
+        /// `null` in the JSON.
+        func isNull(_ key: String) -> Bool { data[key] is NSNull }
+    }
+
+    let fd: Int32
+    private(set) var status = 0
+    private(set) var headers: [String: String] = [:]
+    private var buffer: [UInt8] = []
+    private var body: [UInt8] = []
+    private var headDone = false
+    /// Comment lines seen (`: keep-alive`).
+    private(set) var comments = 0
+
+    init(port: Int, lastEventID: String? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        var request = "GET /_cenarius/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
+        request += "\r\n"
+        _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    deinit { close(fd) }
+
+    /// Events until `count` have arrived or `timeout` seconds passed.
+    func next(_ count: Int = 1, timeout: Double = 10) throws -> [Event] {
+        var events: [Event] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while events.count < count {
+            events += parseEvents()
+            if events.count >= count { break }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { break }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(left * 1000)) > 0 else { break }
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            buffer += chunk[0..<n]
+        }
+        return events
+    }
+
+    /// Waits for the first event named `name` (and of `generation`, if given), skipping others.
+    func wait(for name: String, generation: Int? = nil, timeout: Double = 10) throws -> Event? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while deadline.timeIntervalSinceNow > 0 {
+            for event in try next(1, timeout: deadline.timeIntervalSinceNow)
+            where event.name == name && (generation == nil || event.int("generation") == generation) {
+                return event
+            }
+        }
+        return nil
+    }
+
+    private func parseEvents() -> [Event] {
+        if !headDone {
+            guard let split = buffer.firstRange(of: Array("\r\n\r\n".utf8)) else { return [] }
+            let head = String(decoding: buffer[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+            status = Int(head[0].split(separator: " ")[1]) ?? 0
+            for line in head.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            buffer.removeSubrange(..<split.upperBound)
+            headDone = true
+        }
+        // De-chunk what is complete.
+        while let lineEnd = buffer.firstRange(of: Array("\r\n".utf8)),
+              let size = Int(String(decoding: buffer[..<lineEnd.lowerBound], as: UTF8.self), radix: 16),
+              buffer.count >= lineEnd.upperBound + size + 2 {
+            body += buffer[lineEnd.upperBound..<(lineEnd.upperBound + size)]
+            buffer.removeSubrange(..<(lineEnd.upperBound + size + 2))
+        }
+        var events: [Event] = []
+        while let end = body.firstRange(of: Array("\n\n".utf8)) {
+            let block = String(decoding: body[..<end.lowerBound], as: UTF8.self)
+            body.removeSubrange(..<end.upperBound)
+            var id = "", name = "message", data = ""
+            for line in block.split(separator: "\n") {
+                if line.hasPrefix(":") { comments += 1 }
+                else if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                else if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
+                else if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+            }
+            guard !data.isEmpty else { continue }
+            let json = (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:]
+            events.append(Event(id: id, name: name, data: json))
+        }
+        return events
+    }
+}

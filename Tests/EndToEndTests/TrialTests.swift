@@ -1,0 +1,244 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// Releases on trial (G9) against the real binary: confirmation, rollback by deadline and by
+/// health check, the held-back table, survival across SIGKILL, and what every observer sees.
+@Suite(.serialized) struct TrialEndToEndTests {
+    /// A daemon whose first release (generation 1) is confirmed because nothing precedes it,
+    /// and whose second (generation 2) is on trial.
+    struct Fixture {
+        let origin: TestOrigin
+        let dir: Scratch
+        let daemon: DaemonProcess
+        let http: RawHTTP
+
+        static func start(_ options: [String], origin: TestOrigin? = nil, dir: Scratch? = nil) async throws -> Fixture {
+            let origin = try await { () async throws -> TestOrigin in
+                if let origin { return origin }
+                return try await TestOrigin()
+            }()
+            let dir = try dir ?? Scratch()
+            if origin.file("Routes.json") == nil { origin.publish(["index.html": "v1", "app.js": "one()"]) }
+            let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"] + options,
+                                           cache: dir.path("cache"))
+            return Fixture(origin: origin, dir: dir, daemon: daemon, http: try daemon.waitUntilServing())
+        }
+
+        func publishAndSync(_ files: [String: String]) throws -> [String: Any] {
+            origin.publish(files)
+            let id = try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String)
+            return try waitForReceipt(http, id)
+        }
+
+        func status() throws -> [String: Any] { try http.get("/_cenarius/status").json()["cache"] as? [String: Any] ?? [:] }
+
+        func stop() async {
+            _ = daemon.terminate()
+            await origin.shutdown()
+            dir.remove()
+        }
+    }
+
+    @Test func aConfirmedReleaseStaysAndAnOldPageCannotConfirmANewOne() async throws {
+        let f = try await Fixture.start(["--confirm-timeout", "30"])
+        let events = try EventStreamClient(port: f.http.port)
+        #expect(try f.status()["trial"] as? Bool == false, "nothing precedes the first release: confirmed at once")
+        let first = try f.http.get("/index.html")
+        #expect(first.headers["x-cenarius-generation"] == "1")
+        #expect(first.headers["server-timing"] == #"cenarius-generation;desc="1""#)
+
+        let receipt = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        #expect((receipt["release"] as? [String: Any])?["state"] as? String == "trial")
+        let committed = try #require(try events.wait(for: "committed", generation: 2))
+        #expect(committed.int("generation") == 2 && committed.int("previous") == 1 && committed.bool("trial") == true)
+        #expect(try f.status()["trial"] as? Bool == true)
+        #expect(try f.http.get("/index.html").headers["x-cenarius-generation"] == "2")
+
+        // The page still showing generation 1 must not confirm generation 2.
+        let stale = try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 1}"#)
+        #expect(stale.status == 409)
+        #expect(try stale.json()["desc"] as? String == "NOT_FOUND")
+        #expect(try f.http.request("POST", "/_cenarius/ready", body: "nonsense").status == 400)
+
+        let ready = try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 2}"#)
+        #expect(ready.status == 200)
+        #expect(try ready.json()["status"] as? String == "confirmed")
+        #expect(try events.wait(for: "confirmed")?.int("generation") == 2)
+        #expect(try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 2}"#).json()["status"] as? String == "already-confirmed")
+        let status = try f.status()
+        #expect(status["trial"] as? Bool == false && status["confirmedGeneration"] as? Int == 2)
+        #expect(try f.http.get("/app.js").text == "two()")
+        await f.stop()
+    }
+
+    @Test func anUnconfirmedReleaseRollsBackAndStaysHeldBackUntilTheRemoteChanges() async throws {
+        let f = try await Fixture.start(["--confirm-timeout", "2", "--on-switch", "echo \"$CENARIUS_GENERATION $CENARIUS_PREVIOUS $CENARIUS_REASON\" >> switches.log"])
+        let events = try EventStreamClient(port: f.http.port)
+        let receipt = try f.publishAndSync(["index.html": "v2", "app.js": "broken()"])
+        let id = try #require(receipt["id"] as? String)
+        let committed = try #require(try events.wait(for: "committed", generation: 2))
+        let deadline = try #require(committed.double("deadline"))
+
+        let rolledBack = try #require(try events.wait(for: "rolled-back", timeout: 10))
+        #expect(Date().timeIntervalSince1970 - deadline < 1.5, "rolled back within a second of the deadline")
+        #expect(rolledBack.int("from") == 2 && rolledBack.int("to") == 1 && rolledBack.string("reason") == "timeout")
+        #expect(try f.http.get("/app.js").text == "one()")
+        #expect(try f.http.get("/app.js").headers["x-cenarius-generation"] == "1")
+
+        // Everywhere a person or a program looks.
+        let status = try f.status()
+        #expect(status["generation"] as? Int == 1)
+        #expect((status["lastRollback"] as? [String: Any])?["reason"] as? String == "timeout")
+        #expect((try waitForReceipt(f.http, id)["release"] as? [String: Any])?["reason"] as? String == "timeout")
+        #expect(try f.http.get("/metrics").text.contains(#"cenarius_rollbacks_total{reason="timeout"} 1"#))
+        let cli = try Binary.run(["status", "--json", "--cache", f.dir.path("cache"), "--preset", f.dir.path("preset")])
+        #expect((try cli.json()["lastRollback"] as? [String: Any])?["from"] as? Int == 2)
+
+        // The failed table is held back while the remote still publishes it ...
+        let again = try waitForReceipt(f.http, try #require(try f.http.request("POST", "/_cenarius/sync").json()["id"] as? String))
+        #expect((again["report"] as? [String: Any])?["outcome"] as? String == "held-back")
+        #expect(try f.http.get("/app.js").text == "one()")
+        // ... and a different table is adopted (on trial again).
+        let fixed = try f.publishAndSync(["index.html": "v3", "app.js": "fixed()"])
+        #expect((fixed["report"] as? [String: Any])?["generation"] as? Int == 3)
+        #expect(try f.http.get("/app.js").text == "fixed()")
+        #expect(try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 3}"#).status == 200)
+
+        let log = try #require(waitForFile(f.daemon.workingDirectory + "/switches.log", lines: 3))
+        #expect(log.contains("2 1 committed") && log.contains("1 2 timeout") && log.contains("3 1 committed"))
+        let stderr = f.daemon.stderr
+        #expect(stderr.contains("rolled back") && stderr.contains("reason=timeout"))
+        await f.stop()
+    }
+
+    @Test func healthChecksConfirmOrRollBack() async throws {
+        // A passing command confirms at once.
+        let pass = try await Fixture.start(["--health-cmd", "test \"$CENARIUS_GENERATION\" -ge 1"])
+        _ = try pass.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        try waitUntil { try pass.status()["confirmedGeneration"] as? Int == 2 }
+        await pass.stop()
+
+        // A failing command rolls back without waiting for the deadline.
+        let fail = try await Fixture.start(["--health-cmd", "exit 3", "--confirm-timeout", "60"])
+        let events = try EventStreamClient(port: fail.http.port)
+        _ = try fail.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        let rolledBack = try #require(try events.wait(for: "rolled-back", timeout: 10))
+        #expect(rolledBack.string("reason") == "health")
+        #expect(rolledBack.string("detail")?.contains("exit status 3") == true)
+        #expect(try fail.http.get("/metrics").text.contains(#"cenarius_rollbacks_total{reason="health"} 1"#))
+        await fail.stop()
+
+        // A health URL that answers 500 never confirms: rolled back at the deadline.
+        let origin = try await TestOrigin()
+        origin.put("healthz", "broken")
+        origin.inject(.status(500), on: "healthz")
+        let url = try await Fixture.start(["--health-url", origin.url + "/healthz", "--confirm-timeout", "3"])
+        let urlEvents = try EventStreamClient(port: url.http.port)
+        _ = try url.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        #expect(try urlEvents.wait(for: "rolled-back", timeout: 10)?.string("reason") == "health")
+        #expect(try url.http.get("/app.js").text == "one()")
+        await url.stop()
+        await origin.shutdown()
+    }
+
+    @Test func aTrialSurvivesSIGKILL() async throws {
+        // Killed before the deadline: the restarted daemon resumes with the time left.
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        let f = try await Fixture.start(["--confirm-timeout", "4"], origin: origin, dir: dir)
+        _ = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        kill(f.daemon.process.processIdentifier, SIGKILL)
+        f.daemon.process.waitUntilExit()
+        let restarted = try await Fixture.start(["--confirm-timeout", "4"], origin: origin, dir: dir)
+        #expect(try restarted.status()["trial"] as? Bool == true, "still on trial after the restart")
+        #expect(try restarted.http.get("/app.js").text == "two()")
+        try waitUntil(timeout: 8) { try restarted.status()["generation"] as? Int == 1 }
+        #expect((try restarted.status()["lastRollback"] as? [String: Any])?["reason"] as? String == "timeout")
+        _ = restarted.daemon.terminate()
+
+        // Killed, and down past the deadline: rolled back at start, before serving.
+        origin.publish(["index.html": "v3", "app.js": "three()"])
+        let third = try await Fixture.start(["--confirm-timeout", "5"], origin: origin, dir: dir)
+        try waitUntil { try third.http.get("/app.js").text == "three()" }
+        kill(third.daemon.process.processIdentifier, SIGKILL)
+        third.daemon.process.waitUntilExit()
+        sleep(6)
+        origin.inject(.status(503), on: "Routes.json")  // keep the restart from syncing anything new
+        let late = try await Fixture.start(["--confirm-timeout", "5"], origin: origin, dir: dir)
+        #expect(try late.http.get("/app.js").text == "one()", "the first answer after the restart is the confirmed release")
+        #expect((try late.status()["lastRollback"] as? [String: Any])?["from"] as? Int == 3)
+        await late.stop()
+    }
+
+    @Test func theCommandLineConfirmsAndRollsBackThroughTheRunningDaemon() async throws {
+        let f = try await Fixture.start(["--confirm-timeout", "30"])
+        let events = try EventStreamClient(port: f.http.port)
+        _ = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        let common = ["--cache", f.dir.path("cache"), "--preset", f.dir.path("preset")]
+        let wrong = try Binary.run(["confirm", "--generation", "1"] + common)
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.contains("generation 2 is on trial"))
+        let confirm = try Binary.run(["confirm", "--json"] + common)
+        #expect(confirm.status == 0)
+        #expect(try confirm.json()["generation"] as? Int == 2)
+        #expect(try events.wait(for: "confirmed")?.int("generation") == 2)
+
+        _ = try f.publishAndSync(["index.html": "v3", "app.js": "three()"])
+        let rollback = try Binary.run(["rollback"] + common)
+        #expect(rollback.status == 0)
+        let event = try #require(try events.wait(for: "rolled-back"))
+        #expect(event.string("reason") == "manual" && event.int("from") == 3 && event.int("to") == 2)
+        #expect(try f.http.get("/app.js").text == "two()")
+        #expect(try f.http.get("/metrics").text.contains(#"cenarius_rollbacks_total{reason="manual"} 1"#))
+        await f.stop()
+    }
+
+    @Test func eventsAreReplayedAfterLastEventID() async throws {
+        let f = try await Fixture.start([])
+        let first = try EventStreamClient(port: f.http.port)
+        _ = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
+        let seen = try #require(try first.wait(for: "committed", generation: 2))
+        #expect(first.status == 200)
+        #expect(first.headers["content-type"] == "text/event-stream")
+        f.origin.inject(.status(500), on: "Routes.json")
+        _ = try f.publishAndSync(["index.html": "v3", "app.js": "three()"])
+        let failed = try #require(try first.wait(for: "sync-failed"))
+        #expect(failed.string("desc") == "REMOTE" && failed.string("reason") == "request")
+
+        // A client that was away since `committed` gets what it missed, and nothing twice.
+        let back = try EventStreamClient(port: f.http.port, lastEventID: seen.id)
+        let missed = try back.next(1, timeout: 5)
+        #expect(missed.map(\.name) == ["sync-failed"])
+        #expect(missed.first?.id == failed.id)
+        await f.stop()
+    }
+}
+
+func waitForReceipt(_ http: RawHTTP, _ id: String) throws -> [String: Any] {
+    let deadline = Date().addingTimeInterval(20)
+    while Date() < deadline {
+        let receipt = try http.get("/_cenarius/sync/\(id)").json()
+        if let status = receipt["status"] as? String, status == "SUCCEED" || status == "FAILED" { return receipt }
+        usleep(50_000)
+    }
+    throw POSIXError(.ETIMEDOUT)
+}
+
+func waitUntil(timeout: Double = 10, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(50_000)
+    }
+    Issue.record("condition not met within \(timeout) s")
+}
+
+func waitForFile(_ path: String, lines: Int, timeout: Double = 10) -> String? {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if let text = try? String(contentsOfFile: path, encoding: .utf8), text.split(separator: "\n").count >= lines { return text }
+        usleep(50_000)
+    }
+    return try? String(contentsOfFile: path, encoding: .utf8)
+}
