@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+from events import EventClients, idle_cpu
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -213,7 +215,7 @@ def b4(runs):
             "startup_ms": startup["median"] * 1000}
 
 
-def b5(nginx, seconds, rounds):
+def b5(nginx, seconds, rounds, event_clients=0):
     cache = os.path.join(OUT, "cache-site")
     empty = os.path.join(OUT, "empty-preset")
     port = nginx.port + 1
@@ -225,6 +227,10 @@ def b5(nginx, seconds, rounds):
                 break
             time.sleep(0.1)
         rows = {}
+        # Every app page keeps an event stream open (G9 events): serving must not slow down for them.
+        clients = EventClients(port, event_clients).__enter__()
+        rows["event_streams"] = {"clients": event_clients, "connected": clients.open_streams(),
+                                 "idle_cpu_seconds_per_10s": idle_cpu(daemon.pid, 10 if event_clients and seconds > 1 else 1)}
         for label, uri in [("small (2 KiB)", "bench/small.css"), ("1 MiB", "bench/one-mib.js")]:
             targets = {"cenariusd serve": f"http://127.0.0.1:{port}/{uri}", "nginx": nginx.url("site/" + uri)}
             samples = {k: [] for k in targets}
@@ -235,6 +241,8 @@ def b5(nginx, seconds, rounds):
                     samples[name].append(rps)
             rows[label] = {k: {"median_rps": statistics.median(v), "max_rps": max(v)} for k, v in samples.items()}
             rows[label]["ratio"] = rows[label]["cenariusd serve"]["median_rps"] / rows[label]["nginx"]["median_rps"]
+        rows["event_streams"]["still_connected"] = clients.open_streams()
+        clients.__exit__(None, None, None)
         return rows
     finally:
         daemon.send_signal(signal.SIGTERM)
@@ -277,7 +285,14 @@ def markdown(results, args):
         lines.append(f"\nFor scale, the same binary's `--version` (process start, no lookup): median {b4r['startup_ms']:.2f} ms")
     lines += ["", "## B5 serve: wrk -t2 -c32, alternating", "", "| file | cenariusd req/s | nginx req/s | ratio |", "|---|---|---|---|"]
     for label, v in results["B5"].items():
+        if label == "event_streams":
+            continue
         lines.append(f"| {label} | {v['cenariusd serve']['median_rps']:.0f} | {v['nginx']['median_rps']:.0f} | {v['ratio']:.2f} |")
+    streams = results["B5"].get("event_streams")
+    if streams:
+        lines.append(f"\nDuring these runs {streams['clients']} event streams (`GET /_cenarius/events`) were held open: "
+                     f"{streams['connected']} connected before, {streams.get('still_connected', '?')} after; the daemon used "
+                     f"{streams['idle_cpu_seconds_per_10s'] * 1000:.0f} ms of CPU in 10 s with them idle.")
     return "\n".join(lines) + "\n"
 
 
@@ -289,6 +304,7 @@ def main():
     p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
     p.add_argument("--port", type=int, default=18780)
     p.add_argument("--only", default="B1,B2,B3,B4,B5", help="comma-separated scenarios to run")
+    p.add_argument("--event-clients", type=int, default=None, help="event streams held open during B5 (default 200, smoke 20)")
     # On a disk, B1's times mostly measured the kernel's writeback of the previous round's
     # 100 MiB (medians 2.5x the minimums, for every tool): tmpfs leaves the tools' own work.
     p.add_argument("--b1-dest", default="/dev/shm/cenarius-bench-dest" if os.access("/dev/shm", os.W_OK) else None,
@@ -323,7 +339,8 @@ def main():
         if "B2" in only: print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
         if "B3" in only: print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
         if "B4" in only: print("B4 resolve", flush=True); results["B4"] = b4(20 if args.smoke else 100)
-        if "B5" in only: print("B5 serve", flush=True); results["B5"] = b5(nginx, 1 if args.smoke else 5, args.rounds)
+        if "B5" in only: print("B5 serve", flush=True); results["B5"] = b5(nginx, 1 if args.smoke else 5, args.rounds,
+                                                                                 args.event_clients if args.event_clients is not None else (20 if args.smoke else 200))
     finally:
         nginx.stop()
     # A partial run (--only) keeps the other scenarios' earlier figures; each says when it was measured.

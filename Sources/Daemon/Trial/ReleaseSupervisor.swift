@@ -134,6 +134,7 @@ actor ReleaseSupervisor {
     private func rollBack(_ record: ReleaseState.RollbackRecord, _ decide: @escaping @Sendable (inout TrialMachine) -> [TrialMachine.Action]) async {
         let generation = record.from
         let settings = settings
+        let deadline = store.read().trial.flatMap { $0.generation == generation ? $0.deadline : nil }
         if record.to == nil, ((try? settings.preset.table())?.count ?? 0) == 0 {
             // Nothing was ever confirmed and no preset ships a table: rolling back would leave
             // nothing to serve, which is worse than an unconfirmed release.
@@ -165,25 +166,33 @@ actor ReleaseSupervisor {
         }
         _ = persist(decide)
         cancelTrialWork()
-        announce(record)
+        announce(record, deadline: deadline)
     }
 
     /// Everything a person or a program watches hears of a rollback.
-    private func announce(_ record: ReleaseState.RollbackRecord) {
+    private func announce(_ record: ReleaseState.RollbackRecord, deadline: Double? = nil) {
         view.update {
             $0.rolledBack[record.from] = record
             $0.rollbacks += 1
         }
         switched()
         metrics.recordRollback(record.reason)
-        logger.error("rolled back", metadata: [
+        var metadata: Logger.Metadata = [
             "from": "\(record.from)", "to": "\(record.to.map(String.init) ?? "preset")", "reason": "\(record.reason.rawValue)",
             "detail": "\(record.detail ?? "-")",
-        ])
-        events.publish("rolled-back", generation: record.to ?? 0, [
+        ]
+        var fields: [String: EventField] = [
             "from": .int(record.from), "to": .optional(record.to), "reason": .string(record.reason.rawValue),
             "detail": record.detail.map { .string($0) } ?? .null,
-        ], now: record.at)
+        ]
+        if let deadline {
+            // How long after its deadline the switch back was made (the trial's own latency).
+            let late = FileSystem.now() - deadline
+            if late >= 0 { metadata["after-deadline"] = "\(Int(late * 1000)) ms" }
+            fields["deadline"] = .double(deadline)
+        }
+        logger.error("rolled back", metadata: metadata)
+        events.publish("rolled-back", generation: record.to ?? 0, fields, now: record.at)
         runOnSwitch(generation: record.to ?? 0, previous: record.from, reason: record.reason.rawValue)
     }
 

@@ -52,8 +52,19 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("committed:   \(age(status.tableAge))")
         Output.line("checked:     \(age(status.checkedAge))")
         Output.line("objects:     \(status.objects) (\(Output.bytes(status.objectBytes)))")
+        if status.trial, let deadline = status.trialDeadline {
+            let left = Int((deadline - FileSystem.now()).rounded())
+            Output.line("trial:       generation \(status.generation ?? 0) is on trial, \(left) s left to confirm it; falls back to \(status.confirmedGeneration.map { "generation \($0)" } ?? "the preset")")
+        } else if let confirmed = status.confirmedGeneration {
+            Output.line("confirmed:   generation \(confirmed)")
+        }
+        if let rollback = status.lastRollback {
+            Output.line("rolled back: generation \(rollback.from) → \(rollback.to.map { "generation \($0)" } ?? "the preset") (\(rollback.reason.rawValue), \(age(FileSystem.now() - rollback.at))): \(rollback.detail ?? "")")
+        }
         for generation in status.generations {
-            Output.line("generation \(generation.number)\(generation.current ? " (current)" : ""): \(generation.entries ?? 0) entries, \(generation.cachedFiles ?? 0) cached files")
+            let marks = [generation.current ? "current" : nil, generation.trial == true ? "on trial" : nil, generation.confirmed == true ? "confirmed" : nil]
+                .compactMap { $0 }.joined(separator: ", ")
+            Output.line("generation \(generation.number)\(marks.isEmpty ? "" : " (\(marks))"): \(generation.entries ?? 0) entries, \(generation.cachedFiles ?? 0) cached files")
         }
     }
 }
