@@ -56,12 +56,14 @@ public enum Daemon {
         let releases = ReleaseSupervisor(settings: settings, options: options.trial, events: events, metrics: metrics,
                                          logger: logger, switched: generation.changed)
         let view = releases.view
+        let watch = RolloutWatch(settings: settings, events: events, logger: logger)
         let coordinator = SyncCoordinator(
             settings: settings, logger: logger, metrics: metrics,
             onFinish: { finished in
                 generation.changed()
                 switch finished.result {
                 case .success(let report):
+                    await watch.afterSync(report)
                     if report.outcome == .committed, let number = report.generation {
                         await releases.committed(number, previous: finished.previous, reason: finished.reason)
                     }
@@ -76,8 +78,9 @@ public enum Daemon {
         let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
                               interval: options.interval, develop: develop != nil)
         let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
-                                metrics: metrics, token: options.token, info: info, events: events, releases: releases)
+                                metrics: metrics, token: options.token, info: info, events: events, releases: releases, rollout: watch)
         if develop == nil {
+            await watch.start(coordinator: coordinator)
             // Before serving: a trial whose deadline passed while the daemon was down rolls back now.
             await releases.start()
         }

@@ -16,9 +16,11 @@ final class DaemonState: Sendable {
     let generation: CurrentGeneration
     let events: EventHub
     let releases: ReleaseSupervisor
+    let rollout: RolloutWatch
 
     init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, generation: CurrentGeneration,
-         metrics: DaemonMetrics, token: String?, info: DaemonInfo, events: EventHub, releases: ReleaseSupervisor) {
+         metrics: DaemonMetrics, token: String?, info: DaemonInfo, events: EventHub, releases: ReleaseSupervisor, rollout: RolloutWatch) {
+        self.rollout = rollout
         self.generation = generation
         self.events = events
         self.releases = releases

@@ -56,7 +56,8 @@ struct Fixture {
     }
 
     /// File requests (everything but the table) seen by the origin.
-    var fileRequests: [String] { origin.requests.map(\.path).filter { $0 != "Routes.json" } }
+    /// Requests for the files of the table: the table and its sidecars (signature, release manifest) left out.
+    var fileRequests: [String] { origin.requests.map(\.path).filter { !$0.hasPrefix("Routes.json") } }
 }
 
 /// The error `body` throws when it has `code`; otherwise an `.internal` error describing what happened instead.

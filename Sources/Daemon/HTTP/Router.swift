@@ -50,11 +50,20 @@ struct DaemonRouter: HTTPResponder {
                 return try await ready(body, id: id)
             case "/_cenarius/events":
                 return events(head)
+            case "/_cenarius/hold":
+                guard method == .POST else { throw .usage("use POST with {\"ttl\": SECONDS, \"reason\": \"...\"} to hold switches") }
+                try authorize(head.headers)
+                return try await hold(body)
             default:
                 if path.hasPrefix("/_cenarius/sync/") {
                     let receiptID = String(path.dropFirst("/_cenarius/sync/".count))
                     guard let receipt = await state.coordinator.receipt(receiptID) else { throw .notFound("no sync request \(receiptID)") }
                     return JSONBody.reply(receipt)
+                }
+                if path.hasPrefix("/_cenarius/hold/") {
+                    guard method == .DELETE else { throw .usage("use DELETE to release a hold") }
+                    try authorize(head.headers)
+                    return try await release(hold: String(path.dropFirst("/_cenarius/hold/".count)))
                 }
                 if path.hasPrefix("/_cenarius/") { throw .notFound("no control endpoint \(path)") }
                 guard method == .GET || method == .HEAD else { throw .usage("\(method) is not supported on files; use GET or HEAD") }
@@ -177,7 +186,8 @@ struct DaemonRouter: HTTPResponder {
         case "/_cenarius/resolve": "resolve"
         case "/_cenarius/ready": "ready"
         case "/_cenarius/events": "events"
-        default: path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
+        default:
+            path.hasPrefix("/_cenarius/hold") ? "hold" : path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
         }
     }
 }

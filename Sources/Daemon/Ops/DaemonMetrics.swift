@@ -24,7 +24,7 @@ public final class DaemonMetrics: Sendable {
     private let eventStreams: Metrics.Gauge
 
     /// What starts a sync, as logs, receipts and `cenarius_sync_runs_total` name it.
-    static let syncReasons = ["start", "schedule", "request", "lookup", "signal"]
+    static let syncReasons = ["start", "schedule", "request", "lookup", "signal", "rollout", "hold"]
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -32,7 +32,7 @@ public final class DaemonMetrics: Sendable {
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
             .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(2), .seconds(10),
         ]
-        syncs = Dictionary(uniqueKeysWithValues: [SyncReport.Outcome.committed, .notModified, .unchanged].map {
+        syncs = Dictionary(uniqueKeysWithValues: [SyncReport.Outcome.committed, .notModified, .unchanged, .heldBack, .deferred, .held].map {
             ($0, Metrics.Counter(label: "cenarius_syncs_total", dimensions: [("outcome", $0.rawValue)], factory: factory))
         })
         syncFailures = Dictionary(uniqueKeysWithValues: CenariusError.Code.allCases.filter { $0 != .ok }.map {

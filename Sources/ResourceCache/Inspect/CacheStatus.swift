@@ -35,6 +35,23 @@ public struct CacheStatus: Sendable, Codable {
     /// The generation a failed trial goes back to (nil: the preset).
     public var confirmedGeneration: Int?
     public var lastRollback: ReleaseState.RollbackRecord?
+    /// A published release this device has not adopted yet, and why (G10).
+    public var deferred: Deferred?
+    /// Active holds: switches wait until the last one ends.
+    public var holds: [Hold]
+
+    public struct Deferred: Sendable, Codable {
+        public var release: String
+        /// For people: what it waits for, e.g. "requires native 2.3.0, have 2.1.0".
+        public var reason: String
+        /// `time`, `halted`, `compatibility` or `hold`.
+        public var waitsFor: String
+        /// This device's place in the rollout, in [0, 1), and when it adopts (unix seconds).
+        public var place: Double?
+        public var at: Double?
+        public var since: Double
+        public var checkedAt: Double
+    }
 
     public static func read(_ settings: SyncSettings) throws(CenariusError) -> CacheStatus {
         let layout = settings.cache
@@ -67,6 +84,11 @@ public struct CacheStatus: Sendable, Codable {
             checkedAge: FileSystem.modificationTime(layout.checked).map { now - $0 },
             objects: objects, objectBytes: bytes, generations: generations,
             trial: release.trial != nil && release.trial?.generation == current?.number, trialDeadline: release.trial?.deadline,
-            confirmedGeneration: release.confirmed, lastRollback: release.lastRollback)
+            confirmedGeneration: release.confirmed, lastRollback: release.lastRollback,
+            deferred: PendingStore(layout: layout).record().map {
+                Deferred(release: $0.release, reason: $0.detail, waitsFor: $0.reason, place: $0.place, at: $0.moment,
+                         since: $0.seenAt, checkedAt: $0.checkedAt)
+            },
+            holds: HoldStore(layout: layout).active())
     }
 }

@@ -18,6 +18,8 @@ public struct SyncSettings: Sendable {
     public var minRefetch: Double = 10
     /// Set with `--public-key`: tables must be signed (G8).
     public var tableVerifier: TableSignatureVerifier?
+    /// Staged adoption and the compatibility gate (G10).
+    public var rollout = RolloutSettings()
 
     public init(remote: Remote?, cache: CacheLayout, preset: Preset) {
         self.remote = remote

@@ -45,42 +45,62 @@ public struct Syncer: Sendable {
         let store = GenerationStore(layout: layout)
         let current = store.current()
         let currentMeta = try? current?.meta()
-        let validators = currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil
+        // A release this device has not adopted yet is asked for with its own validators, so a
+        // poll while it waits costs a 304, not the table (G4, G10).
+        let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remote.tableURL ? $0 : nil }
+        let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil)
 
         let downloader = try Downloader(options: settings.transfer)
         let document = try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel)
-        guard case .content(let bytes, let newValidators) = document else {
-            markChecked()
-            var report = SyncReport(outcome: .notModified, generation: current?.number)
-            report.seconds = FileSystem.monotonic() - started
-            return report
+        let bytes: [UInt8]
+        let newValidators: Validators
+        switch document {
+        case .content(let body, let received):
+            bytes = body
+            newValidators = received
+        case .notModified:
+            guard let pending else {
+                markChecked()
+                var report = SyncReport(outcome: .notModified, generation: current?.number)
+                report.seconds = FileSystem.monotonic() - started
+                return report
+            }
+            bytes = pending.table
+            newValidators = pending.record.tableValidators
         }
         let table = try RouteTable.parse(bytes, source: remote.tableURL)
-        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(Rollback.fingerprint(bytes).utf8) {
+        func finished(_ outcome: SyncReport.Outcome, generation: Int?) -> SyncReport {
             markChecked()
-            var report = SyncReport(outcome: .heldBack, generation: current?.number)
+            var report = SyncReport(outcome: outcome, generation: generation)
             report.entries = table.count
             report.seconds = FileSystem.monotonic() - started
             return report
         }
-        let signedVersion = try settings.tableVerifier?.verify(
-            table: bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
-        if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce,
-           let current, (try? FileSystem.readFile(current.tablePath)) != bytes {
-            throw .integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
+        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(Rollback.fingerprint(bytes).utf8) {
+            return finished(.heldBack, generation: current?.number)
         }
-
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
-            // Same table, maybe from a server without validators: no file work (G4), but remember the new validators.
+            // Same table, maybe from a server without validators: no file work (G4), but remember
+            // the new validators. It was verified when it was adopted.
             if meta.validators != newValidators || meta.remote != remote.tableURL {
                 meta.validators = newValidators
                 meta.remote = remote.tableURL
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
-            markChecked()
-            var report = SyncReport(outcome: .unchanged, generation: current.number)
-            report.entries = table.count
-            report.seconds = FileSystem.monotonic() - started
+            PendingStore(layout: layout).clear()
+            return finished(.unchanged, generation: current.number)
+        }
+        let manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
+        let signedVersion = try settings.tableVerifier?.verify(
+            table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
+        if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce {
+            throw .integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
+        }
+        let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
+                                         manifest: manifest, previous: pending?.record)
+        if let deferral = try admission.deferral() {
+            var report = finished(.deferred, generation: current?.number)
+            report.deferred = deferral
             return report
         }
 
@@ -108,6 +128,15 @@ public struct Syncer: Sendable {
             report.importedFromPreset += 1
         }
         try download(plan.downloads, remote: remote, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
+        if let holding = try admission.holding() {
+            // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
+            report.outcome = .held
+            report.generation = current?.number
+            report.deferred = holding
+            report.seconds = FileSystem.monotonic() - started
+            markChecked()
+            return report
+        }
 
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
@@ -115,6 +144,7 @@ public struct Syncer: Sendable {
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion))
         _ = try store.commit(building: generation, number: number)
         unlink(layout.heldBack)
+        PendingStore(layout: layout).clear()
         markChecked()
         report.generation = number
         let collected = store.collectGarbage(keep: settings.keepGenerations, grace: settings.grace)

@@ -7,6 +7,11 @@ import Crypto
 ///
 /// The signed message is `cenarius-sig-1\n<version>\n<sha256 hex of the table bytes>`. The table
 /// itself is unchanged, so clients that know nothing of signatures keep working.
+///
+/// With a release manifest beside the table (G10), the sidecar also names the manifest's SHA-256
+/// (`"release": "<hex>"`) and the message gains a fourth line with it: one signature covers both
+/// exact byte strings, so a manifest cannot be added, dropped or edited (to halt a rollout, or to
+/// skip one) without the key.
 public struct TableSignature: Sendable, Equatable {
     public static let format = "cenarius-sig-1"
 
@@ -14,34 +19,61 @@ public struct TableSignature: Sendable, Equatable {
     /// First 16 hex digits of SHA-256 of the public key: names the key, so a rotation is diagnosable.
     public var keyID: String
     public var signature: [UInt8]
+    /// SHA-256 hex of the release manifest the signature covers, if any.
+    public var manifest: String?
 
-    public static func message(table: [UInt8], version: Int64) -> [UInt8] {
-        Array("\(format)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))".utf8)
+    public init(version: Int64, keyID: String, signature: [UInt8], manifest: String? = nil) {
+        self.version = version
+        self.keyID = keyID
+        self.signature = signature
+        self.manifest = manifest
     }
+
+    public static func message(table: [UInt8], version: Int64, manifest: String? = nil) -> [UInt8] {
+        let base = "\(format)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))"
+        return Array((manifest.map { base + "\n" + $0 } ?? base).utf8)
+    }
+
+    public static func manifestDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
 
     public static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {
         String(StreamingHasher.hex(SHA256.hash(data: publicKey.rawRepresentation)).prefix(16))
     }
 
-    public static func sign(table: [UInt8], version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
+    public static func sign(table: [UInt8], manifest: [UInt8]? = nil, version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
+        let digest = manifest.map(manifestDigest)
         do {
-            let signature = try key.signature(for: message(table: table, version: version))
-            return TableSignature(version: version, keyID: keyID(of: key.publicKey), signature: Array(signature))
+            let signature = try key.signature(for: message(table: table, version: version, manifest: digest))
+            return TableSignature(version: version, keyID: keyID(of: key.publicKey), signature: Array(signature), manifest: digest)
         } catch {
             throw .internal("cannot sign the table: \(error)")
         }
     }
 
-    /// Checks the signature over `table`; a bad one is an integrity error (exit 4).
-    public func verify(table: [UInt8], with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
-        guard key.isValidSignature(signature, for: TableSignature.message(table: table, version: version)) else {
+    /// Checks the signature over `table` and, when the remote has one, its release `manifest`; a
+    /// bad one is an integrity error (exit 4).
+    public func verify(table: [UInt8], manifest manifestBytes: [UInt8]? = nil, with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
+        switch (manifestBytes.map(TableSignature.manifestDigest), manifest) {
+        case (nil, nil):
+            break
+        case (let found?, let signed?) where found == signed:
+            break
+        case (_?, nil):
+            throw .integrity("the release manifest beside \(source) is not covered by its signature")
+        case (nil, _?):
+            throw .integrity("the signature of \(source) covers a release manifest the remote does not have")
+        case (_?, _?):
+            throw .integrity("the release manifest beside \(source) does not match its signature")
+        }
+        guard key.isValidSignature(signature, for: TableSignature.message(table: table, version: version, manifest: manifest)) else {
             let other = keyID != TableSignature.keyID(of: key) ? " (signed with key \(keyID), expected \(TableSignature.keyID(of: key)))" : ""
             throw .integrity("bad signature on \(source)\(other)")
         }
     }
 
     public func serialized() -> [UInt8] {
-        Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\", \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
+        let release = manifest.map { ", \"release\": \"\($0)\"" } ?? ""
+        return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
     }
 
     public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
@@ -49,6 +81,7 @@ public struct TableSignature: Sendable, Equatable {
         var version: Int64?
         var key = ""
         var signature: String?
+        var manifest: String?
         let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             do throws(JSONScanner.Failure) {
@@ -58,6 +91,7 @@ public struct TableSignature: Sendable, Equatable {
                     case "version": version = try s.integer()
                     case "key": key = try s.string()
                     case "signature": signature = try s.string()
+                    case "release": manifest = try s.string()
                     default: try s.skipValue()
                     }
                 }
@@ -73,7 +107,10 @@ public struct TableSignature: Sendable, Equatable {
         guard let version, let signature, let raw = Base64.decode(signature), raw.count == 64 else {
             throw .integrity("signature file \(source) lacks a version or a 64-byte base64 signature")
         }
-        return TableSignature(version: version, keyID: key, signature: raw)
+        if let manifest, manifest.utf8.count != 64 || ContentHash(hex: manifest) == nil {
+            throw .integrity("signature file \(source) names a release manifest digest that is not SHA-256 hex")
+        }
+        return TableSignature(version: version, keyID: key, signature: raw, manifest: manifest?.lowercased())
     }
 }
 

@@ -15,14 +15,15 @@ public struct TableSignatureVerifier: Sendable {
 
     public var keyID: String { TableSignature.keyID(of: key) }
 
-    /// Fetches and checks the sidecar of `table`; returns its version.
+    /// Fetches and checks the sidecar of `table` (and of the release `manifest` beside it, if the
+    /// remote has one); returns its version.
     /// - Parameter inForce: the version of the table currently in force, if it was signed.
-    public func verify(table: [UInt8], remote: Remote, downloader: Downloader, inForce: Int64?, cancel: CancelToken? = nil) throws(CenariusError) -> Int64 {
+    public func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?, cancel: CancelToken? = nil) throws(CenariusError) -> Int64 {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)
         } catch {
-            if error.message.contains("HTTP 404") || error.message.contains("cannot read") {
+            if error.isMissingRemoteFile {
                 throw .integrity("\(remote.tableURL) is not signed (no \(remote.routesName).sig) but a public key is configured")
             }
             throw error
@@ -31,7 +32,7 @@ public struct TableSignatureVerifier: Sendable {
             throw .remote("\(remote.signatureURL) answered 304 to an unconditional request")
         }
         let signature = try TableSignature.parse(bytes, source: remote.signatureURL)
-        try signature.verify(table: table, with: key, source: remote.tableURL)
+        try signature.verify(table: table, manifest: manifest, with: key, source: remote.tableURL)
         if let inForce, signature.version < inForce {
             throw .integrity("\(remote.tableURL) is signed with version \(signature.version), older than version \(inForce) in force (rollback refused)")
         }

@@ -45,3 +45,11 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
     public static func usage(_ message: String) -> Self { .init(.usage, message) }
     public static func `internal`(_ message: String) -> Self { .init(.internal, message) }
 }
+
+extension CenariusError {
+    /// The remote has no such file (HTTP 404, or a `file://` path that does not exist): for the
+    /// optional sidecars (signature, release manifest), whose absence is an answer, not a failure.
+    public var isMissingRemoteFile: Bool {
+        code == .remote && (message.contains("HTTP 404") || message.contains("cannot read"))
+    }
+}

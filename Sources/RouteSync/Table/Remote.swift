@@ -21,6 +21,8 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
     public var description: String { base }
     public var tableURL: String { base + "/" + Remote.escape(routesName) }
     public var signatureURL: String { tableURL + ".sig" }
+    /// The release manifest beside the table (G10).
+    public var manifestURL: String { tableURL + ".release" }
 
     public func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
 

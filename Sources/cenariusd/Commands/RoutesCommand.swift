@@ -10,9 +10,14 @@ struct RoutesCommand: AsyncParsableCommand {
             out) and writes DIR/Routes.json sorted by uri, with sizes. --check compares instead and \
             exits 4 when the table is out of date.
 
+            With --release, --requires-native, --rollout-start, --rollout-duration or --halted it also \
+            writes the release manifest DIR/Routes.json.release (G10); with --sign-key the signature \
+            covers the table and the manifest.
+
             Example:
               cenariusd routes ./www
               cenariusd routes ./www --check
+              cenariusd routes ./www --release 2026.11-a --rollout-duration 86400 --sign-key release.key
             """)
 
     @Argument(help: ArgumentHelp("The folder to describe.", valueName: "dir"))
@@ -26,7 +31,12 @@ struct RoutesCommand: AsyncParsableCommand {
 
     @Flag(help: "Compare with the existing table; exit 4 if it is out of date.") var check = false
     @Option(help: ArgumentHelp("Ed25519 private key: also write Routes.json.sig (G8).", valueName: "file")) var signKey: String?
-    @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now, in seconds).", valueName: "n")) var tableVersion: Int64?
+    @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now in seconds, and always above the sidecar's previous version).", valueName: "n")) var tableVersion: Int64?
+    @Option(help: ArgumentHelp("Also write the release manifest Routes.json.release, naming the release (G10).", valueName: "name")) var release: String?
+    @Option(help: ArgumentHelp("Manifest: the lowest host version the release runs on (compared numerically).", valueName: "version")) var requiresNative: String?
+    @Option(help: ArgumentHelp("Manifest: when the rollout starts, unix seconds (default now when a duration is given).", valueName: "seconds")) var rolloutStart: Double?
+    @Option(help: ArgumentHelp("Manifest: seconds over which the fleet adopts the release.", valueName: "seconds")) var rolloutDuration: Double?
+    @Flag(help: "Manifest: halt the rollout (devices that have not switched stay where they are).") var halted = false
     @Flag(help: "Print one JSON object.") var json = false
 
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name"))
@@ -43,6 +53,28 @@ struct RoutesCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
+        if let rolloutDuration, !(rolloutDuration >= 0) { throw ValidationError("--rollout-duration must be a non-negative number of seconds") }
+        if let rolloutStart, !(rolloutStart >= 0) { throw ValidationError("--rollout-start must be unix seconds") }
+    }
+
+    /// The manifest the options describe; nil when none was asked for.
+    func manifest() throws(CenariusError) -> ReleaseManifest? {
+        guard release != nil || requiresNative != nil || rolloutStart != nil || rolloutDuration != nil || halted else { return nil }
+        var manifest = ReleaseManifest(release: release)
+        if let requiresNative { manifest.requiresNative = try NativeVersion(requiresNative) }
+        if rolloutStart != nil || rolloutDuration != nil || halted {
+            manifest.rollout = .init(start: rolloutStart ?? FileSystem.now().rounded(.down), duration: rolloutDuration ?? 0, halted: halted)
+        }
+        return manifest
+    }
+
+    /// The default signed version: now in seconds, but always above the previous sidecar's, so
+    /// that two signings within one second still grow (G8).
+    static func nextVersion(previousSidecar path: String) -> Int64 {
+        let now = Int64(FileSystem.now())
+        guard let bytes = try? FileSystem.readFile(path, limit: 64 << 10),
+              let previous = try? TableSignature.parse(bytes, source: path) else { return now }
+        return max(now, previous.version + 1)
     }
 
     func run() async throws {
@@ -65,12 +97,21 @@ struct RoutesCommand: AsyncParsableCommand {
             print(String(decoding: bytes, as: UTF8.self), terminator: "")
             return
         }
+        let written = try manifest()?.serialized()
+        // A manifest already beside the table stays in force for the new table; it is signed with it.
+        let kept = written == nil ? try? FileSystem.readFile(target + ".release", limit: 64 << 10) : nil
+        if kept != nil { Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)") }
+        let manifest = written ?? kept
         try FileSystem.writeAtomically(bytes, to: target)
+        if let written {
+            try FileSystem.writeAtomically(written, to: target + ".release")
+            if !json { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
+        }
         if let signKey {
-            let version = tableVersion ?? Int64(FileSystem.now())
-            let signature = try TableSignature.sign(table: bytes, version: version, with: SigningKeys.readPrivate(signKey))
+            let version = tableVersion ?? RoutesCommand.nextVersion(previousSidecar: target + ".sig")
+            let signature = try TableSignature.sign(table: bytes, manifest: manifest, version: version, with: SigningKeys.readPrivate(signKey))
             try FileSystem.writeAtomically(signature.serialized(), to: target + ".sig")
-            if !json { Output.line("signed \(target).sig: version \(version), key \(signature.keyID)") }
+            if !json { Output.line("signed \(target).sig: version \(version), key \(signature.keyID)\(manifest == nil ? "" : ", covering the release manifest")") }
         }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
     }

@@ -61,6 +61,14 @@ struct StatusCommand: AsyncParsableCommand {
         if let rollback = status.lastRollback {
             Output.line("rolled back: generation \(rollback.from) → \(rollback.to.map { "generation \($0)" } ?? "the preset") (\(rollback.reason.rawValue), \(age(FileSystem.now() - rollback.at))): \(rollback.detail ?? "")")
         }
+        if let deferred = status.deferred {
+            let place = deferred.place.map { ", place \(Int(($0 * 1000).rounded()) / 10)%" } ?? ""
+            let at = deferred.at.map { ", adopts at \(Output.timestamp($0))" } ?? ""
+            Output.line("pending:     release \(deferred.release) waits for \(deferred.waitsFor): \(deferred.reason)\(place)\(at)")
+        }
+        for hold in status.holds {
+            Output.line("hold:        \(hold.id) until \(Output.timestamp(hold.expires))\(hold.reason.isEmpty ? "" : ": " + hold.reason)")
+        }
         for generation in status.generations {
             let marks = [generation.current ? "current" : nil, generation.trial == true ? "on trial" : nil, generation.confirmed == true ? "confirmed" : nil]
                 .compactMap { $0 }.joined(separator: ", ")

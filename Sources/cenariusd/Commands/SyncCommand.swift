@@ -37,6 +37,11 @@ struct SyncCommand: AsyncParsableCommand {
         case .unchanged: return "unchanged: generation \(report.generation.map(String.init) ?? "none") stays current (\(report.entries) entries), \(seconds)"
         case .heldBack:
             return "held back: the remote still publishes the table rolled back from; generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
+        case .deferred, .held:
+            let deferral = report.deferred
+            let until = deferral?.at.map { ", until \(Output.timestamp($0))" } ?? ""
+            return "\(report.outcome == .held ? "held" : "deferred"): release \(deferral?.release ?? "?") waits (\(deferral?.reason ?? "?"): \(deferral?.detail ?? "")\(until)); "
+                + "generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
         case .committed:
             return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))), "
                 + "\(report.reusedObjects) reused, \(report.servedFromPreset) from preset, \(report.importedFromPreset) copied from preset, \(seconds)"

@@ -11,7 +11,7 @@ import RouteSync
 /// value out of range, a config file to read — returns nil and the regular command line handles
 /// it, with its validation and messages.
 enum FastPath {
-    static let valueOptions = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent"]
+    static let valueOptions = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent", "device-id", "native-version"]
 
     struct Request {
         var command: String

@@ -56,6 +56,12 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds a handed-out path stays valid after a switch (default 600).", valueName: "seconds"))
     var grace: Double?
 
+    @Option(help: ArgumentHelp("This device's id for staged rollouts (default /etc/machine-id, else a random id kept in the cache).", valueName: "id"))
+    var deviceId: String?
+
+    @Option(help: ArgumentHelp("The host's version, compared with a release's requires.native (e.g. 2.3.0).", valueName: "version"))
+    var nativeVersion: String?
+
     func validate() throws {
         if let connections, !(1...256).contains(connections) { throw ValidationError("--connections must be 1...256") }
         if let timeout, timeout < 1 { throw ValidationError("--timeout must be at least 1 second") }
@@ -80,6 +86,8 @@ struct GlobalOptions: ParsableArguments {
         values["user-agent"] = userAgent
         values["keep"] = keep.map(String.init)
         values["grace"] = grace.map { String($0) }
+        values["device-id"] = deviceId
+        values["native-version"] = nativeVersion
         return values
     }
 
@@ -142,6 +150,10 @@ struct ResolvedSettings: Sendable {
         if let n = source.int("keep") { sync.keepGenerations = max(1, n) }
         if let seconds = source.double("grace") { sync.grace = seconds }
         if let keyPath = source.string("public-key") { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
+        sync.rollout.deviceID = source.string("device-id")
+        if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
+        // Test hook for rollout decisions (docs/rollout.md); read from the environment only.
+        if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init) { sync.rollout.clockOffset = offset }
         let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
         return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
     }

@@ -39,6 +39,15 @@ enum Output {
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
     }
 
+    /// Unix seconds as UTC `2026-11-24 09:30:00`, without a date formatter.
+    static func timestamp(_ seconds: Double) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     static func bytes(_ count: Int64) -> String {

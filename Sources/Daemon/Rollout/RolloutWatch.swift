@@ -1,0 +1,113 @@
+import Logging
+import ResourceCache
+import RouteSync
+
+/// The daemon's side of staged adoption (G10): holds with their expiry, the `deferred`, `held`
+/// and `released` events, and a sync at this device's own moment in a rollout rather than at the
+/// next periodic poll.
+actor RolloutWatch {
+    private let layout: CacheLayout
+    private let rollout: RolloutSettings
+    private let events: EventHub
+    private let logger: Logger
+    private var coordinator: SyncCoordinator?
+    private var expiry: Task<Void, Never>?
+    private var moment: Task<Void, Never>?
+    /// The last deferral announced, so a poll that finds the same wait says nothing new.
+    private var announced: SyncReport.Deferral?
+
+    init(settings: SyncSettings, events: EventHub, logger: Logger) {
+        layout = settings.cache
+        rollout = settings.rollout
+        self.events = events
+        self.logger = logger
+    }
+
+    private var holds: HoldStore { HoldStore(layout: layout) }
+
+    /// Holds kept from before a restart keep their expiry.
+    func start(coordinator: SyncCoordinator) {
+        self.coordinator = coordinator
+        armExpiry()
+    }
+
+    func addHold(ttl: Double, reason: String) throws(CenariusError) -> Hold {
+        let hold = try holds.add(ttl: ttl, reason: reason)
+        logger.notice("hold", metadata: ["id": "\(hold.id)", "ttl": "\(ttl)", "reason": "\(reason)"])
+        events.publish("held", generation: currentGeneration(), [
+            "id": .string(hold.id), "reason": .string(reason), "expires": .double(hold.expires), "holds": .int(holds.active().count),
+        ])
+        armExpiry()
+        return hold
+    }
+
+    /// false: no active hold has that id.
+    func removeHold(_ id: String) async throws(CenariusError) -> Bool {
+        guard try holds.remove(id) else { return false }
+        await released([id], why: "deleted")
+        return true
+    }
+
+    /// After every sync: announce a new or changed wait, and come back at this device's moment.
+    func afterSync(_ report: SyncReport) {
+        guard let deferral = report.deferred, report.outcome == .deferred || report.outcome == .held else {
+            announced = nil
+            moment?.cancel()
+            return
+        }
+        if deferral != announced {
+            announced = deferral
+            var fields: [String: EventField] = [
+                "release": .string(deferral.release), "reason": .string(deferral.detail), "waitsFor": .string(deferral.reason),
+                "at": deferral.at.map { .double($0) } ?? .null,
+            ]
+            if let place = deferral.place { fields["place"] = .double(place) }
+            events.publish("deferred", generation: report.generation, fields)
+            logger.notice("release deferred", metadata: [
+                "release": "\(deferral.release)", "waits-for": "\(deferral.reason)", "detail": "\(deferral.detail)",
+                "at": "\(deferral.at.map { String(Int($0)) } ?? "-")",
+            ])
+        }
+        moment?.cancel()
+        guard deferral.reason == "time", let at = deferral.at else { return }
+        // The moment is on the rollout's clock; the wait is the same length on the real one.
+        let wait = max(0, at - rollout.now())
+        moment = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 50))
+            guard !Task.isCancelled else { return }
+            await self?.requestSync("rollout")
+        }
+    }
+
+    private func armExpiry() {
+        expiry?.cancel()
+        guard let next = holds.active().map(\.expires).min() else { return }
+        let wait = max(0, next - FileSystem.now())
+        expiry = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 10))
+            guard !Task.isCancelled else { return }
+            await self?.expired()
+        }
+    }
+
+    private func expired() async {
+        await released([], why: "expired")
+    }
+
+    /// A hold ended: tell the streams; when it was the last, the waiting release switches now.
+    private func released(_ ids: [String], why: String) async {
+        let left = holds.active().count
+        events.publish("released", generation: currentGeneration(), [
+            "ids": .string(ids.joined(separator: ",")), "why": .string(why), "holds": .int(left),
+        ])
+        logger.notice("hold released", metadata: ["why": "\(why)", "holds-left": "\(left)"])
+        armExpiry()
+        if left == 0, PendingStore(layout: layout).record()?.reason == "hold" { await requestSync("hold") }
+    }
+
+    private func requestSync(_ reason: String) async {
+        _ = await coordinator?.request(reason: reason)
+    }
+
+    private func currentGeneration() -> Int? { GenerationStore(layout: layout).current()?.number }
+}

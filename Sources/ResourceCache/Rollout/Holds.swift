@@ -1,0 +1,79 @@
+import FoundationEssentials
+import RouteSync
+
+/// Holds (G10): while any is active, new generations are downloaded but not switched to. A kiosk
+/// in the middle of a payment does not get its files changed under it. Kept in the cache
+/// (`holds.json`, under `release.lock`), so they survive a restart until they expire.
+public struct Hold: Sendable, Codable, Equatable {
+    public var id: String
+    public var reason: String
+    public var createdAt: Double
+    public var expires: Double
+
+    public init(id: String, reason: String, createdAt: Double, expires: Double) {
+        self.id = id
+        self.reason = reason
+        self.createdAt = createdAt
+        self.expires = expires
+    }
+}
+
+public struct HoldStore: Sendable {
+    public let layout: CacheLayout
+
+    public init(layout: CacheLayout) {
+        self.layout = layout
+    }
+
+    var path: String { layout.root + "/holds.json" }
+
+    /// Holds that have not expired at `now`.
+    public func active(now: Double = FileSystem.now()) -> [Hold] {
+        all().filter { $0.expires > now }
+    }
+
+    func all() -> [Hold] {
+        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20),
+              let holds = try? JSONDecoder().decode([Hold].self, from: Data(bytes)) else { return [] }
+        return holds
+    }
+
+    /// Adds a hold for `ttl` seconds.
+    public func add(ttl: Double, reason: String, now: Double = FileSystem.now()) throws(CenariusError) -> Hold {
+        guard ttl > 0, ttl <= 7 * 86400 else { throw .usage("a hold's ttl must be between 1 second and 7 days") }
+        var id = ""
+        for _ in 0..<8 { id += String(UInt8.random(in: 0...255), radix: 16).leftPadded(2) }
+        let hold = Hold(id: id, reason: reason, createdAt: now, expires: now + ttl)
+        try update(now: now) { $0.append(hold) }
+        return hold
+    }
+
+    /// Ends a hold; false when there was none with that id (or it had expired).
+    public func remove(_ id: String, now: Double = FileSystem.now()) throws(CenariusError) -> Bool {
+        try update(now: now) { holds in
+            let before = holds.count
+            holds.removeAll { $0.id == id }
+            return holds.count != before
+        }
+    }
+
+    /// Read, drop the expired, change, write, under `release.lock`.
+    private func update<T>(now: Double, _ change: (inout [Hold]) -> T) throws(CenariusError) -> T {
+        try FileSystem.makeDirectories(layout.root)
+        let lock = try WriterLock(path: layout.releaseLock, timeout: 10, purpose: "update the holds")
+        defer { withExtendedLifetime(lock) {} }
+        var holds = all().filter { $0.expires > now }
+        let result = change(&holds)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        guard let data = try? encoder.encode(holds) else { throw .internal("cannot encode the holds") }
+        try FileSystem.writeAtomically(Array(data), to: path, durable: true)
+        return result
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}

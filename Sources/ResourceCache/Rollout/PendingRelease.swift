@@ -1,0 +1,81 @@
+import FoundationEssentials
+import RouteSync
+
+/// A release the remote publishes that this device has not adopted yet (G10), kept in the cache
+/// so that later polls ask for it conditionally instead of downloading the table again, and
+/// so that `status` can say what it waits for.
+///
+///     pending/Routes.json    the table's exact bytes
+///     pending/release        the manifest's exact bytes
+///     pending/state.json     this record
+public struct PendingRelease: Sendable, Codable, Equatable {
+    public var remote: String
+    /// The manifest's `release`, or the table's fingerprint when it has none.
+    public var release: String
+    public var tableValidators: Validators
+    public var manifestValidators: Validators?
+    /// `time`, `halted`, `compatibility` or `hold`.
+    public var reason: String
+    public var detail: String
+    /// This device's place in [0, 1) and the moment it adopts (unix seconds), for a staged rollout.
+    public var place: Double?
+    public var moment: Double?
+    /// When this device first saw the release, and when it last looked again.
+    public var seenAt: Double
+    public var checkedAt: Double
+
+    public init(remote: String, release: String, tableValidators: Validators, manifestValidators: Validators?, reason: String,
+                detail: String, place: Double?, moment: Double?, seenAt: Double, checkedAt: Double) {
+        self.remote = remote
+        self.release = release
+        self.tableValidators = tableValidators
+        self.manifestValidators = manifestValidators
+        self.reason = reason
+        self.detail = detail
+        self.place = place
+        self.moment = moment
+        self.seenAt = seenAt
+        self.checkedAt = checkedAt
+    }
+}
+
+/// Reads and writes `pending/` under the writer lock (syncs), and without a lock for `status`.
+public struct PendingStore: Sendable {
+    public let layout: CacheLayout
+
+    public init(layout: CacheLayout) {
+        self.layout = layout
+    }
+
+    var folder: String { layout.root + "/pending" }
+
+    public func read() -> (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)? {
+        guard let bytes = try? FileSystem.readFile(folder + "/state.json", limit: 1 << 20),
+              let record = try? JSONDecoder().decode(PendingRelease.self, from: Data(bytes)),
+              let table = try? FileSystem.readFile(folder + "/Routes.json") else { return nil }
+        return (record, table, try? FileSystem.readFile(folder + "/release", limit: 1 << 20))
+    }
+
+    /// The record alone (status).
+    public func record() -> PendingRelease? { read()?.record }
+
+    public func write(_ record: PendingRelease, table: [UInt8], manifest: [UInt8]?) throws(CenariusError) {
+        try FileSystem.makeDirectories(folder)
+        try FileSystem.writeAtomically(table, to: folder + "/Routes.json", durable: false)
+        if let manifest {
+            try FileSystem.writeAtomically(manifest, to: folder + "/release", durable: false)
+        } else {
+            FileSystem.removeTree(folder + "/release")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        guard let data = try? encoder.encode(record) else { throw .internal("cannot encode the pending release") }
+        // The record last: a crash before it leaves the previous record or none, never one that
+        // describes bytes not written.
+        try FileSystem.writeAtomically(Array(data), to: folder + "/state.json", durable: false)
+    }
+
+    public func clear() {
+        FileSystem.removeTree(folder)
+    }
+}
