@@ -22,6 +22,8 @@ public struct DaemonOptions: Sendable {
     public var memoryBudget = 64 << 20
     /// Trials, health checks and the switch hook (G9).
     public var trial = TrialOptions()
+    /// Origins whose pages may use the control API besides the daemon's own (`--allow-origin`).
+    public var allowOrigins: [String] = []
 
     public init() {}
 }
@@ -78,7 +80,8 @@ public enum Daemon {
         let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
                               interval: options.interval, develop: develop != nil)
         let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
-                                metrics: metrics, token: options.token, info: info, events: events, releases: releases, rollout: watch)
+                                metrics: metrics, token: options.token, info: info, events: events, releases: releases, rollout: watch,
+                                writeGuard: WriteGuard(allowed: Set(options.allowOrigins), bind: options.bind))
         if develop == nil {
             await watch.start(coordinator: coordinator)
             // Before serving: a trial whose deadline passed while the daemon was down rolls back now.

@@ -17,10 +17,13 @@ final class DaemonState: Sendable {
     let events: EventHub
     let releases: ReleaseSupervisor
     let rollout: RolloutWatch
+    let writeGuard: WriteGuard
 
     init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, generation: CurrentGeneration,
-         metrics: DaemonMetrics, token: String?, info: DaemonInfo, events: EventHub, releases: ReleaseSupervisor, rollout: RolloutWatch) {
+         metrics: DaemonMetrics, token: String?, info: DaemonInfo, events: EventHub, releases: ReleaseSupervisor, rollout: RolloutWatch,
+         writeGuard: WriteGuard) {
         self.rollout = rollout
+        self.writeGuard = writeGuard
         self.generation = generation
         self.events = events
         self.releases = releases

@@ -20,7 +20,7 @@ struct RawHTTP {
     let port: Int
 
     func request(_ method: String, _ target: String, headers: [String: String] = [:], body: String = "") throws -> Response {
-        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        var text = "\(method) \(target) HTTP/1.1\r\n\(headers.keys.contains("Host") ? "" : "Host: 127.0.0.1:\(port)\r\n")Connection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         let received = try exchange(Array(text.utf8))

@@ -32,6 +32,14 @@ struct PreparedReply: Sendable {
         head = EncodedHead(reply)
         body = reply.body
     }
+
+    /// The same reply with more headers (CORS for an allowed origin).
+    func adding(_ headers: [(String, String)]) -> PreparedReply {
+        guard !headers.isEmpty else { return self }
+        var bytes = head.bytes
+        for (name, value) in headers { bytes.writeString("\(name): \(value)\r\n") }
+        return PreparedReply(head: EncodedHead(bytes: bytes), body: body)
+    }
 }
 
 /// One HTTP/1.1 connection. Replies go out in request order (pipelining): while a reply is

@@ -51,6 +51,10 @@ struct Reply: Sendable {
 struct EncodedHead: Sendable {
     let bytes: ByteBuffer
 
+    init(bytes: ByteBuffer) {
+        self.bytes = bytes
+    }
+
     init(_ reply: Reply) {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(256)

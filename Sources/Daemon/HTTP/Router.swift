@@ -29,6 +29,19 @@ struct DaemonRouter: HTTPResponder {
         let id = state.nextRequestID()
         let path = String(DaemonRouter.path(of: head.uri))
         let method = head.method
+        let control = path.hasPrefix("/_cenarius/")
+        let verdict = control ? state.writeGuard.check(head.headers) : .sameOrigin
+        if control && method == .OPTIONS { return PreparedReply(state.writeGuard.preflight(head.headers)) }
+        // Writes, and answers that hand out local paths, only for the daemon's own pages and
+        // clients that are no browser page (G9, G10: nobody else confirms or holds releases).
+        if case .refused(let why) = verdict, method == .POST || method == .DELETE || path == "/_cenarius/resolve" {
+            return Envelope.reply(.usage("forbidden: \(why)"), id: id, action: DaemonRouter.action(for: path), status: .forbidden)
+        }
+        return await route(head, body: body, path: path, id: id).adding(WriteGuard.corsHeaders(verdict))
+    }
+
+    private func route(_ head: HTTPRequestHead, body: ByteBuffer?, path: String, id: String) async -> PreparedReply {
+        let method = head.method
         do throws(CenariusError) {
             switch path {
             case "/health": return try await health(id: id)

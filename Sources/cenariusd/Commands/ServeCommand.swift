@@ -37,6 +37,8 @@ struct ServeCommand: AsyncParsableCommand {
     var healthUrl: String?
     @Option(help: ArgumentHelp("Run after every switch (commit or rollback) with CENARIUS_GENERATION, CENARIUS_PREVIOUS, CENARIUS_REASON.", valueName: "command"))
     var onSwitch: String?
+    @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose pages may use the control API; repeatable. Pages of other origins cannot.", valueName: "origin"))
+    var allowOrigin: [String] = []
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -75,6 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.jsonLogs = logFormat == "json"
         options.logLevel = Logger.Level(rawValue: logLevel)!
         options.trial = try ServeCommand.trialOptions(source)
+        options.allowOrigins = allowOrigin.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if !ServeCommand.isLoopback(bind) && options.token == nil {
             throw CenariusError.usage("binding \(bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
         }
