@@ -9,7 +9,7 @@ DAEMON_PORT ?= 8700
 DEMO ?= $(CURDIR)/.build/demo
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps build run demo test release clean
+.PHONY: deps test-deps build run demo test release clean
 
 # Installs the C libraries the build links against (libcurl with OpenSSL, zlib) when missing.
 deps:
@@ -23,13 +23,20 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+# What the tests need beyond the build: a real browser for the tests of what pages use.
+test-deps:
+	@dpkg-query -W -f='$${Status}' chromium 2>/dev/null | grep -q "install ok installed" || { \
+	  echo "installing chromium (for the browser tests)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
 build: deps
 	$(SWIFT) build --product cenariusd
 
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product cenariusd
 
-test: deps
+test: deps test-deps
 	$(SWIFT) build --build-tests
 	@# The fuzz targets' corpora replayed through their property checks (no fuzzer needed).
 	@for t in FuzzRouteTable:route-table FuzzURIPath:uri-path FuzzRequestPath:request-path; do \

@@ -105,7 +105,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             body = Array(bytes[start...])
             rangeHeader = "Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)\r\n"
         }
-        let head = "HTTP/1.1 \(status)\r\nContent-Length: \(body.count)\r\n\(rangeHeader)\(validatorHeaders)Content-Type: application/octet-stream\r\n\r\n"
+        let head = "HTTP/1.1 \(status)\r\nContent-Length: \(body.count)\r\n\(rangeHeader)\(validatorHeaders)Content-Type: \(request.path.hasSuffix(".html") ? "text/html" : "application/octet-stream")\r\n\r\n"
         if request.method == "HEAD" {
             send(context, head, [])
             return
