@@ -24,6 +24,11 @@ public struct DaemonOptions: Sendable {
     public var trial = TrialOptions()
     /// Origins whose pages may use the control API besides the daemon's own (`--allow-origin`).
     public var allowOrigins: [String] = []
+    /// `--health-max-age`: seconds without a sync reaching the remote before /health says 503.
+    public var healthMaxAge: Double?
+    /// `--immutable` globs and the `--fallback` uri of the file server.
+    public var immutable: [String] = []
+    public var fallback: String?
 
     public init() {}
 }
@@ -81,7 +86,7 @@ public enum Daemon {
                               interval: options.interval, develop: develop != nil)
         let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
                                 metrics: metrics, token: options.token, info: info, events: events, releases: releases, rollout: watch,
-                                writeGuard: WriteGuard(allowed: Set(options.allowOrigins), bind: options.bind))
+                                writeGuard: WriteGuard(allowed: Set(options.allowOrigins), bind: options.bind), options: options)
         if develop == nil {
             await watch.start(coordinator: coordinator)
             // Before serving: a trial whose deadline passed while the daemon was down rolls back now.
@@ -90,7 +95,7 @@ public enum Daemon {
         let router = DaemonRouter(state: state, files: FileServer(
             memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
             gzipFolder: develop == nil ? layout.root + "/gzip" : nil,
-            prepared: PreparedFiles(budget: options.memoryBudget)))
+            prepared: PreparedFiles(budget: options.memoryBudget), immutable: options.immutable, fallback: options.fallback))
         let server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
             let url = "http://\(options.bind):\(port)"
             var running = info

@@ -18,10 +18,14 @@ final class DaemonState: Sendable {
     let releases: ReleaseSupervisor
     let rollout: RolloutWatch
     let writeGuard: WriteGuard
+    /// `--health-max-age`: /health answers 503 when no sync reached the remote for this long.
+    var healthMaxAge: Double? { options.healthMaxAge }
+    let options: DaemonOptions
 
     init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, generation: CurrentGeneration,
          metrics: DaemonMetrics, token: String?, info: DaemonInfo, events: EventHub, releases: ReleaseSupervisor, rollout: RolloutWatch,
-         writeGuard: WriteGuard) {
+         writeGuard: WriteGuard, options: DaemonOptions) {
+        self.options = options
         self.rollout = rollout
         self.writeGuard = writeGuard
         self.generation = generation

@@ -45,11 +45,16 @@ struct Envelope: Encodable {
 
 enum JSONBody {
     static func reply(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> PreparedReply {
+        PreparedReply(Reply(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")],
+                            body: .bytes(bytes(value))))
+    }
+
+    /// One line of JSON, keys sorted (so that equal values give equal bytes, and validators).
+    static func bytes(_ value: some Encodable) -> ByteBuffer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         data.append(0x0A)
-        return PreparedReply(Reply(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")],
-                                   body: .bytes(ByteBuffer(bytes: data))))
+        return ByteBuffer(bytes: data)
     }
 }

@@ -7,9 +7,11 @@ import RouteSync
 import Glibc
 #endif
 
-/// Answers `GET|HEAD /<uri>` once the lookup has picked a file: ETag = the route hash,
-/// If-None-Match → 304, Range → 206, Content-Type by extension, gzip when accepted (compressed
-/// once per object and kept in the cache), `Cache-Control: no-cache`.
+/// Answers `GET|HEAD /<uri>` once the lookup has picked a file: ETag = the route hash (the gzip
+/// variant has its own, weak one), preconditions in RFC 9110's order (`Preconditions`), Range →
+/// 206, Content-Type by extension, gzip when accepted (compressed once per object and kept in the
+/// cache), `Cache-Control: no-cache` (or immutable for `--immutable` globs), `Last-Modified` (when
+/// the content arrived: its object's mtime), `X-Content-Type-Options: nosniff`.
 ///
 /// A file's replies are prepared once (`PreparedFile`) and kept per generation, so that the
 /// next request for the same uri is answered on the event loop without touching the disk.
@@ -18,6 +20,10 @@ struct FileServer: Sendable {
     /// `<cache>/gzip`: compressed copies by hash, written atomically, shared by restarts.
     let gzipFolder: String?
     let prepared: PreparedFiles
+    /// `--immutable` globs (fnmatch, `*` crosses `/`): hashed asset names, cached for a year.
+    var immutable: [String] = []
+    /// `--fallback`: the uri that answers unknown paths naming no file (a single-page app's index).
+    var fallback: String?
 
     static let minimumGzipSize = 256
 
@@ -32,45 +38,62 @@ struct FileServer: Sendable {
             throw .notFound("\(resolution.uri) vanished")
         }
         let size = Int(info.st_size)
-        let etag = resolution.hash.map { "\"\($0)\"" } ?? "W/\"\(size)-\(info.st_mtim.tv_sec)\""
+        let modified = Int(info.st_mtim.tv_sec)
+        let etag = resolution.hash.map { "\"\($0)\"" } ?? "W/\"\(size)-\(modified)\""
         let type = MediaTypes.type(for: resolution.uri)
         let compressible = MediaTypes.compresses(type)
-        var headers = [("ETag", etag), ("Cache-Control", "no-cache"), ("Accept-Ranges", "bytes"), ("Content-Type", type)]
-        if compressible { headers.append(("Vary", "Accept-Encoding")) }
-        headers.append(("X-Cenarius-Source", resolution.source.rawValue))
-        if resolution.stale { headers.append(("X-Cenarius-Stale", "1")) }
+        let caching = isImmutable(resolution.uri) ? "max-age=31536000, immutable" : "no-cache"
+        var common = [("Cache-Control", caching), ("Accept-Ranges", "bytes"), ("Content-Type", type),
+                      ("Last-Modified", HTTPDateLine.format(modified)), ("X-Content-Type-Options", "nosniff")]
+        if compressible { common.append(("Vary", "Accept-Encoding")) }
+        common.append(("X-Cenarius-Source", resolution.source.rawValue))
+        if resolution.stale { common.append(("X-Cenarius-Stale", "1")) }
         if let generation {
-            headers.append(("X-Cenarius-Generation", String(generation)))
-            headers.append(("Server-Timing", "cenarius-generation;desc=\"\(generation)\""))
+            common.append(("X-Cenarius-Generation", String(generation)))
+            common.append(("Server-Timing", "cenarius-generation;desc=\"\(generation)\""))
         }
+        let headers = [("ETag", etag)] + common
 
         let whole = try small(resolution, size: size)
         let body: Reply.Body = whole.map { .bytes($0) } ?? .file(path: resolution.path, offset: 0, length: size)
-        var gzip: PreparedReply?
+        var gzip: PreparedFile.Variant?
         if compressible, size >= FileServer.minimumGzipSize, let hash = resolution.hash,
            let gz = gzipped(hash: hash, path: resolution.path, size: size) {
-            gzip = PreparedReply(Reply(status: .ok, headers: headers + [("Content-Encoding", "gzip")], body: .bytes(gz)))
+            // Another representation, another validator (weak, as nginx marks its gzip replies).
+            let gzipHeaders = [("ETag", "W/\"\(hash)-gzip\"")] + common + [("Content-Encoding", "gzip")]
+            gzip = .init(etag: "W/\"\(hash)-gzip\"", ok: PreparedReply(Reply(status: .ok, headers: gzipHeaders, body: .bytes(gz))),
+                         notModified: PreparedReply(Reply(status: .notModified, headers: gzipHeaders.filter { $0.0 != "Content-Encoding" })))
         }
         return PreparedFile(
-            uri: resolution.uri, path: resolution.path, size: size, etag: etag, source: resolution.source, headers: headers,
-            whole: whole, identity: PreparedReply(Reply(status: .ok, headers: headers, body: body)), gzip: gzip,
+            uri: resolution.uri, path: resolution.path, size: size, etag: etag, lastModified: modified, source: resolution.source,
+            headers: headers, whole: whole, identity: PreparedReply(Reply(status: .ok, headers: headers, body: body)), gzip: gzip,
             notModified: PreparedReply(Reply(status: .notModified, headers: headers)))
     }
 
-    /// The reply for a request without Range (nil when it has one).
-    static func choose(_ file: PreparedFile, _ request: HTTPHeaders) -> PreparedReply? {
-        if request.contains(name: "range") { return nil }
-        if let match = request.first(name: "if-none-match"), FileServer.matches(match, file.etag) { return file.notModified }
-        if let gzip = file.gzip, FileServer.acceptsGzip(request.first(name: "accept-encoding")) { return gzip }
-        return file.identity
+    private func isImmutable(_ uri: String) -> Bool {
+        immutable.contains { fnmatch($0, uri, 0) == 0 }
+    }
+
+    /// The reply when it needs no Range and no new bytes (nil: take `reply`).
+    static func choose(_ file: PreparedFile, _ head: HTTPRequestHead) -> PreparedReply? {
+        let request = head.headers
+        let ranged = head.method == .GET && request.contains(name: "range")
+        // Range is answered from the identity representation, so that is the one it is compared with.
+        let variant = ranged ? nil : file.gzip.flatMap { acceptsGzip(request.first(name: "accept-encoding")) ? $0 : nil }
+        let conditional = ranged || request.contains(name: "if-none-match") || request.contains(name: "if-modified-since")
+            || request.contains(name: "if-match") || request.contains(name: "if-unmodified-since")
+        guard conditional else { return variant?.ok ?? file.identity }
+        switch Preconditions.evaluate(request, method: head.method, etag: variant?.etag ?? file.etag, lastModified: file.lastModified) {
+        case .failed: return PreparedReply(Reply(status: .preconditionFailed, headers: file.headers))
+        case .notModified: return variant?.notModified ?? file.notModified
+        case .proceed(let rangeAllowed): return rangeAllowed ? nil : variant?.ok ?? file.identity
+        }
     }
 
     /// Any request for the file, Range included.
-    static func reply(_ file: PreparedFile, _ request: HTTPHeaders) -> PreparedReply {
-        if let chosen = choose(file, request) { return chosen }
-        var range = ByteRange.parse(request.first(name: "range"), size: file.size)
-        if let ifRange = request.first(name: "if-range"), ifRange != file.etag { range = .whole }
-        switch range {
+    static func reply(_ file: PreparedFile, _ head: HTTPRequestHead) -> PreparedReply {
+        if let chosen = choose(file, head) { return chosen }
+        switch ByteRange.parse(head.headers.first(name: "range"), size: file.size) {
         case .whole:
             return file.identity
         case .unsatisfiable:
@@ -120,13 +143,6 @@ struct FileServer: Sendable {
         let buffer = ByteBuffer(bytes: output)
         memory.put(key, buffer)
         return worth ? buffer : nil
-    }
-
-    static func matches(_ header: String, _ etag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
-            let trimmed = candidate.trimmingCharacters(in: " ")
-            return trimmed == "*" || trimmed == etag || trimmed == "W/" + etag
-        }
     }
 
     static func acceptsGzip(_ header: String?) -> Bool {

@@ -10,20 +10,30 @@ final class PreparedFile: Sendable {
     let path: String
     let size: Int
     let etag: String
+    /// Seconds since 1970: when the content arrived (its object's mtime).
+    let lastModified: Int
     let source: Resolution.Source
     let headers: [(String, String)]
     /// The body when it is held in memory (small files).
     let whole: ByteBuffer?
     let identity: PreparedReply
-    let gzip: PreparedReply?
+    let gzip: Variant?
     let notModified: PreparedReply
 
-    init(uri: String, path: String, size: Int, etag: String, source: Resolution.Source, headers: [(String, String)],
-         whole: ByteBuffer?, identity: PreparedReply, gzip: PreparedReply?, notModified: PreparedReply) {
+    /// The gzip representation: its own validator, its 200 and its 304.
+    struct Variant: Sendable {
+        let etag: String
+        let ok: PreparedReply
+        let notModified: PreparedReply
+    }
+
+    init(uri: String, path: String, size: Int, etag: String, lastModified: Int, source: Resolution.Source, headers: [(String, String)],
+         whole: ByteBuffer?, identity: PreparedReply, gzip: Variant?, notModified: PreparedReply) {
         self.uri = uri
         self.path = path
         self.size = size
         self.etag = etag
+        self.lastModified = lastModified
         self.source = source
         self.headers = headers
         self.whole = whole
@@ -34,7 +44,7 @@ final class PreparedFile: Sendable {
 
     /// Bytes of memory the entry holds on to.
     var cost: Int {
-        (whole?.readableBytes ?? 0) + (gzip.map { $0.head.bytes.readableBytes + $0.bodyBytes } ?? 0)
+        (whole?.readableBytes ?? 0) + (gzip.map { $0.ok.head.bytes.readableBytes + $0.ok.bodyBytes + $0.notModified.head.bytes.readableBytes } ?? 0)
             + identity.head.bytes.readableBytes + notModified.head.bytes.readableBytes + uri.utf8.count + path.utf8.count
     }
 }

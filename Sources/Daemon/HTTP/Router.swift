@@ -18,7 +18,7 @@ struct DaemonRouter: HTTPResponder {
         // Only files are ever prepared, so a hit needs no check of the control paths.
         guard let generation = state.currentGeneration(),
               let file = files.prepared.get(generation: generation, target: head.uri),
-              let reply = FileServer.choose(file, head.headers) else { return nil }
+              let reply = FileServer.choose(file, head) else { return nil }
         state.metrics.recordPreparedReply(source: file.source)
         return reply
     }
@@ -44,9 +44,9 @@ struct DaemonRouter: HTTPResponder {
         let method = head.method
         do throws(CenariusError) {
             switch path {
-            case "/health": return try await health(id: id)
+            case "/health": return try await health(id: id, head.headers)
             case "/metrics": return metrics()
-            case "/_cenarius/status": return try status()
+            case "/_cenarius/status": return try await status(head.headers)
             case "/_cenarius/resolve":
                 guard let uri = DaemonRouter.query(head.uri, "uri"), !uri.isEmpty else {
                     throw .usage("missing ?uri= parameter")
@@ -138,37 +138,35 @@ struct DaemonRouter: HTTPResponder {
         return resolution
     }
 
-    /// A file through the lookup; a fresh answer from the current generation is prepared and
-    /// kept, so the next request for it is answered by `immediate`.
+    /// A file through the lookup: `/` and folder paths answer their `index.html`, a folder named
+    /// without its slash is redirected to it, and `--fallback` answers other unknown paths that
+    /// name no file (single-page apps' routes). A fresh answer from the current generation is
+    /// prepared and kept, so the next request for it is answered by `immediate`.
     private func file(_ raw: String, head: HTTPRequestHead) async throws(CenariusError) -> PreparedReply {
+        let folder = raw.isEmpty || raw.hasSuffix("/")
+        do {
+            return try await serve(folder ? raw + "index.html" : raw, key: "/" + raw, head: head)
+        } catch {
+            let name = raw.split(separator: "/").last ?? ""
+            guard error.code == .notFound, !name.contains(".") else { throw error }
+            if !folder, (try? await lookup(raw + "/index.html")) != nil {
+                return PreparedReply(Reply(status: .movedPermanently, headers: [("Location", "/" + raw + "/"), ("Cache-Control", "no-cache")]))
+            }
+            guard let fallback = files.fallback else { throw error }
+            return try await serve(fallback, key: nil, head: head)
+        }
+    }
+
+    private func serve(_ raw: String, key: String?, head: HTTPRequestHead) async throws(CenariusError) -> PreparedReply {
         let store = GenerationStore(layout: state.settings.cache)
         let before = store.current()?.number
         let resolution = try await lookup(raw)
         let file = try files.prepare(resolution, generation: state.develop == nil ? before ?? 0 : nil)
-        if state.develop == nil, !resolution.stale, resolution.source == .cache || resolution.source == .preset,
+        if let key, state.develop == nil, !resolution.stale, resolution.source == .cache || resolution.source == .preset,
            let before, store.current()?.number == before {
-            files.prepared.put(generation: before, path: "/" + raw, file)
+            files.prepared.put(generation: before, path: key, file)
         }
-        return FileServer.reply(file, head.headers)
-    }
-
-    private func health(id: String) async throws(CenariusError) -> PreparedReply {
-        let settings = state.settings
-        if let develop = state.develop {
-            guard develop.realRoot != nil else { throw .notFound("develop folder \(develop.root) does not exist") }
-            return JSONBody.reply(["status": "ok", "mode": "develop"])
-        }
-        let store = GenerationStore(layout: settings.cache)
-        let entries: Int
-        if let current = store.current() {
-            entries = try current.table().count
-        } else {
-            entries = (try? settings.preset.table().count) ?? 0
-        }
-        guard entries > 0 else {
-            return Envelope.reply(.remote("no valid route table in force yet"), id: id, action: "health", status: .serviceUnavailable)
-        }
-        return JSONBody.reply(HealthReply(status: "ok", generation: store.current()?.number, entries: entries))
+        return FileServer.reply(file, head)
     }
 
     private func metrics() -> PreparedReply {
@@ -176,12 +174,6 @@ struct DaemonRouter: HTTPResponder {
         let text = state.metrics.exposition(settings: state.settings)
         return PreparedReply(Reply(status: .ok, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                    body: .bytes(ByteBuffer(bytes: text))))
-    }
-
-    private func status() throws(CenariusError) -> PreparedReply {
-        let release = state.releases.view.current
-        return JSONBody.reply(StatusReply(cache: try CacheStatus.read(state.settings), daemon: state.info,
-                                          trials: release.trialsEnabled, eventStreams: state.events.streams))
     }
 
     private func authorize(_ headers: HTTPHeaders) throws(CenariusError) {
@@ -214,18 +206,14 @@ struct ReceiptReply: Encodable {
     }
 }
 
-struct HealthReply: Encodable {
-    var status: String
-    var generation: Int?
-    var entries: Int
-}
-
 struct StatusReply: Encodable {
     var cache: CacheStatus
     var daemon: DaemonInfo
     /// Whether switches go on trial (G9).
     var trials: Bool
     var eventStreams: Int
+    /// The last sync's outcome (and error), the last success, the next scheduled sync.
+    var sync: SyncHistory
 }
 
 /// What `cenariusd status` and `/_cenarius/status` say about the running daemon.

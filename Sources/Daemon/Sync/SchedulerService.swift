@@ -1,4 +1,5 @@
 import Logging
+import RouteSync
 import ServiceLifecycle
 
 /// The periodic sync as a service: a sync at start, then one per interval window (jittered),
@@ -30,6 +31,7 @@ struct SchedulerService: Service {
                     after: outcome, random: Double.random(in: 0..<1, using: &generator),
                     elapsedInWindow: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 logger.debug("next sync", metadata: ["in": "\(Int(delay)) s"])
+                await coordinator.scheduled(at: FileSystem.now() + delay)
                 if case .success = outcome { windowStart = windowStart + .seconds(interval) }
                 let timer = Task { [coordinator] in
                     try await Task.sleep(for: .milliseconds(Int(delay * 1000)))

@@ -17,6 +17,8 @@ public actor SyncCoordinator {
     private var running: Task<Result<SyncReport, CenariusError>, Never>?
     /// Why the next run of the scheduler happens, when something other than its timer woke it.
     private var pendingReason: String?
+    /// The last sync's outcome and the next scheduled one, for `/health` and `status`.
+    private(set) var history = SyncHistory()
     private var lastAttempt = -Double.infinity
     private var nextID = 1
     private let wake: AsyncStream<Void>.Continuation
@@ -35,6 +37,7 @@ public actor SyncCoordinator {
         self.settings = settings
         self.onFinish = onFinish
         self.releaseMark = releaseMark
+        history.lastSuccessAt = FileSystem.modificationTime(settings.cache.checked)
         self.logger = logger
         self.metrics = metrics
         (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -122,8 +125,12 @@ public actor SyncCoordinator {
         wake.finish()
     }
 
+    /// The scheduler's next run, in seconds since 1970.
+    func scheduled(at time: Double) { history.nextSyncAt = time }
+
     private func finish(_ ids: [String], _ result: Result<SyncReport, CenariusError>, reason: String, seconds: Double) {
         let now = FileSystem.now()
+        history.record(result, reason: reason, at: now)
         for id in ids {
             receipts[id]?.finishedAt = now
             switch result {

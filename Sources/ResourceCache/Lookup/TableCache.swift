@@ -15,14 +15,14 @@ public final class TableCache: Sendable {
 
     public init() {}
 
-    func table(of generation: Generation) throws(CenariusError) -> RouteTable {
+    public func table(of generation: Generation) throws(CenariusError) -> RouteTable {
         if let cached = state.withLock({ $0.generation }), cached.number == generation.number { return cached.table }
         let table = try generation.table()
         state.withLock { $0.generation = (generation.number, table) }
         return table
     }
 
-    func presetTable(_ preset: Preset) throws(CenariusError) -> RouteTable {
+    public func presetTable(_ preset: Preset) throws(CenariusError) -> RouteTable {
         let mtime = FileSystem.modificationTime(preset.tablePath)
         if let cached = state.withLock({ $0.preset }), cached.mtime == mtime { return cached.table }
         let table = try preset.table()

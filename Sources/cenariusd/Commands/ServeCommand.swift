@@ -39,6 +39,12 @@ struct ServeCommand: AsyncParsableCommand {
     var onSwitch: String?
     @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose pages may use the control API; repeatable. Pages of other origins cannot.", valueName: "origin"))
     var allowOrigin: [String] = []
+    @Option(help: ArgumentHelp("/health answers 503 when no sync reached the remote for this many seconds.", valueName: "seconds"))
+    var healthMaxAge: Double?
+    @Option(help: ArgumentHelp("Uris matching this glob (e.g. 'assets/*-*.js') are served with Cache-Control: max-age=31536000, immutable; repeatable.", valueName: "glob"))
+    var immutable: [String] = []
+    @Option(help: ArgumentHelp("The uri that answers unknown paths naming no file (a single-page app's index.html).", valueName: "uri"))
+    var fallback: String?
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -47,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
+        if let healthMaxAge, !(healthMaxAge > 0) { throw ValidationError("--health-max-age must be a positive number of seconds") }
     }
 
     /// This command's own settings by key, for the precedence chain (flag > CENARIUS_* > config file).
@@ -77,6 +84,9 @@ struct ServeCommand: AsyncParsableCommand {
         options.jsonLogs = logFormat == "json"
         options.logLevel = Logger.Level(rawValue: logLevel)!
         options.trial = try ServeCommand.trialOptions(source)
+        options.healthMaxAge = healthMaxAge
+        options.immutable = immutable
+        options.fallback = fallback
         options.allowOrigins = allowOrigin.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if !ServeCommand.isLoopback(bind) && options.token == nil {
             throw CenariusError.usage("binding \(bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
