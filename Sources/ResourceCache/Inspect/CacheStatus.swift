@@ -26,6 +26,10 @@ public struct CacheStatus: Sendable, Codable {
     /// Seconds since the table in force was committed, and since the remote last answered.
     public var tableAge: Double?
     public var checkedAge: Double?
+    /// The same as times (seconds since 1970): what the daemon's status reply carries instead of
+    /// ages, so that an unchanged status keeps its validator.
+    public var committedAt: Double?
+    public var checkedAt: Double?
     public var objects: Int
     public var objectBytes: Int64
     public var generations: [GenerationInfo]
@@ -51,6 +55,14 @@ public struct CacheStatus: Sendable, Codable {
         public var at: Double?
         public var since: Double
         public var checkedAt: Double
+    }
+
+    /// Without the ages (they change every second): times only.
+    public var timeless: CacheStatus {
+        var status = self
+        status.tableAge = nil
+        status.checkedAge = nil
+        return status
     }
 
     public static func read(_ settings: SyncSettings) throws(CenariusError) -> CacheStatus {
@@ -82,6 +94,7 @@ public struct CacheStatus: Sendable, Codable {
             etag: meta?.validators.etag, lastModified: meta?.validators.lastModified,
             tableAge: meta.map { now - $0.committedAt },
             checkedAge: FileSystem.modificationTime(layout.checked).map { now - $0 },
+            committedAt: meta?.committedAt, checkedAt: FileSystem.modificationTime(layout.checked),
             objects: objects, objectBytes: bytes, generations: generations,
             trial: release.trial != nil && release.trial?.generation == current?.number, trialDeadline: release.trial?.deadline,
             confirmedGeneration: release.confirmed, lastRollback: release.lastRollback,

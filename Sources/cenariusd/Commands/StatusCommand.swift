@@ -19,14 +19,26 @@ struct StatusCommand: AsyncParsableCommand {
     struct Combined: Encodable {
         var cache: CacheStatus
         var daemon: DaemonInfo?
+        /// The running daemon's last sync and next one.
+        var sync: SyncHistory?
 
-        enum Key: String, CodingKey { case daemon }
+        enum Key: String, CodingKey { case daemon, sync }
 
         func encode(to encoder: any Encoder) throws {
             try cache.encode(to: encoder)
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(daemon, forKey: .daemon)
+            try container.encodeIfPresent(sync, forKey: .sync)
         }
+    }
+
+    /// The running daemon's sync history, asked of the daemon itself (it lives in its memory).
+    static func history(of daemon: DaemonInfo) -> SyncHistory? {
+        struct Reply: Decodable { var sync: SyncHistory }
+        guard let downloader = try? Downloader(options: TransferOptions()),
+              case .content(let bytes, _)? = try? downloader.fetchDocument(daemon.url + "/_cenarius/status", validators: nil, maxBytes: 1 << 20)
+        else { return nil }
+        return (try? JSONDecoder().decode(Reply.self, from: Data(bytes)))?.sync
     }
     @OptionGroup var global: GlobalOptions
 
@@ -34,12 +46,18 @@ struct StatusCommand: AsyncParsableCommand {
         let settings = try await global.resolved()
         let status = try CacheStatus.read(settings.sync)
         let daemon = Daemon.running(cache: settings.sync.cache)
+        let history = daemon.flatMap(StatusCommand.history)
         if json {
-            Output.json(Combined(cache: status, daemon: daemon))
+            Output.json(Combined(cache: status, daemon: daemon, sync: history))
             return
         }
         if let daemon {
             Output.line("daemon:      pid \(daemon.pid) serving \(daemon.url), sync every \(Int(daemon.interval)) s")
+            if let last = history?.last {
+                let what = last.outcome == "failed" ? "failed: \(last.desc ?? "") (\(last.error ?? 0)) \(last.message ?? "")" : last.outcome
+                Output.line("last sync:   \(Output.timestamp(last.at)) (\(last.reason)): \(what)")
+            }
+            if let next = history?.nextSyncAt { Output.line("next sync:   \(Output.timestamp(next))") }
         } else {
             Output.line("daemon:      not running")
         }
