@@ -89,6 +89,11 @@ final class Browser {
         }
     }
 
+    /// DevTools events of one kind seen so far (after `call("Network.enable")` for Network.*).
+    func events(_ method: String) -> [[String: Any]] {
+        events.filter { $0["method"] as? String == method }.compactMap { $0["params"] as? [String: Any] }
+    }
+
     /// Loads `url` and waits until the document has loaded.
     func navigate(_ url: String) throws {
         try call("Page.navigate", ["url": url])
