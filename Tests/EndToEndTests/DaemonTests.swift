@@ -152,16 +152,6 @@ import TestOrigin
         #expect(try http.request("POST", "/_cenarius/sync", headers: ["Authorization": "Bearer s3cret"]).status == 202)
     }
 
-    private func waitForReceipt(_ http: RawHTTP, _ id: String) throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let receipt = try http.get("/_cenarius/sync/\(id)").json()
-            if let status = receipt["status"] as? String, status == "SUCCEED" || status == "FAILED" { return receipt }
-            usleep(50_000)
-        }
-        throw POSIXError(.ETIMEDOUT)
-    }
-
     private func gunzip(_ bytes: [UInt8], in dir: Scratch) throws -> String {
         let path = dir.path("body.gz")
         try Data(bytes).write(to: URL(fileURLWithPath: path))

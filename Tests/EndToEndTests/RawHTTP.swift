@@ -29,19 +29,8 @@ struct RawHTTP {
 
     /// Sends the bytes on one connection and reads until the server closes it.
     func exchange(_ bytes: [UInt8]) throws -> [UInt8] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
+        guard let fd = LoopbackSocket.connect(port: port, timeout: 10) else { throw POSIXError(.ECONNREFUSED) }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

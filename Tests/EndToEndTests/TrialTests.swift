@@ -64,7 +64,7 @@ import TestOrigin
         let ready = try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 2}"#)
         #expect(ready.status == 200)
         #expect(try ready.json()["status"] as? String == "confirmed")
-        #expect(try events.wait(for: "confirmed")?.int("generation") == 2)
+        #expect(try events.wait(for: "confirmed", generation: 2) != nil)
         #expect(try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 2}"#).json()["status"] as? String == "already-confirmed")
         let status = try f.status()
         #expect(status["trial"] as? Bool == false && status["confirmedGeneration"] as? Int == 2)
@@ -182,7 +182,7 @@ import TestOrigin
         let confirm = try Binary.run(["confirm", "--json"] + common)
         #expect(confirm.status == 0)
         #expect(try confirm.json()["generation"] as? Int == 2)
-        #expect(try events.wait(for: "confirmed")?.int("generation") == 2)
+        #expect(try events.wait(for: "confirmed", generation: 2) != nil)
 
         _ = try f.publishAndSync(["index.html": "v3", "app.js": "three()"])
         let rollback = try Binary.run(["rollback"] + common)

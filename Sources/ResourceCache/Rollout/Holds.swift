@@ -1,4 +1,3 @@
-import FoundationEssentials
 import RouteSync
 
 /// Holds (G10): while any is active, new generations are downloaded but not switched to. A kiosk
@@ -33,9 +32,7 @@ public struct HoldStore: Sendable {
     }
 
     func all() -> [Hold] {
-        guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20),
-              let holds = try? JSONDecoder().decode([Hold].self, from: Data(bytes)) else { return [] }
-        return holds
+        JSONFile.read([Hold].self, path) ?? []
     }
 
     /// Adds a hold for `ttl` seconds.
@@ -59,16 +56,10 @@ public struct HoldStore: Sendable {
 
     /// Read, drop the expired, change, write, under `release.lock`.
     private func update<T>(now: Double, _ change: (inout [Hold]) -> T) throws(CenariusError) -> T {
-        try FileSystem.makeDirectories(layout.root)
-        let lock = try WriterLock(path: layout.releaseLock, timeout: 10, purpose: "update the holds")
-        defer { withExtendedLifetime(lock) {} }
-        var holds = all().filter { $0.expires > now }
-        let result = change(&holds)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        guard let data = try? encoder.encode(holds) else { throw .internal("cannot encode the holds") }
-        try FileSystem.writeAtomically(Array(data), to: path, durable: true)
-        return result
+        try JSONFile.update(path, lock: layout.releaseLock, empty: [], durable: true) { (holds: inout [Hold]) -> T in
+            holds.removeAll { $0.expires <= now }
+            return change(&holds)
+        }
     }
 }
 

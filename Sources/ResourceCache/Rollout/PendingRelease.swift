@@ -1,4 +1,3 @@
-import FoundationEssentials
 import RouteSync
 
 /// A release the remote publishes that this device has not adopted yet (G10), kept in the cache
@@ -50,8 +49,7 @@ public struct PendingStore: Sendable {
     var folder: String { layout.root + "/pending" }
 
     public func read() -> (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)? {
-        guard let bytes = try? FileSystem.readFile(folder + "/state.json", limit: 1 << 20),
-              let record = try? JSONDecoder().decode(PendingRelease.self, from: Data(bytes)),
+        guard let record = JSONFile.read(PendingRelease.self, folder + "/state.json"),
               let table = try? FileSystem.readFile(folder + "/Routes.json") else { return nil }
         return (record, table, try? FileSystem.readFile(folder + "/release", limit: 1 << 20))
     }
@@ -67,12 +65,9 @@ public struct PendingStore: Sendable {
         } else {
             FileSystem.removeTree(folder + "/release")
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        guard let data = try? encoder.encode(record) else { throw .internal("cannot encode the pending release") }
         // The record last: a crash before it leaves the previous record or none, never one that
         // describes bytes not written.
-        try FileSystem.writeAtomically(Array(data), to: folder + "/state.json", durable: false)
+        try JSONFile.write(record, to: folder + "/state.json", durable: false)
     }
 
     public func clear() {

@@ -19,21 +19,8 @@ final class WebSocket {
         let authority = url[url.index(url.startIndex, offsetBy: 5)..<slash]
         let path = String(url[slash...])
         let port = Int(authority.split(separator: ":").last ?? "") ?? 80
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket") }
-        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw Failure(description: "cannot connect to \(url)")
-        }
+        guard let fd = LoopbackSocket.connect(port: port, timeout: Int(timeout)) else { throw Failure(description: "cannot connect to \(url)") }
+        self.fd = fd
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         try sendAll(Array("GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8))
         while buffer.firstRange(of: Array("\r\n\r\n".utf8)) == nil { try fill() }
