@@ -23,12 +23,18 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-# What the tests need beyond the build: a real browser for the tests of what pages use.
+# What the tests need beyond the build: a real browser for the tests of what pages use, and
+# nginx with openssl for the HTTPS tests (a test CA, TLS 1.3, HTTP/2, client certificates).
 test-deps:
-	@dpkg-query -W -f='$${Status}' chromium 2>/dev/null | grep -q "install ok installed" || { \
-	  echo "installing chromium (for the browser tests)"; \
+	@missing=""; \
+	for p in chromium nginx openssl; do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing (for the browser and HTTPS tests)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
 
 build: deps
 	$(SWIFT) build --product cenariusd

@@ -126,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Daemon", "ResourceCache", "RouteSync"]
+            dependencies: ["TestOrigin", "Daemon", "ResourceCache", "RouteSync"]
         ),
     ]
 )

@@ -18,7 +18,7 @@ for _ in $(seq 100); do grep -q serving "$demo/origin.log" 2>/dev/null && break;
 cat "$demo/origin.log"
 
 "$bin" serve --remote "http://127.0.0.1:$origin_port" --cache "$demo/cache" --preset "$demo/preset" \
-  --port "$daemon_port" --interval 10 --confirm-timeout "${CONFIRM_TIMEOUT:-60}" \
+  --port "$daemon_port" --interval 10 --start-jitter 0 --confirm-timeout "${CONFIRM_TIMEOUT:-60}" \
   --on-switch 'echo "cenariusd: switched to generation $CENARIUS_GENERATION (from ${CENARIUS_PREVIOUS:-none}, $CENARIUS_REASON)" >&2' &
 daemon=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$daemon_port/health" >/dev/null 2>&1 && break; sleep 0.1; done

@@ -2,6 +2,9 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include "ccurl.h"
 
 static struct {
@@ -25,6 +28,10 @@ static struct {
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
     void (*slist_free_all)(struct curl_slist *);
     time_t (*getdate)(const char *, const time_t *);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+    CURLSHcode (*share_cleanup)(CURLSH *);
+    CURLcode (*easy_pause)(CURL *, int);
 } fn;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -64,6 +71,10 @@ static void load(void) {
     BIND(slist_append, "curl_slist_append")
     BIND(slist_free_all, "curl_slist_free_all")
     BIND(getdate, "curl_getdate")
+    BIND(share_init, "curl_share_init")
+    BIND(share_setopt, "curl_share_setopt")
+    BIND(share_cleanup, "curl_share_cleanup")
+    BIND(easy_pause, "curl_easy_pause")
     /* Each transfer allocates and frees libcurl's receive buffer (64 KiB, CURLOPT_BUFFERSIZE) and a 64 KiB write buffer.
        With glibc's defaults the first is mmapped and the freed top of a thread's heap is handed
        back with MADV_DONTNEED, so every transfer faults its buffers in afresh (thousands of page
@@ -115,8 +126,23 @@ CURLcode ccurl_setopt_string(CURL *handle, CURLoption option, const char *value)
 CURLcode ccurl_setopt_off(CURL *handle, CURLoption option, curl_off_t value) { return fn.easy_setopt(handle, option, value); }
 CURLcode ccurl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) { return fn.easy_setopt(handle, option, value); }
 CURLcode ccurl_setopt_write_callback(CURL *handle, ccurl_data_callback callback) { return fn.easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback); }
+
+static int receive_buffer_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose) {
+    int bytes = (int)(intptr_t)clientp;
+    if (purpose == CURLSOCKTYPE_IPCXN && bytes > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    return CURL_SOCKOPT_OK;
+}
+
+CURLcode ccurl_easy_unpause(CURL *handle) { return fn.easy_pause(handle, CURLPAUSE_CONT); }
+
+CURLcode ccurl_setopt_receive_buffer(CURL *handle, int bytes) {
+    if (bytes <= 0) return fn.easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, (curl_sockopt_callback)NULL);
+    fn.easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)(intptr_t)bytes);
+    return fn.easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, receive_buffer_sockopt);
+}
 CURLcode ccurl_setopt_header_callback(CURL *handle, ccurl_data_callback callback) { return fn.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback); }
 CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value) { return fn.easy_getinfo(handle, info, value); }
+CURLcode ccurl_getinfo_string(CURL *handle, CURLINFO info, const char **value) { return fn.easy_getinfo(handle, info, value); }
 CURLcode ccurl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) { return fn.easy_getinfo(handle, info, value); }
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) { return fn.multi_setopt(multi, option, value); }
 
@@ -141,3 +167,47 @@ long ccurl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
 int ccurl_msg_is_done(const CURLMsg *msg) { return msg->msg == CURLMSG_DONE; }
 CURL *ccurl_msg_easy(const CURLMsg *msg) { return msg->easy_handle; }
 CURLcode ccurl_msg_result(const CURLMsg *msg) { return msg->data.result; }
+
+/* The share's data is used by the download loops' threads at once: one mutex per kind of data. */
+struct ccurl_share {
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+static void share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *user) {
+    (void)handle;
+    (void)access;
+    pthread_mutex_lock(&((struct ccurl_share *)user)->locks[data]);
+}
+
+static void share_unlock(CURL *handle, curl_lock_data data, void *user) {
+    (void)handle;
+    pthread_mutex_unlock(&((struct ccurl_share *)user)->locks[data]);
+}
+
+struct ccurl_share *ccurl_share_new(void) {
+    if (!ccurl_load()) return NULL;
+    struct ccurl_share *shared = calloc(1, sizeof *shared);
+    if (!shared) return NULL;
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&shared->locks[i], NULL);
+    shared->share = fn.share_init();
+    if (!shared->share) {
+        free(shared);
+        return NULL;
+    }
+    fn.share_setopt(shared->share, CURLSHOPT_USERDATA, shared);
+    fn.share_setopt(shared->share, CURLSHOPT_LOCKFUNC, share_lock);
+    fn.share_setopt(shared->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    fn.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    fn.share_setopt(shared->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    return shared;
+}
+
+void *ccurl_share_handle(struct ccurl_share *shared) { return shared->share; }
+
+void ccurl_share_free(struct ccurl_share *shared) {
+    if (!shared) return;
+    fn.share_cleanup(shared->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&shared->locks[i]);
+    free(shared);
+}

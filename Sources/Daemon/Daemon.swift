@@ -14,6 +14,9 @@ public struct DaemonOptions: Sendable {
     public var port = 8700
     /// Seconds between periodic syncs.
     public var interval: Double = 300
+    /// The first sync waits a random moment within this many seconds when a table is already in
+    /// force (a fleet that reboots together does not poll together); nil: min(interval, 60).
+    public var startJitter: Double?
     /// Bearer token required on POSTs (and required at all for a non-loopback bind).
     public var token: String?
     public var jsonLogs = false
@@ -41,6 +44,11 @@ public enum Daemon {
         reload: @escaping @Sendable () async throws(CenariusError) -> SyncSettings,
         onListening: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws(CenariusError) {
+        let sessions = TLSSessionCache()
+        let settings = DaemonTransport.prepare(settings, sessions: sessions)
+        let reload: @Sendable () async throws(CenariusError) -> SyncSettings = { () throws(CenariusError) in
+            DaemonTransport.prepare(try await reload(), sessions: sessions)
+        }
         let layout = settings.cache
         try FileSystem.makeDirectories(layout.root)
         // One daemon per cache (G6); the lock lives as long as this process.
@@ -109,7 +117,11 @@ public enum Daemon {
         var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
         if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
         if develop == nil && settings.remote != nil {
-            services.append(SchedulerService(coordinator: coordinator, interval: options.interval, logger: logger))
+            // With nothing in force the first sync cannot wait: there is nothing to serve until it ends.
+            let inForce = GenerationStore(layout: layout).current() != nil || FileSystem.exists(settings.preset.tablePath)
+            let jitter = inForce ? max(0, options.startJitter ?? min(options.interval, 60)) : 0
+            services.append(SchedulerService(coordinator: coordinator, interval: options.interval,
+                                             startDelay: jitter * Double.random(in: 0..<1), logger: logger))
         } else if develop == nil {
             logger.warning("no remote configured: serving the preset and cache without syncing")
         }

@@ -1,4 +1,5 @@
 import Testing
+import TestOrigin
 @testable import Daemon
 
 @Suite struct SyncScheduleTests {
@@ -10,22 +11,43 @@ import Testing
         #expect(schedule.delay(after: .success, random: 0.999, elapsedInWindow: 0) < 600)
     }
 
-    @Test func failuresBackOffExponentiallyWithJitterCappedAtTheInterval() {
-        var schedule = SyncSchedule(interval: 60, backoffBase: 5)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 5)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 10)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 20)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 40)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 60)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0.5, elapsedInWindow: 0) == 30)
-        #expect(schedule.failures == 6)
+    @Test func failuresBackOffInProportionToTheIntervalWithEqualJitter() {
+        var schedule = SyncSchedule(interval: 80)
+        // Ceilings interval/4, /2, then the interval; each wait is between half the ceiling and the ceiling.
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0, elapsedInWindow: 0) == 10)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0, elapsedInWindow: 0) == 20)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0, elapsedInWindow: 0) == 40)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0.5, elapsedInWindow: 0) == 60)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 80)
+        #expect(schedule.failures == 5)
         _ = schedule.delay(after: .success, random: 0, elapsedInWindow: 0)
         #expect(schedule.failures == 0)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 20)
     }
 
     @Test func retryAfterIsAFloor() {
-        var schedule = SyncSchedule(interval: 60, backoffBase: 5)
+        var schedule = SyncSchedule(interval: 60)
         #expect(schedule.delay(after: .failure(retryAfter: 120), random: 0.1, elapsedInWindow: 0) == 120)
+    }
+
+    /// B7's outage bar on the schedule alone: during a 60 s outage a fleet sends at most 3× the
+    /// table requests of a normal 60 s, at short and long intervals alike.
+    @Test(arguments: [10.0, 30.0, 60.0, 300.0])
+    func anOutageDoesNotMultiplyTheFleetsRequests(interval: Double) {
+        var random = SplitMix(seed: UInt64(interval))
+        let devices = 2000, outage = 60.0
+        var requests = 0
+        for _ in 0..<devices {
+            var schedule = SyncSchedule(interval: interval)
+            // In steady state a device's next poll is anywhere in its window.
+            var t = interval * random.next()
+            while t < outage {
+                requests += 1
+                t += schedule.delay(after: .failure(retryAfter: nil), random: random.next(), elapsedInWindow: 0)
+            }
+        }
+        let normal = Double(devices) * outage / interval
+        #expect(Double(requests) <= 3 * normal, "\(requests) requests in the outage, \(Int(normal)) in a normal 60 s")
     }
 }
 

@@ -8,18 +8,6 @@ import TestOrigin
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["CENARIUS_CRASH_ROUNDS"] ?? "") ?? 10 }
     static let uris = (0..<24).map { "assets/d\($0 % 4)/file\($0).js" }
 
-    /// A small deterministic generator, so that a failing round can be replayed.
-    struct SplitMix {
-        var state: UInt64
-        mutating func next() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
-    }
-
     func publish(_ origin: TestOrigin, version: Int) {
         var files: [String: String] = [:]
         for uri in Self.uris { files[uri] = "v\(version) " + uri + String(repeating: ".", count: 2000 + version) }
@@ -47,7 +35,7 @@ import TestOrigin
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--grace", "0"]
         publish(origin, version: 0)
         #expect(try Binary.run(["sync"] + common).status == 0)
-        var random = SplitMix(state: 0xC3A5_1115)
+        var random = SplitMix(seed: 0xC3A5_1115)
         var committed = 0
         for round in 1...Self.rounds {
             publish(origin, version: round)
@@ -82,7 +70,7 @@ import TestOrigin
         let dir = try Scratch()
         defer { dir.remove(); Task { await origin.shutdown() } }
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
-        var random = SplitMix(state: 0x5EED)
+        var random = SplitMix(seed: 0x5EED)
         for round in 0..<max(3, Self.rounds / 3) {
             publish(origin, version: round)
             for uri in Self.uris where random.next() < 0.3 { origin.inject(.delay(0.05 + random.next() * 0.1), on: uri, times: 1) }

@@ -82,7 +82,9 @@ final class DaemonProcess {
         // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
         try? FileManager.default.removeItem(atPath: cache + "/daemon.json")
         process.executableURL = URL(fileURLWithPath: Binary.path)
-        process.arguments = ["serve", "--port", "0", "--cache", cache] + arguments
+        // Tests want the first sync now; the start jitter has tests of its own.
+        let jitter = arguments.contains("--start-jitter") ? [] : ["--start-jitter", "0"]
+        process.arguments = ["serve", "--port", "0", "--cache", cache] + jitter + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
         process.environment = env

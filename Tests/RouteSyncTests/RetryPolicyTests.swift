@@ -42,3 +42,16 @@ import Testing
         #expect(dated.retryAfter == 0)
     }
 }
+
+@Suite struct RateGateTests {
+    @Test func aRunAheadOfItsRateWaitsTheDifferenceAfterAQuarterSecondsBurst() {
+        let gate = RateGate(bytesPerSecond: 1000, now: 100)
+        #expect(gate.wait(now: 100) == 0)
+        gate.add(250)
+        #expect(gate.wait(now: 100) == 0)  // the burst
+        gate.add(1000)
+        #expect(gate.wait(now: 100) == 1)
+        #expect(gate.wait(now: 100.5) == 0.5)
+        #expect(gate.wait(now: 101.5) == 0)
+    }
+}

@@ -30,9 +30,15 @@ CURLcode ccurl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *
 
 typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t nmemb, void *userdata);
 CURLcode ccurl_setopt_write_callback(CURL *handle, ccurl_data_callback callback);
+/* Sets SO_RCVBUF on the handle's sockets before they connect (0: the system's default). A small
+   receive buffer lets a rate limit slow the sender, which otherwise fills the kernel's buffers. */
+CURLcode ccurl_setopt_receive_buffer(CURL *handle, int bytes);
+/* Resumes a transfer whose write callback returned CURL_WRITEFUNC_PAUSE. */
+CURLcode ccurl_easy_unpause(CURL *handle);
 CURLcode ccurl_setopt_header_callback(CURL *handle, ccurl_data_callback callback);
 
 CURLcode ccurl_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ccurl_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 CURLcode ccurl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
 
 CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
@@ -65,5 +71,12 @@ long ccurl_pipe_multiplex(void);
 int ccurl_msg_is_done(const CURLMsg *msg);
 CURL *ccurl_msg_easy(const CURLMsg *msg);
 CURLcode ccurl_msg_result(const CURLMsg *msg);
+
+/* A share of TLS sessions and DNS answers between transfers, multi handles and threads (with its
+   own locks), so a daemon's next poll resumes the TLS session of the last one. NULL without libcurl. */
+struct ccurl_share;
+struct ccurl_share *ccurl_share_new(void);
+void *ccurl_share_handle(struct ccurl_share *shared);
+void ccurl_share_free(struct ccurl_share *shared);
 
 #endif

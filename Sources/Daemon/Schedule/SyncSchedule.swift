@@ -2,16 +2,22 @@
 ///
 /// Successes: one sync per `interval`-long window, at a uniformly random moment inside it
 /// (full jitter per window), so a fleet started together spreads out while each device still
-/// syncs once per interval on average. Failures: exponential backoff with full jitter, capped
-/// at the interval, and never sooner than the origin's `Retry-After`.
+/// syncs once per interval on average. Failures: exponential backoff from an eighth of the
+/// interval up to the interval, with equal jitter, never sooner than the origin's `Retry-After`.
+/// Proportional to the interval, so that a fleet in an outage sends at most about twice the
+/// requests it sends in steady state (B7), whatever the interval; equal jitter (half fixed, half
+/// random) so that no device retries at once after a failure.
 public struct SyncSchedule: Sendable, Equatable {
     public var interval: Double
-    public var backoffBase: Double
     public private(set) var failures = 0
 
-    public init(interval: Double, backoffBase: Double = 5) {
+    public init(interval: Double) {
         self.interval = interval
-        self.backoffBase = backoffBase
+    }
+
+    /// The longest wait after the `failures`-th failure in a row: interval/4, /2, then the interval.
+    public func backoffCeiling(failures: Int) -> Double {
+        min(interval, interval / 4 * Double(1 << min(max(failures, 1) - 1, 20)))
     }
 
     public enum Outcome: Sendable, Equatable {
@@ -29,8 +35,8 @@ public struct SyncSchedule: Sendable, Equatable {
             return max(0, interval - elapsedInWindow) + interval * random
         case .failure(let retryAfter):
             failures += 1
-            let ceiling = min(interval, backoffBase * Double(1 << min(failures - 1, 20)))
-            return max(ceiling * random, retryAfter ?? 0)
+            let ceiling = backoffCeiling(failures: failures)
+            return max(ceiling * (0.5 + 0.5 * random), retryAfter ?? 0)
         }
     }
 }

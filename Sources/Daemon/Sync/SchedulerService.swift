@@ -2,11 +2,13 @@ import Logging
 import RouteSync
 import ServiceLifecycle
 
-/// The periodic sync as a service: a sync at start, then one per interval window (jittered),
-/// backing off on failure, woken early by requests; ends on graceful shutdown.
+/// The periodic sync as a service: a sync at start (after `startDelay`), then one per interval
+/// window (jittered), backing off on failure, woken early by requests; ends on graceful shutdown.
 struct SchedulerService: Service {
     let coordinator: SyncCoordinator
     let interval: Double
+    /// Seconds before the first sync (start jitter); a request wakes it early.
+    var startDelay: Double = 0
     let logger: Logger
 
     func run() async throws {
@@ -16,6 +18,11 @@ struct SchedulerService: Service {
         await withGracefulShutdownHandler {
             var windowStart = ContinuousClock.now
             var reason = "start"
+            if startDelay > 0 {
+                logger.debug("first sync", metadata: ["in": "\(Int(startDelay)) s"])
+                guard await wait(startDelay, wakeups: &wakeups) else { return }
+                windowStart = ContinuousClock.now
+            }
             while !Task.isCancelled {
                 let result = await coordinator.runOnce(reason: reason)
                 reason = "schedule"
@@ -31,19 +38,25 @@ struct SchedulerService: Service {
                     after: outcome, random: Double.random(in: 0..<1, using: &generator),
                     elapsedInWindow: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 logger.debug("next sync", metadata: ["in": "\(Int(delay)) s"])
-                await coordinator.scheduled(at: FileSystem.now() + delay)
                 if case .success = outcome { windowStart = windowStart + .seconds(interval) }
-                let timer = Task { [coordinator] in
-                    try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
-                    await coordinator.timerFired()
-                }
-                let woke: Void? = await wakeups.next()
-                timer.cancel()
-                if woke == nil { return }  // the stream finished: shutdown
+                guard await wait(delay, wakeups: &wakeups) else { return }
             }
         } onGracefulShutdown: {
             Task { await coordinator.shutdown() }
         }
+    }
+}
+
+extension SchedulerService {
+    /// Until the timer fires or a request wakes the scheduler; false when the daemon shuts down.
+    private func wait(_ delay: Double, wakeups: inout AsyncStream<Void>.Iterator) async -> Bool {
+        await coordinator.scheduled(at: FileSystem.now() + delay)
+        let timer = Task { [coordinator] in
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            await coordinator.timerFired()
+        }
+        defer { timer.cancel() }
+        return await wakeups.next() != nil
     }
 }
 

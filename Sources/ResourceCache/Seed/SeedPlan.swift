@@ -20,7 +20,7 @@ struct SeedPlan {
     private(set) var kept = 0
     private(set) var fresh: FreshPaths
 
-    init(table: RouteTable, old: RouteTable, preset: Preset, remote: Remote, staging: String) {
+    init(table: RouteTable, old: RouteTable, preset: Preset, remote: Remote, mirrors: [Remote] = [], staging: String) {
         fresh = FreshPaths(root: preset.root)
         // One download per content: the first uri with a hash is fetched, and the others that
         // share it (rare) get copies. A file the old table vouches for with the same hash is
@@ -48,7 +48,8 @@ struct SeedPlan {
             }
             staged.append(place == nil)
             files.append(FileDownload(url: remote.fileURL(first.uri), destination: place?.path ?? staging + "/" + first.hash.hex,
-                                      expected: first.hash, label: (place?.entry ?? first).uri.value, size: first.size))
+                                      expected: first.hash, label: (place?.entry ?? first).uri.value, size: first.size,
+                                      mirrors: mirrors.map { $0.fileURL(first.uri) }))
         }
     }
 

@@ -10,12 +10,15 @@ import Glibc
 /// never leaves a table that lies about its files, and one whose downloads fail leaves the folder as it was.
 public struct Seeder: Sendable {
     public let remote: Remote
+    /// Tried in order after `remote`, for the table and for each file.
+    public let mirrors: [Remote]
     public let preset: Preset
     public let transfer: TransferOptions
     public let verifier: TableSignatureVerifier?
 
-    public init(remote: Remote, preset: Preset, transfer: TransferOptions, verifier: TableSignatureVerifier? = nil) {
+    public init(remote: Remote, mirrors: [Remote] = [], preset: Preset, transfer: TransferOptions, verifier: TableSignatureVerifier? = nil) {
         self.remote = remote
+        self.mirrors = mirrors
         self.preset = preset
         self.transfer = transfer
         self.verifier = verifier
@@ -38,13 +41,8 @@ public struct Seeder: Sendable {
     public func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
         let started = FileSystem.monotonic()
         let downloader = try Downloader(options: transfer)
-        guard case .content(let bytes, _) = try downloader.fetchDocument(remote.tableURL, validators: nil) else {
-            throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
-        }
-        let table = try RouteTable.parse(bytes, source: remote.tableURL)
-        if let verifier {
-            _ = try verifier.verify(table: bytes, remote: remote, downloader: downloader, inForce: nil)
-        }
+        let (remote, bytes, table) = try fetchTable(downloader)
+        let mirrors = ([self.remote] + self.mirrors).filter { $0 != remote }
         var report = Report()
         report.entries = table.count
         if check {
@@ -56,7 +54,7 @@ public struct Seeder: Sendable {
         let old = (try? preset.table()) ?? .empty
         FileSystem.removeTree(staging)  // left by a seed that was killed
         defer { FileSystem.removeTree(staging) }
-        let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, staging: staging)
+        let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, mirrors: mirrors, staging: staging)
         report.keptFiles = plan.kept
         let files = plan.files
         let results = downloader.download(files, progress: progress)
@@ -94,6 +92,27 @@ public struct Seeder: Sendable {
         try FileSystem.writeAtomically(bytes, to: preset.tablePath)
         report.seconds = FileSystem.monotonic() - started
         return report
+    }
+
+    /// The table (verified when signing is on) from the first remote that gives a good one.
+    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable) {
+        var failures: [CenariusError] = []
+        for remote in [remote] + mirrors {
+            do throws(CenariusError) {
+                guard case .content(let bytes, _) = try downloader.fetchDocument(remote.tableURL, validators: nil) else {
+                    throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
+                }
+                let table = try RouteTable.parse(bytes, source: remote.tableURL)
+                if let verifier {
+                    _ = try verifier.verify(table: bytes, remote: remote, downloader: downloader, inForce: nil)
+                }
+                return (remote, bytes, table)
+            } catch {
+                failures.append(error)
+                guard error.code == .remote || error.code == .integrity else { break }
+            }
+        }
+        throw Syncer.combined(failures)
     }
 
     private func target(_ entry: RouteEntry) -> String { FileSystem.join(preset.root, entry.uri.value) }

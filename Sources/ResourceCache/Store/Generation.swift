@@ -13,8 +13,12 @@ public struct GenerationMeta: Codable, Sendable, Equatable {
     public var cachedBytes: Int64
     /// Signed-table version (G8) when the table came with a verified signature.
     public var signedVersion: Int64?
+    /// Entries of the table, so that a 304 can report them without parsing it (nil in caches written before).
+    public var entries: Int?
 
-    public init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64, signedVersion: Int64? = nil) {
+    public init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
+                signedVersion: Int64? = nil, entries: Int? = nil) {
+        self.entries = entries
         self.number = number
         self.remote = remote
         self.validators = validators
@@ -57,7 +61,7 @@ public struct Generation: Sendable {
             number: Int(number), remote: remote,
             validators: Validators(etag: json["validators"]?["etag"]?.string, lastModified: json["validators"]?["lastModified"]?.string),
             committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
-            signedVersion: json["signedVersion"]?.int64)
+            signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) })
     }
 }
 

@@ -6,28 +6,33 @@ import Glibc
 /// The cache's single-writer lock (G6): `flock` on `<cache>/lock`, holding the owner's pid
 /// so that a second writer can say who it is waiting for. Readers never take it.
 public final class WriterLock {
-    private let fd: Int32
+    private var fd: Int32 = -1
     public let path: String
 
     /// Waits up to `timeout` seconds. Exit 5 when the lock stays held.
     public init(path: String, timeout: Double, purpose: String) throws(CenariusError) {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FileSystem.failure("cannot open lock file", path) }
         let deadline = FileSystem.monotonic() + timeout
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                let error = FileSystem.failure("cannot lock", path)
-                close(fd)
-                throw error
+        // A holder may remove the lock file (a first sync that failed leaves no cache behind):
+        // a lock taken on a file no longer at `path` locks nothing, so take it again.
+        repeat {
+            if fd >= 0 { close(fd) }
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw FileSystem.failure("cannot open lock file", path) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else {
+                    let error = FileSystem.failure("cannot lock", path)
+                    close(fd)
+                    throw error
+                }
+                if FileSystem.monotonic() >= deadline {
+                    let holder = WriterLock.holder(path).map { " by pid \($0)" } ?? ""
+                    close(fd)
+                    throw .storage("cache is locked\(holder) (\(path)); gave up after \(Int(timeout)) s waiting to \(purpose)")
+                }
+                usleep(20_000)
             }
-            if FileSystem.monotonic() >= deadline {
-                let holder = WriterLock.holder(path).map { " by pid \($0)" } ?? ""
-                close(fd)
-                throw .storage("cache is locked\(holder) (\(path)); gave up after \(Int(timeout)) s waiting to \(purpose)")
-            }
-            usleep(20_000)
-        }
+        } while !stillAtPath()
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pwrite(fd, pid, pid.count, 0)
@@ -46,6 +51,15 @@ public final class WriterLock {
         guard let bytes = try? FileSystem.readFile(path, limit: 64) else { return nil }
         return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlinesASCII))
     }
+
+    private func stillAtPath() -> Bool {
+        var held = stat(), named = stat()
+        guard fstat(fd, &held) == 0, stat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
+    }
+
+    /// Removes the lock file while it is held; writers waiting on it take a new one.
+    public func removeFile() { unlink(path) }
 
     deinit {
         flock(fd, LOCK_UN)

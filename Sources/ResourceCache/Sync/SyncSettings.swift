@@ -3,6 +3,8 @@ import RouteSync
 /// Everything a sync or a lookup needs to know about the places it works with.
 public struct SyncSettings: Sendable {
     public var remote: Remote?
+    /// Further remotes holding the same release, tried in order after `remote` (`--remote` repeated).
+    public var mirrors: [Remote] = []
     public var cache: CacheLayout
     public var preset: Preset
     public var transfer = TransferOptions()
@@ -27,8 +29,11 @@ public struct SyncSettings: Sendable {
         self.preset = preset
     }
 
-    func requireRemote() throws(CenariusError) -> Remote {
-        guard let remote else { throw .usage("no remote configured: pass --remote URL or set CENARIUS_REMOTE") }
-        return remote
+    /// The remote and its mirrors, in the order they are tried.
+    public var remotes: [Remote] { remote.map { [$0] + mirrors } ?? [] }
+
+    func requireRemotes() throws(CenariusError) -> [Remote] {
+        guard remote != nil else { throw .usage("no remote configured: pass --remote URL or set CENARIUS_REMOTE") }
+        return remotes
     }
 }

@@ -15,33 +15,66 @@ public struct Syncer: Sendable {
     var layout: CacheLayout { settings.cache }
 
     public func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
-        let remote = try settings.requireRemote()
+        let remotes = try settings.requireRemotes()
+        let fresh = !FileSystem.exists(layout.root)
         try prepareFolders()
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync")
         defer { withExtendedLifetime(lock) {} }
-        return try locked(remote: remote, cancel: cancel, progress: progress)
+        do {
+            return try locked(remotes: remotes, cancel: cancel, progress: progress)
+        } catch {
+            if fresh { removeEmptyCache(lock) }
+            throw error
+        }
     }
 
     /// A refresh triggered by a lookup: at most one per `minRefetch` seconds across all
     /// processes. Callers that wait on the lock behind another refresh share its result
     /// (single-flight) instead of asking the origin again. nil: skipped, a refresh just ran.
     public func refetch(cancel: CancelToken? = nil) throws(CenariusError) -> SyncReport? {
-        let remote = try settings.requireRemote()
+        let remotes = try settings.requireRemotes()
         try prepareFolders()
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "refresh the table")
         defer { withExtendedLifetime(lock) {} }
         if let last = FileSystem.modificationTime(layout.attempted), FileSystem.now() - last < settings.minRefetch {
             return nil
         }
-        return try locked(remote: remote, cancel: cancel, progress: nil)
+        return try locked(remotes: remotes, cancel: cancel, progress: nil)
     }
 
-    private func locked(remote: Remote, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
+    private func locked(remotes: [Remote], cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let started = FileSystem.monotonic()
         FileSystem.touch(layout.attempted)
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
         cleanTemporaries()
+        let downloader = try Downloader(options: settings.transfer)
+        var failures: [CenariusError] = []
+        for (index, remote) in remotes.enumerated() {
+            var pastTable = false
+            do {
+                let others = remotes.indices.filter { $0 != index }.map { remotes[$0] }
+                return try sync(from: remote, mirrors: others, downloader: downloader, started: started,
+                                pastTable: &pastTable, cancel: cancel, progress: progress)
+            } catch {
+                // A mirror that cannot give a good table, signature or manifest: the next one may.
+                // Files are already taken from every mirror in turn, so a later failure is final.
+                failures.append(error)
+                guard !pastTable, error.code == .remote || error.code == .integrity, index < remotes.count - 1,
+                      !(cancel?.isCancelled ?? false) else { throw Self.combined(failures) }
+            }
+        }
+        throw Self.combined(failures)
+    }
 
+    /// One error for a sync that tried several mirrors: the first one's code, every one's message.
+    static func combined(_ failures: [CenariusError]) -> CenariusError {
+        guard let first = failures.first else { return .internal("no remote to sync from") }
+        guard failures.count > 1 else { return first }
+        return CenariusError(first.code, "every mirror failed: " + failures.map(\.message).joined(separator: "; "), retryAfter: first.retryAfter)
+    }
+
+    private func sync(from remote: Remote, mirrors: [Remote], downloader: Downloader, started: Double, pastTable: inout Bool,
+                      cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let store = GenerationStore(layout: layout)
         let current = store.current()
         let currentMeta = try? current?.meta()
@@ -50,7 +83,6 @@ public struct Syncer: Sendable {
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remote.tableURL ? $0 : nil }
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil)
 
-        let downloader = try Downloader(options: settings.transfer)
         let document = try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel)
         let bytes: [UInt8]
         let newValidators: Validators
@@ -62,6 +94,7 @@ public struct Syncer: Sendable {
             guard let pending else {
                 markChecked()
                 var report = SyncReport(outcome: .notModified, generation: current?.number)
+                report.entries = currentMeta?.entries ?? 0
                 report.seconds = FileSystem.monotonic() - started
                 return report
             }
@@ -82,9 +115,10 @@ public struct Syncer: Sendable {
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
             // Same table, maybe from a server without validators: no file work (G4), but remember
             // the new validators. It was verified when it was adopted.
-            if meta.validators != newValidators || meta.remote != remote.tableURL {
+            if meta.validators != newValidators || meta.remote != remote.tableURL || meta.entries != table.count {
                 meta.validators = newValidators
                 meta.remote = remote.tableURL
+                meta.entries = table.count
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
             PendingStore(layout: layout).clear()
@@ -103,6 +137,7 @@ public struct Syncer: Sendable {
             report.deferred = deferral
             return report
         }
+        pastTable = true
 
         let presetTable = (try? settings.preset.table()) ?? .empty
         let objects = ObjectStore(layout: layout)
@@ -127,7 +162,7 @@ public struct Syncer: Sendable {
             }
             report.importedFromPreset += 1
         }
-        try download(plan.downloads, remote: remote, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
+        try download(plan.downloads, remote: remote, mirrors: mirrors, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
         if let holding = try admission.holding() {
             // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
             report.outcome = .held
@@ -141,7 +176,7 @@ public struct Syncer: Sendable {
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
             number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
-            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion))
+            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion, entries: table.count))
         _ = try store.commit(building: generation, number: number)
         unlink(layout.heldBack)
         PendingStore(layout: layout).clear()
@@ -154,11 +189,12 @@ public struct Syncer: Sendable {
         return report
     }
 
-    private func download(_ entries: [RouteEntry], remote: Remote, with downloader: Downloader, into objects: ObjectStore,
+    private func download(_ entries: [RouteEntry], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
                           report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
         guard !entries.isEmpty else { return }
-        let files = entries.map {
-            FileDownload(url: remote.fileURL($0.uri), destination: objects.temporaryPath($0.hash), expected: $0.hash, label: $0.uri.value, size: $0.size)
+        let files = entries.map { entry in
+            FileDownload(url: remote.fileURL(entry.uri), destination: objects.temporaryPath(entry.hash), expected: entry.hash,
+                         label: entry.uri.value, size: entry.size, mirrors: mirrors.map { $0.fileURL(entry.uri) })
         }
         let results = downloader.download(files, cancel: cancel, progress: progress)
         var firstError: CenariusError?
@@ -214,6 +250,18 @@ public struct Syncer: Sendable {
         for path in [layout.root, layout.objects, layout.tmp, layout.generations] {
             try FileSystem.makeDirectories(path)
         }
+    }
+
+    /// A first sync that failed with nothing kept leaves no cache behind, rather than an empty
+    /// folder structure; files it verified before failing are kept (G3), and then so is the cache.
+    private func removeEmptyCache(_ lock: WriterLock) {
+        for path in [layout.tmp, layout.objects, layout.generations] {
+            guard rmdir(path) == 0 else { return }
+        }
+        unlink(layout.attempted)
+        unlink(layout.checked)
+        lock.removeFile()
+        rmdir(layout.root)
     }
 
     func cleanTemporaries() {

@@ -28,8 +28,11 @@ public struct FileDownload: Sendable {
     public let label: String
     /// The size the route table gives, if it does: larger files are fetched first.
     public let size: Int64?
+    /// The same file on other mirrors, tried in order when `url` cannot give it (error, 404, bad hash).
+    public var mirrors: [String] = []
 
-    public init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil) {
+    public init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {
+        self.mirrors = mirrors
         self.url = url
         self.destination = destination
         self.expected = expected
@@ -57,6 +60,9 @@ public struct TransferProgress: Sendable {
 public final class Downloader {
     private let options: TransferOptions
     private let policy: RetryPolicy
+    private let documentPolicy: RetryPolicy
+    /// Holds the current run to `maxRate`.
+    private var gate: RateGate?
     private let multi: UnsafeMutableRawPointer
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private var random = SystemRandomNumberGenerator()
@@ -65,6 +71,9 @@ public final class Downloader {
         guard ccurl_load() != 0 else { throw .internal(String(cString: ccurl_load_error())) }
         self.options = options
         policy = RetryPolicy(options)
+        var documents = RetryPolicy(options)
+        documents.attempts = options.documentAttempts ?? options.attempts
+        documentPolicy = documents
         guard let multi = ccurl_multi_init() else { throw .internal("curl_multi_init failed") }
         self.multi = multi
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.connections)
@@ -87,6 +96,7 @@ public final class Downloader {
     /// Fetches a small document, conditionally when `validators` are given.
     public func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
         let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
+        transfer.policy = documentPolicy
         var document: Document = .notModified
         var failure: CenariusError?
         let multi = MultiHandle(value: multi)
@@ -112,8 +122,15 @@ public final class Downloader {
         let helpers = (1..<Self.loopCount(files: files.count, options: options)).compactMap { _ in try? Downloader(options: options) }
         let loops = [self] + helpers
         let shares = Self.connectionShares(options.connections, loops: loops.count)
-        for (loop, share) in zip(loops, shares) { loop.limitConnections(to: share) }
-        defer { limitConnections(to: options.connections) }
+        let gate = options.maxRate > 0 ? RateGate(bytesPerSecond: options.maxRate) : nil
+        for (loop, share) in zip(loops, shares) {
+            loop.limitConnections(to: share)
+            loop.gate = gate
+        }
+        defer {
+            limitConnections(to: options.connections)
+            self.gate = nil
+        }
         let queue = FileQueue(files, maxBytes: options.maxFileSize, loops: loops.count)
         let multis = loops.map { MultiHandle(value: $0.multi) }
         let checks = HashCheck(loops: loops.count) { loop in _ = ccurl_multi_wakeup(multis[loop].value) }
@@ -201,8 +218,13 @@ public final class Downloader {
 
         func settle(_ transfer: Transfer, _ failure: AttemptFailure?) {
             guard let failure else { return complete(transfer, .success(())) }
-            switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &random)) {
+            switch (transfer.policy ?? policy).decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &random)) {
             case .giveUp(let error):
+                // Another mirror may have it: every byte is verified, so mixing mirrors is safe.
+                if error.code == .remote || error.code == .integrity, transfer.nextMirror() {
+                    waiting.append(transfer)
+                    return
+                }
                 complete(transfer, .failure(error))
             case .retry(let delay):
                 transfer.notBefore = FileSystem.monotonic() + delay
@@ -247,6 +269,14 @@ public final class Downloader {
             }
             waiting.append(contentsOf: deferred.reversed())
 
+            // Transfers the gate paused go on once the run is back within --max-rate. Not reading
+            // their sockets is what slows the senders (their receive buffers are small, see start).
+            if let gate, gate.wait() == 0 {
+                for (handle, (transfer, _)) in active where transfer.paused {
+                    transfer.paused = false
+                    _ = ccurl_easy_unpause(handle)
+                }
+            }
             var running: Int32 = 0
             ccurl_multi_perform(multi.value, &running)
             var queued: Int32 = 0
@@ -254,8 +284,19 @@ public final class Downloader {
                 guard ccurl_msg_is_done(message) != 0, let handle = ccurl_msg_easy(message),
                       let (transfer, headers) = active.removeValue(forKey: handle) else { continue }
                 let code = ccurl_msg_result(message)
+                let redirect = code == CURLE_OK ? Redirects.target(of: handle, status: transfer.status) : nil
+                let tls = code == CURLE_OK ? nil : TLSFailure.describe(code, handle: handle, transfer: transfer, options: options)
                 ccurl_multi_remove_handle(multi.value, handle)
                 recycle(handle, headers)
+                if let redirect {
+                    transfer.endBody()
+                    switch Redirects.follow(transfer, to: redirect) {
+                    case .success: waiting.append(transfer)
+                    case .failure(let error): settle(transfer, .permanent(error))
+                    }
+                    continue
+                }
+                if let tls { transfer.failure = tls }
                 // A complete body the transfer held whole goes to a check worker as it is
                 // (takeWholeBody only gives up a body that classify passes).
                 let wholeBody = code == CURLE_OK ? transfer.takeWholeBody() : nil
@@ -287,6 +328,7 @@ public final class Downloader {
             let canStart = active.count < maxActive && (!exhausted || waiting.contains { $0.notBefore <= FileSystem.monotonic() })
             if !canStart && (!active.isEmpty || !waiting.isEmpty || !verifying.isEmpty) {
                 var wait = 100.0
+                if let gate, active.values.contains(where: { $0.0.paused }) { wait = max(1, min(wait, gate.wait() * 1000)) }
                 if active.isEmpty, verifying.isEmpty, let soonest = waiting.map(\.notBefore).min() {
                     wait = max(1, min(wait, (soonest - FileSystem.monotonic()) * 1000))
                 }
@@ -319,6 +361,7 @@ public final class Downloader {
             return nil
         }
         guard transfer.isSuccessStatus else {
+            if let tls = TLSFailure.describeHTTP(transfer, options: options) { return .permanent(tls) }
             let message = "\(transfer.label): HTTP \(transfer.status) from \(transfer.url)"
             switch transfer.status {
             case 429, 503: return .throttled(message, retryAfter: transfer.headers.retryAfter)
@@ -362,6 +405,7 @@ public final class Downloader {
             recycle(handle, nil)
             return .failure(failure)
         }
+        transfer.gate = gate
         let user = Unmanaged.passUnretained(transfer).toOpaque()
         _ = ccurl_setopt_string(handle, CURLOPT_URL, transfer.url)
         _ = ccurl_setopt_ptr(handle, CURLOPT_WRITEDATA, user)
@@ -375,11 +419,31 @@ public final class Downloader {
             return transfer.header(UnsafeRawBufferPointer(start: data, count: size * count))
         }
         _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1)
-        _ = ccurl_setopt_long(handle, CURLOPT_MAXREDIRS, 5)
+        // Redirects are followed by the loop (Redirects), which decides per hop whether the
+        // --header values may go along: libcurl would send them to any host.
+        _ = ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         _ = ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https,file")
-        // A redirect may not leave HTTP(S): no file://, no other schemes (G5).
-        _ = ccurl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = ccurl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        if let share = options.sessions { _ = ccurl_setopt_ptr(handle, CURLOPT_SHARE, share.handle) }
+        // libcurl 7.88 never stores the TLS 1.3 session tickets that arrive on an HTTP/2
+        // connection (and one that resumed a session there loses it), so a daemon, which keeps
+        // sessions to resume them at its next poll, speaks HTTP/1.1: a poll is one small request,
+        // where HTTP/2 gains nothing, and an abbreviated handshake instead of a full one saves
+        // most of its bytes (B7). Handles are recycled: the version is set on every use.
+        _ = ccurl_setopt_long(handle, CURLOPT_HTTP_VERSION, options.sessions != nil ? CURL_HTTP_VERSION_1_1 : CURL_HTTP_VERSION_2TLS)
+        if let caFile = options.caFile { _ = ccurl_setopt_string(handle, CURLOPT_CAINFO, caFile) }
+        if let certificate = options.clientCertificate {
+            _ = ccurl_setopt_string(handle, CURLOPT_SSLCERT, certificate)
+            _ = ccurl_setopt_string(handle, CURLOPT_SSLKEY, options.clientKey ?? certificate)
+        }
+        if options.maxRate > 0 {
+            // About a tenth of a second's worth in the kernel, so that the gate's pauses reach the
+            // sender instead of a megabyte-sized buffer absorbing them. (libcurl's own limit,
+            // CURLOPT_MAX_RECV_SPEED_LARGE, is per transfer and lets each one's first second through.)
+            _ = ccurl_setopt_receive_buffer(handle, Int32(clamping: min(max(options.maxRate / 10, 4096), 256 << 10)))
+        } else {
+            _ = ccurl_setopt_receive_buffer(handle, 0)
+        }
         _ = ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, options.timeout)
         _ = ccurl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedBytes)
         _ = ccurl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, options.timeout)
@@ -405,6 +469,9 @@ public final class Downloader {
                 _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(resume.range)-")
                 headers = ccurl_slist_append(headers, "If-Range: \(resume.ifRange)")
             }
+        }
+        if !options.headers.isEmpty, let host = Remote.authority(of: transfer.url), options.headerHosts.contains(host) {
+            for header in options.headers { headers = ccurl_slist_append(headers, header) }
         }
         if let headers { _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) }
         let added = ccurl_multi_add_handle(multi, handle)

@@ -47,8 +47,10 @@ final class FileQueue: Sendable {
         guard taken < order.count else { return nil }
         let index = order[taken]
         let file = files[index]
-        return Transfer(index: index, url: file.url, label: file.label,
-                        sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
+        let transfer = Transfer(index: index, url: file.url, label: file.label,
+                                sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
+        transfer.mirrors = file.mirrors
+        return transfer
     }
 
     /// A file's outcome, from the loop that ran it: its verified size, or why not.

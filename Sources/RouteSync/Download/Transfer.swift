@@ -28,12 +28,27 @@ enum Sink {
 /// reach it through `CURLOPT_PRIVATE`-style user data while the easy handle is in the multi handle.
 final class Transfer {
     let index: Int
-    let url: String
+    /// Where the current attempt goes: the first mirror's URL, a redirect's target, or the next mirror's.
+    var url: String
     let label: String
     let sink: Sink
     let maxBytes: Int64
     var attempt = 0
     var notBefore = 0.0
+    /// The same document on the mirrors not tried yet.
+    var mirrors: [String] = []
+    /// Redirects followed since the last mirror was chosen.
+    var redirects = 0
+    /// A policy of its own (documents in the daemon make one attempt); nil: the downloader's.
+    var policy: RetryPolicy?
+    /// `--max-rate` for the run this transfer belongs to.
+    var gate: RateGate?
+    /// Paused by the gate; the loop resumes it when the run is back within its rate.
+    var paused = false
+    /// libcurl's detail of the last error (CURLOPT_ERRORBUFFER): the TLS failures are told apart by it.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// The start of an error response's body (nginx names a refused client certificate only there).
+    var errorBody: [UInt8] = []
 
     // Per attempt.
     var status: Int { headers.status }
@@ -65,6 +80,26 @@ final class Transfer {
         self.label = label
         self.sink = sink
         self.maxBytes = maxBytes
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// Moves on to the next mirror, from scratch; false when there is none.
+    func nextMirror() -> Bool {
+        guard !mirrors.isEmpty else { return false }
+        url = mirrors.removeFirst()
+        attempt = 0
+        redirects = 0
+        notBefore = 0
+        resumeValidator = nil
+        discardPartial()
+        return true
+    }
+
+    var lastErrorDetail: String {
+        errorBuffer[Int(CURL_ERROR_SIZE)] = 0
+        return String(cString: errorBuffer)
     }
 
     /// Resets per-attempt state; decides whether this attempt asks for the rest of a partial body.
@@ -73,6 +108,8 @@ final class Transfer {
         headers = ResponseHeaders()
         failure = nil
         errorBytes = 0
+        errorBody.removeAll()
+        errorBuffer[0] = 0
         body.removeAll(keepingCapacity: true)
         if case .file = sink, received > 0, let validator = resumeValidator {
             resumedFrom = received
@@ -103,8 +140,17 @@ final class Transfer {
 
     /// Called from libcurl's write callback. Returning less than `count` aborts the transfer.
     func receive(_ data: UnsafeRawBufferPointer) -> Int {
+        if let gate {
+            // Ahead of --max-rate: libcurl keeps this chunk and offers it again once the loop resumes the transfer.
+            guard gate.wait() == 0 else {
+                paused = true
+                return Int(CURL_WRITEFUNC_PAUSE)
+            }
+            gate.add(data.count)
+        }
         if !isSuccessStatus {
-            // Error bodies are read (so the connection can be reused) but not kept.
+            // Error bodies are read (so the connection can be reused) but not kept, but for their start.
+            if errorBody.count < 512 { errorBody += data.prefix(512 - errorBody.count) }
             errorBytes += data.count
             return errorBytes > 1 << 16 ? 0 : data.count
         }

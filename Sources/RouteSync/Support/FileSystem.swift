@@ -142,6 +142,7 @@ public enum FileSystem {
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    public static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 && !isDirectory(path) }
 
     /// Size of a regular file reached without following a symlink at the last step; nil otherwise.
     public static func regularFileSize(_ path: String) -> Int64? {

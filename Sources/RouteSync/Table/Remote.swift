@@ -24,6 +24,14 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// The release manifest beside the table (G10).
     public var manifestURL: String { tableURL + ".release" }
 
+    /// `host[:port]` of an http(s) URL, lowercased, without user information; nil for other URLs.
+    public static func authority(of url: String) -> String? {
+        guard let scheme = url.firstRange(of: "://") else { return nil }
+        var authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return authority.isEmpty ? nil : authority.lowercased()
+    }
+
     public func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
 
     /// Percent-encodes everything but unreserved characters and `/`.

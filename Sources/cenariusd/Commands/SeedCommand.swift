@@ -26,7 +26,7 @@ struct SeedCommand: AsyncParsableCommand {
 
     static func perform(_ settings: ResolvedSettings, check: Bool, json: Bool) throws(CenariusError) {
         guard let remote = settings.sync.remote else { throw .usage("seed needs --remote URL") }
-        let seeder = Seeder(remote: remote, preset: settings.sync.preset, transfer: settings.sync.transfer, verifier: settings.sync.tableVerifier)
+        let seeder = Seeder(remote: remote, mirrors: settings.sync.mirrors, preset: settings.sync.preset, transfer: settings.sync.transfer, verifier: settings.sync.tableVerifier)
         let bar = ProgressBar.make("seed", json: json)
         let report = try seeder.seed(check: check, progress: bar.map { bar in { bar.update($0) } })
         bar?.finish()

@@ -26,6 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int = 8700
     @Option(help: "Address to bind; anything but loopback requires --token.") var bind: String = "127.0.0.1"
     @Option(help: ArgumentHelp("Seconds between periodic syncs (jittered).", valueName: "seconds")) var interval: Double = 300
+    @Option(help: ArgumentHelp("With a table in force, the first sync waits a random moment up to this many seconds (default: the smaller of the interval and 60).", valueName: "seconds"))
+    var startJitter: Double?
     @Option(help: ArgumentHelp("Bearer token required on POSTs (env CENARIUS_TOKEN).", valueName: "token")) var token: String?
     @Option(help: "Log format: text or json.") var logFormat: String = "text"
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
@@ -53,6 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
+        if let startJitter, !(startJitter >= 0) { throw ValidationError("--start-jitter must be 0 or a number of seconds") }
         if let healthMaxAge, !(healthMaxAge > 0) { throw ValidationError("--health-max-age must be a positive number of seconds") }
     }
 
@@ -63,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
         values["health-cmd"] = healthCmd
         values["health-url"] = healthUrl
         values["on-switch"] = onSwitch
+        values["start-jitter"] = startJitter.map { String($0) }
         return values
     }
 
@@ -80,6 +84,8 @@ struct ServeCommand: AsyncParsableCommand {
         options.bind = bind
         options.port = port
         options.interval = interval
+        options.startJitter = source.double("start-jitter")
+        if let jitter = options.startJitter, !(jitter >= 0) { throw CenariusError.usage("start-jitter must be 0 or a number of seconds") }
         options.token = token ?? ProcessEnvironment()["CENARIUS_TOKEN"]
         options.jsonLogs = logFormat == "json"
         options.logLevel = Logger.Level(rawValue: logLevel)!

@@ -11,7 +11,10 @@ import RouteSync
 /// value out of range, a config file to read — returns nil and the regular command line handles
 /// it, with its validation and messages.
 enum FastPath {
-    static let valueOptions = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent", "device-id", "native-version"]
+    static let valueOptions = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent", "device-id", "native-version",
+                               "cacert", "client-cert", "client-key", "header", "max-rate"]
+    /// Options that may be given more than once; their values are kept in order, one per line.
+    static let repeatable: Set<String> = ["remote", "header"]
 
     struct Request {
         var command: String
@@ -52,7 +55,13 @@ enum FastPath {
             case "no-develop" where inline == nil: request.flags["develop"] = "false"
             case _ where valueOptions.contains(name):
                 guard let value = inline ?? rest.popFirst(), !value.hasPrefix("--") else { return nil }
-                request.flags[name] = value
+                if let earlier = request.flags[name] {
+                    // A repeated single-valued option is the regular command line's error to report.
+                    guard repeatable.contains(name) else { return nil }
+                    request.flags[name] = earlier + "\n" + value
+                } else {
+                    request.flags[name] = value
+                }
             default:
                 return nil
             }
@@ -70,13 +79,7 @@ enum FastPath {
         let environment = ProcessEnvironment()
         // A config file is read through swift-configuration on the regular path.
         guard environment["CENARIUS_CONFIG"] == nil, !FileSystem.exists(environment.configHome + "/cenarius/config.json") else { return false }
-        let flags = SettingSource.flags(request.flags)
-        let env = SettingSource.flags(environment.cenariusValues)
-        let settings = try ResolvedSettings.make(SettingSource(
-            string: { flags.string($0) ?? env.string($0) },
-            int: { flags.int($0) ?? env.int($0) },
-            double: { flags.double($0) ?? env.double($0) },
-            bool: { flags.bool($0) ?? env.bool($0) }))
+        let settings = try ResolvedSettings.make(.first(.flags(request.flags), .flags(environment.cenariusValues)))
         switch request.command {
         case "sync":
             try SyncCommand.perform(settings, json: request.json)

@@ -11,8 +11,8 @@ import Glibc
 /// The options every command shares. Each is optional here so that precedence can be
 /// applied afterwards: flag > `CENARIUS_*` environment > config file > default.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Remote folder URL holding the route table (http, https or file).", valueName: "url"))
-    var remote: String?
+    @Option(help: ArgumentHelp("Remote folder URL holding the route table (http, https or file); repeat it for mirrors, tried in order.", valueName: "url"))
+    var remote: [String] = []
 
     @Option(help: ArgumentHelp("Preset folder shipped with the app (default ./www).", valueName: "dir"))
     var preset: String?
@@ -62,17 +62,33 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The host's version, compared with a release's requires.native (e.g. 2.3.0).", valueName: "version"))
     var nativeVersion: String?
 
+    @Option(help: ArgumentHelp("PEM bundle of CAs to trust for https remotes, instead of the system's.", valueName: "file"))
+    var cacert: String?
+
+    @Option(help: ArgumentHelp("Client certificate (PEM) for origins that require TLS client authentication.", valueName: "file"))
+    var clientCert: String?
+
+    @Option(help: ArgumentHelp("Private key (PEM) of --client-cert, if not in the certificate's file.", valueName: "file"))
+    var clientKey: String?
+
+    @Option(help: ArgumentHelp("Request header sent to the remotes' hosts only (never after a redirect to another host); repeatable.", valueName: "'Name: value'"))
+    var header: [String] = []
+
+    @Option(help: ArgumentHelp("Cap on download speed in bytes per second across all transfers (default 0: none).", valueName: "bytes"))
+    var maxRate: Int64?
+
     func validate() throws {
         if let connections, !(1...256).contains(connections) { throw ValidationError("--connections must be 1...256") }
         if let timeout, timeout < 1 { throw ValidationError("--timeout must be at least 1 second") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
         if let maxFileSize, maxFileSize < 1 { throw ValidationError("--max-file-size must be positive") }
+        if let maxRate, maxRate < 0 { throw ValidationError("--max-rate must be 0 (no cap) or a number of bytes per second") }
     }
 
     /// The flags given, as raw strings by setting key (the keys of the config file).
     var flagValues: [String: String] {
         var values: [String: String] = [:]
-        values["remote"] = remote
+        values["remote"] = remote.isEmpty ? nil : remote.joined(separator: "\n")
         values["preset"] = preset
         values["cache"] = cache
         values["develop"] = develop.map { $0 ? "true" : "false" }
@@ -88,6 +104,11 @@ struct GlobalOptions: ParsableArguments {
         values["grace"] = grace.map { String($0) }
         values["device-id"] = deviceId
         values["native-version"] = nativeVersion
+        values["cacert"] = cacert
+        values["client-cert"] = clientCert
+        values["client-key"] = clientKey
+        values["header"] = header.isEmpty ? nil : header.joined(separator: "\n")
+        values["max-rate"] = maxRate.map(String.init)
         return values
     }
 
@@ -105,7 +126,28 @@ struct GlobalOptions: ParsableArguments {
             string: { flags.string($0) ?? reader.string(forKey: ConfigKey($0)) },
             int: { flags.int($0) ?? reader.int(forKey: ConfigKey($0)) },
             double: { flags.double($0) ?? reader.double(forKey: ConfigKey($0)) },
-            bool: { flags.bool($0) ?? reader.bool(forKey: ConfigKey($0)) })
+            bool: { flags.bool($0) ?? reader.bool(forKey: ConfigKey($0)) },
+            strings: { key in
+                flags.strings(key) ?? reader.string(forKey: ConfigKey(key)).map(SettingSource.lines) ?? reader.stringArray(forKey: ConfigKey(key))
+            })
+    }
+
+    /// Every key a config file may hold: the shared settings and `serve`'s.
+    static let configKeys: Set<String> = [
+        "remote", "preset", "cache", "develop", "develop-dir", "public-key", "connections", "timeout", "routes-name",
+        "max-file-size", "min-refetch", "user-agent", "keep", "grace", "device-id", "native-version",
+        "cacert", "client-cert", "client-key", "header", "max-rate",
+        "confirm-timeout", "health-cmd", "health-url", "on-switch", "start-jitter",
+    ]
+
+    /// A key the program does not know is a mistake (a typo, another tool's name for a setting)
+    /// that would otherwise be ignored in silence.
+    static func checkKeys(ofConfigFile path: String) throws(CenariusError) {
+        guard let bytes = try? FileSystem.readFile(path) else { return }  // swift-configuration says why
+        guard case .object(let members) = try? JSONValue.parse(bytes, source: path) else { return }
+        if let unknown = members.keys.sorted().first(where: { !configKeys.contains($0) }) {
+            throw .usage("unknown key \(JSONText.quoted(unknown)) in config file \(path); known keys: \(configKeys.sorted().joined(separator: ", "))")
+        }
     }
 
     private func configReader() async throws(CenariusError) -> ConfigReader {
@@ -114,6 +156,7 @@ struct GlobalOptions: ParsableArguments {
         let path = explicit ?? environment.configHome + "/cenarius/config.json"
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: ["cenarius"])]
         if explicit != nil || FileSystem.exists(path) {
+            try Self.checkKeys(ofConfigFile: path)
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
             } catch {
@@ -136,12 +179,13 @@ struct ResolvedSettings: Sendable {
         let environment = ProcessEnvironment()
         let routesName = source.string("routes-name") ?? "Routes.json"
         guard !routesName.isEmpty, !routesName.contains("/") else { throw .usage("--routes-name must be a plain file name") }
-        let remote: Remote?
-        if let url = source.string("remote") { remote = try Remote(url, routesName: routesName) } else { remote = nil }
+        // URLs hold no whitespace (Remote refuses it), so a list may also come as one spaced string.
+        let remotes = try (source.strings("remote") ?? []).flatMap { $0.split(whereSeparator: \.isWhitespace) }
+            .map { url throws(CenariusError) in try Remote(String(url), routesName: routesName) }
         // Absolute, so that every path handed out works from any working directory.
         let cacheRoot = FileSystem.absolute(source.string("cache") ?? environment.cacheHome + "/cenarius")
         let presetRoot = FileSystem.absolute(source.string("preset") ?? "./www")
-        var sync = SyncSettings(remote: remote, cache: CacheLayout(root: cacheRoot), preset: Preset(root: presetRoot, routesName: routesName))
+        var sync = SyncSettings(remote: remotes.first, cache: CacheLayout(root: cacheRoot), preset: Preset(root: presetRoot, routesName: routesName))
         if let n = source.int("connections") { sync.transfer.connections = n }
         if let t = source.int("timeout") { sync.transfer.timeout = t }
         if let size = source.int("max-file-size") { sync.transfer.maxFileSize = Int64(size) }
@@ -149,6 +193,8 @@ struct ResolvedSettings: Sendable {
         if let seconds = source.double("min-refetch") { sync.minRefetch = seconds }
         if let n = source.int("keep") { sync.keepGenerations = max(1, n) }
         if let seconds = source.double("grace") { sync.grace = seconds }
+        sync.mirrors = Array(remotes.dropFirst())
+        try applyTransport(source, to: &sync)
         if let keyPath = source.string("public-key") { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
         sync.rollout.deviceID = source.string("device-id")
         if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
@@ -165,14 +211,31 @@ struct SettingSource {
     var int: (String) -> Int?
     var double: (String) -> Double?
     var bool: (String) -> Bool?
+    /// A repeatable setting: repeated flags, a config-file array, or one value per line.
+    var strings: (String) -> [String]?
 
-    /// Values given as strings (flags, environment variables).
+    /// Values given as strings (flags, environment variables); a repeated flag's values are joined by newlines.
     static func flags(_ values: [String: String]) -> SettingSource {
         SettingSource(
             string: { values[$0] },
             int: { values[$0].flatMap { Int($0) } },
             double: { values[$0].flatMap { Double($0) } },
-            bool: { key in values[key].map { ["1", "true", "yes", "on"].contains($0.lowercased()) } })
+            bool: { key in values[key].map { ["1", "true", "yes", "on"].contains($0.lowercased()) } },
+            strings: { values[$0].map(lines) })
+    }
+
+    /// The sources in precedence order: the first that has a value wins.
+    static func first(_ sources: SettingSource...) -> SettingSource {
+        SettingSource(
+            string: { key in sources.lazy.compactMap { $0.string(key) }.first },
+            int: { key in sources.lazy.compactMap { $0.int(key) }.first },
+            double: { key in sources.lazy.compactMap { $0.double(key) }.first },
+            bool: { key in sources.lazy.compactMap { $0.bool(key) }.first },
+            strings: { key in sources.lazy.compactMap { $0.strings(key) }.first })
+    }
+
+    static func lines(_ text: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
     }
 }
 

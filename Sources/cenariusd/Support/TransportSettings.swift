@@ -1,0 +1,43 @@
+import ResourceCache
+import RouteSync
+
+extension ResolvedSettings {
+    /// `--cacert`, `--client-cert`/`--client-key`, `--header` and `--max-rate`, checked here so that
+    /// a typo is a usage error at start rather than a TLS failure at every poll.
+    static func applyTransport(_ source: SettingSource, to sync: inout SyncSettings) throws(CenariusError) {
+        var transfer = sync.transfer
+        transfer.caFile = try readableFile(source.string("cacert"), setting: "cacert")
+        transfer.clientCertificate = try readableFile(source.string("client-cert"), setting: "client-cert")
+        transfer.clientKey = try readableFile(source.string("client-key"), setting: "client-key")
+        if transfer.clientKey != nil && transfer.clientCertificate == nil {
+            throw .usage("--client-key needs --client-cert (the certificate the key belongs to)")
+        }
+        transfer.headers = try (source.strings("header") ?? []).map { line throws(CenariusError) in try checkedHeader(line) }
+        // The headers go to the remotes' hosts and nowhere else, whatever a redirect says.
+        transfer.headerHosts = Set(sync.remotes.compactMap { Remote.authority(of: $0.base) })
+        if let rate = source.int("max-rate") {
+            guard rate >= 0 else { throw .usage("--max-rate must be 0 (no cap) or a number of bytes per second") }
+            transfer.maxRate = Int64(rate)
+        } else if source.string("max-rate") != nil {
+            throw .usage("--max-rate must be a whole number of bytes per second")
+        }
+        sync.transfer = transfer
+    }
+
+    private static func readableFile(_ path: String?, setting: String) throws(CenariusError) -> String? {
+        guard let path else { return nil }
+        guard FileSystem.isReadable(path) else { throw .usage("--\(setting) \(JSONText.quoted(path)): no such readable file") }
+        return FileSystem.absolute(path)
+    }
+
+    /// "Name: value", with a token for a name and nothing that could split the request.
+    static func checkedHeader(_ line: String) throws(CenariusError) -> String {
+        let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(tokenCharacters.contains),
+              !line.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
+            throw .usage("--header \(JSONText.quoted(line)) must look like \"Name: value\" (one line)")
+        }
+        return String(parts[0]) + ": " + parts[1].drop { $0 == " " || $0 == "\t" }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// Transport as a user meets it: HTTPS with a private CA, TLS errors that say what is wrong,
+/// client certificates, headers for private origins, mirrors and TLS session reuse (CONTRACT, "Transport").
+@Suite(.serialized) struct TransportTests {
+    /// Publishes a two-file site with `cenariusd routes` into `folder`.
+    private func publish(_ folder: String, version: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "<h1>\(version)</h1>".write(toFile: folder + "/index.html", atomically: true, encoding: .utf8)
+        try "go('\(version)')".write(toFile: folder + "/app.js", atomically: true, encoding: .utf8)
+        let routes = try Binary.run(["routes", folder])
+        #expect(routes.status == 0, "\(routes.stderr)")
+    }
+
+    @Test func httpsWithAPrivateCAAndTheTLSFailuresPeopleMeet() throws {
+        let origin = try TLSOrigin()
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try publish(origin.folder("site"), version: "v1")
+        let host = "host 127.0.0.1:"
+
+        let trusted = try Binary.run(["sync", "--json", "--remote", origin.url(.good), "--cacert", origin.caFile, "--cache", dir.path("c1")])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        #expect(try trusted.json()["outcome"] as? String == "committed")
+
+        let unknown = try Binary.run(["sync", "--remote", origin.url(.good), "--cache", dir.path("c2")])
+        #expect(unknown.status == 3)
+        #expect(unknown.stderr.contains("unknown certificate authority") && unknown.stderr.contains("--cacert"), "\(unknown.stderr)")
+        #expect(unknown.stderr.contains(host + "\(origin.ports[.good]!)"), "\(unknown.stderr)")
+        // A first sync that failed leaves no cache behind.
+        #expect(!FileManager.default.fileExists(atPath: dir.path("c2")))
+
+        let expired = try Binary.run(["sync", "--remote", origin.url(.expired), "--cacert", origin.caFile, "--cache", dir.path("c3")])
+        #expect(expired.status == 3)
+        #expect(expired.stderr.contains("certificate has expired"), "\(expired.stderr)")
+
+        let wrongName = try Binary.run(["sync", "--remote", origin.url(.wrongName), "--cacert", origin.caFile, "--cache", dir.path("c4")])
+        #expect(wrongName.status == 3)
+        #expect(wrongName.stderr.contains("does not name 127.0.0.1"), "\(wrongName.stderr)")
+
+        let missingCA = try Binary.run(["sync", "--remote", origin.url(.good), "--cacert", dir.path("nothing.pem"), "--cache", dir.path("c5")])
+        #expect(missingCA.status == 64, "\(missingCA.stderr)")
+    }
+
+    @Test func clientCertificatesIdentifyTheDevice() throws {
+        let origin = try TLSOrigin()
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try publish(origin.folder("site"), version: "v1")
+        let common = ["--remote", origin.url(.mutual), "--cacert", origin.caFile]
+
+        let anonymous = try Binary.run(["sync"] + common + ["--cache", dir.path("c1")])
+        #expect(anonymous.status == 3)
+        #expect(anonymous.stderr.contains("requires a client certificate"), "\(anonymous.stderr)")
+
+        let identified = try Binary.run(["sync", "--json"] + common + ["--client-cert", origin.clientCertificate, "--client-key", origin.clientKey,
+                                                                      "--cache", dir.path("c2")])
+        #expect(identified.status == 0, "\(identified.stderr)")
+        #expect(try identified.json()["downloadedFiles"] as? Int == 2)
+
+        // A key that does not belong to the certificate: refused before any request, and said so.
+        let mismatched = try Binary.run(["sync"] + common + ["--client-cert", origin.clientCertificate, "--client-key", origin.folder("good.key"),
+                                                             "--cache", dir.path("c3")])
+        #expect(mismatched.status == 3)
+        #expect(mismatched.stderr.contains("client certificate"), "\(mismatched.stderr)")
+    }
+
+    @Test func aHeaderOpensAPrivateOriginAndSeedsUseItToo() throws {
+        let origin = try TLSOrigin()
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try publish(origin.folder("private"), version: "v1")
+        let common = ["--remote", origin.url(.good, "private"), "--cacert", origin.caFile]
+
+        let refused = try Binary.run(["sync"] + common + ["--cache", dir.path("c1")])
+        #expect(refused.status == 3)
+        #expect(refused.stderr.contains("HTTP 401"), "\(refused.stderr)")
+
+        let sync = try Binary.run(["sync"] + common + ["--header", "Authorization: Bearer s3cret", "--cache", dir.path("c2")])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let seed = try Binary.run(["seed"] + common + ["--header", "Authorization: Bearer s3cret", "--preset", dir.path("preset")])
+        #expect(seed.status == 0, "\(seed.stderr)")
+        #expect(FileManager.default.contents(atPath: dir.path("preset/app.js")) == Data("go('v1')".utf8))
+        let authorized = origin.requests(endingWith: "app.js").filter { $0.status == 200 }
+        #expect(authorized.count == 2 && authorized.allSatisfy { $0.authorization == "Bearer s3cret" })
+
+        let config = dir.path("config.json")
+        try #"{"remote": "\#(origin.url(.good, "private"))", "cacert": "\#(origin.caFile)", "header": ["Authorization: Bearer s3cret"]}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let configured = try Binary.run(["sync", "--config", config, "--cache", dir.path("c3")])
+        #expect(configured.status == 0, "\(configured.stderr)")
+        try #"{"remote": "\#(origin.url(.good, "private"))", "caFile": "\#(origin.caFile)"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let typo = try Binary.run(["sync", "--config", config, "--cache", dir.path("c4")])
+        #expect(typo.status == 64)
+        #expect(typo.stderr.contains("unknown key \"caFile\""), "\(typo.stderr)")
+    }
+
+    @Test func theDaemonResumesItsTLSSessionFromPollToPoll() throws {
+        let origin = try TLSOrigin()
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try publish(origin.folder("site"), version: "v1")
+        let daemon = try DaemonProcess(["--remote", origin.url(.good), "--cacert", origin.caFile, "--preset", dir.path("preset")],
+                                       cache: dir.path("cache"))
+        let http = try daemon.waitUntilServing()
+        for _ in 0..<3 {
+            let accepted = try http.request("POST", "/_cenarius/sync")
+            let receipt = try waitForReceipt(http, try #require(try accepted.json()["id"] as? String))
+            #expect(receipt["status"] as? String == "SUCCEED")
+        }
+        _ = daemon.terminate()
+        let polls = origin.requests(endingWith: "Routes.json")
+        #expect(polls.count >= 4, "\(polls)")
+        // The first poll makes a full handshake; every later one resumes its session.
+        #expect(polls.dropFirst().allSatisfy { $0.reused }, "\(polls)")
+    }
+
+    @Test func headersStayWithTheRemotesHostAcrossRedirects() async throws {
+        let remote = try await TestOrigin()
+        let elsewhere = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await remote.shutdown(); await elsewhere.shutdown() } }
+        _ = remote.publish(["index.html": "<h1>v1</h1>", "app.js": "go()"])
+        elsewhere.put("app.js", "go()")
+        remote.inject(.redirect(elsewhere.url + "/app.js"), on: "app.js")
+
+        let sync = try Binary.run(["sync", "--remote", remote.url, "--header", "X-Device-Token: t0ken", "--cache", dir.path("cache")])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(remote.requests(for: "Routes.json").first?.headers["x-device-token"] == "t0ken")
+        #expect(remote.requests(for: "app.js").first?.headers["x-device-token"] == "t0ken")
+        let followed = try #require(elsewhere.requests(for: "app.js").first)
+        #expect(followed.headers["x-device-token"] == nil)
+    }
+
+    @Test func mirrorsGiveWhatTheFirstRemoteCannot() async throws {
+        let first = try await TestOrigin()
+        let second = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await first.shutdown(); await second.shutdown() } }
+        let common = ["--remote", first.url, "--remote", second.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        for origin in [first, second] { _ = origin.publish(["index.html": "<h1>v1</h1>", "app.js": "one()"]) }
+
+        // The first remote cannot give the table: it comes from the second, and so do the files.
+        first.inject(.status(500), on: "Routes.json")
+        let fromSecond = try Binary.run(["sync", "--json"] + common)
+        #expect(fromSecond.status == 0, "\(fromSecond.stderr)")
+        #expect(try fromSecond.json()["downloadedFiles"] as? Int == 2)
+        #expect(second.requests(for: "app.js").count == 1)
+
+        // The first gives the table but a corrupt file: that file comes from the second.
+        first.clearFaults()
+        first.resetRequests()
+        second.resetRequests()
+        for origin in [first, second] { _ = origin.publish(["index.html": "<h1>v2</h1>", "app.js": "two()"]) }
+        first.inject(.corrupt, on: "app.js")
+        let mixed = try Binary.run(["sync", "--json"] + common)
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+        #expect(second.requests(for: "Routes.json").isEmpty)
+        #expect(second.requests(for: "app.js").count == 1)
+        #expect(second.requests(for: "index.html").isEmpty)
+        let resolved = try Binary.run(["resolve", "app.js"] + common)
+        #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "two()")
+
+        // No mirror has it: the error names every one.
+        for origin in [first, second] { origin.inject(.status(503), on: "Routes.json") }
+        let none = try Binary.run(["sync"] + common)
+        #expect(none.status == 3)
+        #expect(none.stderr.contains("every mirror failed") && none.stderr.contains(first.url) && none.stderr.contains(second.url), "\(none.stderr)")
+    }
+
+    @Test func theFirstSyncWaitsAJitteredMomentOnlyWhenATableIsInForce() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        _ = origin.publish(["index.html": "<h1>v1</h1>"])
+
+        // Nothing in force: the first sync cannot wait.
+        let fresh = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("none"), "--start-jitter", "3600"], cache: dir.path("c1"))
+        _ = try fresh.waitUntilServing()
+        try waitUntil { !origin.requests(for: "Routes.json").isEmpty }
+        _ = fresh.terminate()
+
+        // A table in force (this cache's): the first poll waits, and a request still wakes it.
+        origin.resetRequests()
+        let rebooted = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("none"), "--start-jitter", "3600"], cache: dir.path("c1"))
+        let http = try rebooted.waitUntilServing()
+        let status = try http.get("/_cenarius/status").json()
+        let next = try #require((status["sync"] as? [String: Any])?["nextSyncAt"] as? Double, "\(status)")
+        #expect(next > Date().timeIntervalSince1970 - 1 && next < Date().timeIntervalSince1970 + 3601)
+        usleep(1_000_000)
+        #expect(origin.requests(for: "Routes.json").isEmpty)
+        let accepted = try http.request("POST", "/_cenarius/sync")
+        let receipt = try waitForReceipt(http, try #require(try accepted.json()["id"] as? String))
+        #expect(receipt["status"] as? String == "SUCCEED")
+        #expect(origin.requests(for: "Routes.json").count == 1)
+        _ = rebooted.terminate()
+    }
+
+    @Test func maxRateCapsTheDownloadAcrossItsTransfers() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        defer { dir.remove(); Task { await origin.shutdown() } }
+        // Four files of 512 KiB at 512 KiB/s in all: four seconds however many connections (less
+        // the quarter second's burst the gate allows at the start).
+        var files: [String: [UInt8]] = [:]
+        for i in 0..<4 { files["f\(i).bin"] = (0..<(512 << 10)).map { UInt8(truncatingIfNeeded: $0 &* (i + 7)) } }
+        _ = origin.publish(files)
+        let started = Date()
+        let capped = try Binary.run(["sync", "--remote", origin.url, "--max-rate", "524288", "--cache", dir.path("c1")])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(capped.status == 0, "\(capped.stderr)")
+        #expect(seconds > 3.2, "2 MiB at 512 KiB/s took \(seconds) s")
+        let refused = try Binary.run(["sync", "--remote", origin.url, "--max-rate", "fast", "--cache", dir.path("c2")])
+        #expect(refused.status == 64)
+    }
+}
