@@ -55,3 +55,23 @@ import Testing
         #expect(gate.wait(now: 101.5) == 0)
     }
 }
+
+@Suite struct ErrorCauseTests {
+    @Test func callersDecideOnTheCauseNeverOnTheWords() {
+        #expect(CenariusError(.remote, "Routes.json.sig: gone", cause: .httpStatus(404)).isMissingRemoteFile)
+        #expect(CenariusError(.remote, "x: cannot read file:///r/x", cause: .missingFile).isMissingRemoteFile)
+        #expect(!CenariusError(.remote, "x: HTTP 404 from somewhere (only words)").isMissingRemoteFile)
+        #expect(!CenariusError(.remote, "x: HTTP 403", cause: .httpStatus(403)).isMissingRemoteFile)
+    }
+
+    @Test func givingUpAfterRetriesKeepsTheCause() {
+        let policy = RetryPolicy(attempts: 2, base: 0.5, cap: 4, maxRetryAfter: 30)
+        let failure = CenariusError(.remote, "x: HTTP 502", cause: .httpStatus(502))
+        guard case .giveUp(let error) = policy.decide(.transient(failure), attempt: 2, random: 0) else {
+            Issue.record("expected to give up")
+            return
+        }
+        #expect(error.cause == .httpStatus(502))
+        #expect(error.message == "x: HTTP 502 (after 2 attempts)")
+    }
+}

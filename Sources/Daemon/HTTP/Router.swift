@@ -83,7 +83,7 @@ struct DaemonRouter: HTTPResponder {
                 return try await file(String(path.dropFirst()), head: head)
             }
         } catch {
-            let status: HTTPResponseStatus? = error.message.hasPrefix("unauthorized") ? .unauthorized : nil
+            let status: HTTPResponseStatus? = error.cause == .unauthorized ? .unauthorized : nil
             return Envelope.reply(error, id: id, action: DaemonRouter.action(for: path), status: status)
         }
     }
@@ -179,7 +179,7 @@ struct DaemonRouter: HTTPResponder {
     private func authorize(_ headers: HTTPHeaders) throws(CenariusError) {
         guard let token = state.token else { return }
         guard headers.first(name: "authorization") == "Bearer \(token)" else {
-            throw .usage("unauthorized: this daemon requires Authorization: Bearer <token> on POST")
+            throw CenariusError(.usage, "unauthorized: this daemon requires Authorization: Bearer <token> on POST", cause: .unauthorized)
         }
     }
 

@@ -60,7 +60,7 @@ public struct Seeder: Sendable {
         let results = downloader.download(files, progress: progress)
         for case .failure(let error) in results {
             plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
-            throw CenariusError(error.code, error.message + "; the preset was not changed")
+            throw error.appending("; the preset was not changed")
         }
         try forgetReplaced(old: old, table: table, placing: plan.fetch.flatMap(plan.entries))
         // Files the new release drops go first: one may stand where the new release has a folder

@@ -26,9 +26,10 @@ public final class WriterLock {
                     throw error
                 }
                 if FileSystem.monotonic() >= deadline {
-                    let holder = WriterLock.holder(path).map { " by pid \($0)" } ?? ""
+                    let holder = WriterLock.holder(path)
                     close(fd)
-                    throw .storage("cache is locked\(holder) (\(path)); gave up after \(Int(timeout)) s waiting to \(purpose)")
+                    throw CenariusError(.storage, "cache is locked\(holder.map { " by pid \($0)" } ?? "") (\(path)); gave up after \(Int(timeout)) s waiting to \(purpose)",
+                                        cause: .locked(holder: holder))
                 }
                 usleep(20_000)
             }
@@ -41,7 +42,7 @@ public final class WriterLock {
     /// Non-blocking: nil when another process holds it.
     public static func tryAcquire(path: String) throws(CenariusError) -> WriterLock? {
         do { return try WriterLock(path: path, timeout: 0, purpose: "start") } catch {
-            if error.message.hasPrefix("cache is locked") { return nil }
+            if case .locked = error.cause { return nil }
             throw error
         }
     }

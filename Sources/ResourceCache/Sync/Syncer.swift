@@ -70,7 +70,7 @@ public struct Syncer: Sendable {
     static func combined(_ failures: [CenariusError]) -> CenariusError {
         guard let first = failures.first else { return .internal("no remote to sync from") }
         guard failures.count > 1 else { return first }
-        return CenariusError(first.code, "every mirror failed: " + failures.map(\.message).joined(separator: "; "), retryAfter: first.retryAfter)
+        return CenariusError(first.code, "every mirror failed: " + failures.map(\.message).joined(separator: "; "), retryAfter: first.retryAfter, cause: first.cause)
     }
 
     private func sync(from remote: Remote, mirrors: [Remote], downloader: Downloader, started: Double, pastTable: inout Bool,
@@ -214,7 +214,7 @@ public struct Syncer: Sendable {
         }
         if let firstError {
             let others = failed > 1 ? " (and \(failed - 1) more failed files)" : ""
-            throw CenariusError(firstError.code, firstError.message + others + "; the previous generation stays in force", retryAfter: firstError.retryAfter)
+            throw firstError.appending(others + "; the previous generation stays in force")
         }
     }
 

@@ -352,7 +352,7 @@ public final class Downloader {
                  CURLE_SSL_CONNECT_ERROR:
                 return .transient(.remote(message))
             case CURLE_FILE_COULDNT_READ_FILE:
-                return .permanent(.remote("\(transfer.label): cannot read \(transfer.url)"))
+                return .permanent(CenariusError(.remote, "\(transfer.label): cannot read \(transfer.url)", cause: .missingFile))
             default:
                 return .permanent(.remote(message))
             }
@@ -365,8 +365,8 @@ public final class Downloader {
             let message = "\(transfer.label): HTTP \(transfer.status) from \(transfer.url)"
             switch transfer.status {
             case 429, 503: return .throttled(message, retryAfter: transfer.headers.retryAfter)
-            case 408, 500, 502, 504: return .transient(.remote(message))
-            default: return .permanent(.remote(message))
+            case 408, 500, 502, 504: return .transient(CenariusError(.remote, message, cause: .httpStatus(transfer.status)))
+            default: return .permanent(CenariusError(.remote, message, cause: .httpStatus(transfer.status)))
             }
         }
         return nil

@@ -37,7 +37,7 @@ public struct RetryPolicy: Sendable {
         case .permanent(let error):
             return .giveUp(error)
         case .transient(let error):
-            guard attempt < attempts else { return .giveUp(.init(error.code, "\(error.message) (after \(attempt) attempts)")) }
+            guard attempt < attempts else { return .giveUp(error.appending(" (after \(attempt) attempts)")) }
             return .retry(after: backoff(attempt: attempt, random: random))
         case .throttled(let message, let retryAfter):
             guard attempt < attempts else { return .giveUp(.init(.remote, "\(message) (after \(attempt) attempts)", retryAfter: retryAfter)) }

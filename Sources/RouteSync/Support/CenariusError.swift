@@ -24,16 +24,38 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// Why, where code decides on it: callers match on this, never on the message's words, so
+    /// that rewording a message cannot change behaviour.
+    public enum Cause: Sendable, Equatable {
+        /// The origin answered with this HTTP status.
+        case httpStatus(Int)
+        /// A `file://` remote has no such file.
+        case missingFile
+        /// Another process holds the cache's lock (its pid, when it wrote one).
+        case locked(holder: Int32?)
+        /// A POST to the daemon without its bearer token.
+        case unauthorized
+    }
+
     public var code: Code
     /// One line: what, where (uri, file, URL) and why.
     public var message: String
     /// Seconds the origin asked us to wait (`Retry-After` on 429/503), for the daemon's scheduler.
     public var retryAfter: Double?
+    public var cause: Cause?
 
-    public init(_ code: Code, _ message: String, retryAfter: Double? = nil) {
+    public init(_ code: Code, _ message: String, retryAfter: Double? = nil, cause: Cause? = nil) {
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
+        self.cause = cause
+    }
+
+    /// The same error with more said at the end of its message.
+    public func appending(_ text: String) -> Self {
+        var error = self
+        error.message += text
+        return error
     }
 
     public var description: String { message }
@@ -50,6 +72,6 @@ extension CenariusError {
     /// The remote has no such file (HTTP 404, or a `file://` path that does not exist): for the
     /// optional sidecars (signature, release manifest), whose absence is an answer, not a failure.
     public var isMissingRemoteFile: Bool {
-        code == .remote && (message.contains("HTTP 404") || message.contains("cannot read"))
+        cause == .httpStatus(404) || cause == .missingFile
     }
 }
