@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/run's engine: runs the scenarios B1-B5 of the contract side by side with curl, aria2c,
+"""bench/run's engine: runs the scenarios B1-B5 and F of the contract side by side with curl, aria2c,
 wget2 and nginx, alternating tools round by round, and writes results.md and results.json.
 
 Every process is timed as a whole with /usr/bin/time (wall seconds, peak RSS). Loopback only:
@@ -16,6 +16,7 @@ import sys
 import time
 
 from events import EventClients, idle_cpu
+import footprint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -272,7 +273,7 @@ def markdown(results, args):
     for name, v in b2r["rows"].items():
         lines.append(f"| {name} | {v['median']:.4f} | {v['min']:.4f} | {v['rss']:.1f} |")
     lines.append(f"\nWhole process, cenariusd minus curl (median): {b2r['beyond_round_trip_ms']:.1f} ms. "
-                 f"Inside cenariusd, the sync itself (lock, conditional request, 304, bookkeeping; the report's `seconds`): median {b2r['in_process_ms']:.1f} ms")
+                 f"Inside cenariusd, the sync itself (lock, conditional request, 304, bookkeeping; the report's `seconds`): median {b2r.get('in_process_ms', float('nan')):.1f} ms")
     b3r = results["B3"]
     lines += ["", "## B3 incremental: 1% of files changed", "",
               f"changed: {b3r['changed_files']} files, {b3r['changed_bytes']} bytes; cenariusd downloaded {b3r['downloaded_files']} files, "
@@ -293,6 +294,8 @@ def markdown(results, args):
         lines.append(f"\nDuring these runs {streams['clients']} event streams (`GET /_cenarius/events`) were held open: "
                      f"{streams['connected']} connected before, {streams.get('still_connected', '?')} after; the daemon used "
                      f"{streams['idle_cpu_seconds_per_10s'] * 1000:.0f} ms of CPU in 10 s with them idle.")
+    if "F" in results:
+        lines.append(footprint.markdown(results["F"]))
     return "\n".join(lines) + "\n"
 
 
@@ -303,7 +306,7 @@ def main():
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
     p.add_argument("--port", type=int, default=18780)
-    p.add_argument("--only", default="B1,B2,B3,B4,B5", help="comma-separated scenarios to run")
+    p.add_argument("--only", default="B1,B2,B3,B4,B5,F", help="comma-separated scenarios to run")
     p.add_argument("--event-clients", type=int, default=None, help="event streams held open during B5 (default 200, smoke 20)")
     # On a disk, B1's times mostly measured the kernel's writeback of the previous round's
     # 100 MiB (medians 2.5x the minimums, for every tool): tmpfs leaves the tools' own work.
@@ -334,13 +337,15 @@ def main():
         only = set(args.only.split(","))
         name = "results-smoke" if args.smoke else "results"
         previous = os.path.join(HERE, name + ".json")
-        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5"} and os.path.exists(previous) else {}
+        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "F"} and os.path.exists(previous) else {}
         if "B1" in only: print("B1 cold seed", flush=True); results["B1"] = b1(nginx, args.rounds, args.b1_dest or os.path.join(OUT, "dest"))
         if "B2" in only: print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
         if "B3" in only: print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
         if "B4" in only: print("B4 resolve", flush=True); results["B4"] = b4(20 if args.smoke else 100)
         if "B5" in only: print("B5 serve", flush=True); results["B5"] = b5(nginx, 1 if args.smoke else 5, args.rounds,
                                                                                  args.event_clients if args.event_clients is not None else (20 if args.smoke else 200))
+        if "F" in only: print("F footprint", flush=True); results["F"] = footprint.run(
+            BIN, OUT, nginx, www, os.path.join(ROOT, "www"), TINY, os.path.join(OUT, "empty-preset"), results.get("B1"), 20 if args.smoke else 100)
     finally:
         nginx.stop()
     # A partial run (--only) keeps the other scenarios' earlier figures; each says when it was measured.

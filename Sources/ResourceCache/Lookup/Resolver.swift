@@ -46,8 +46,16 @@ public struct Resolver: Sendable {
             return Resolution(uri: uri.value, path: path, source: .develop, hash: nil, stale: false)
         }
         let store = GenerationStore(layout: settings.cache)
-        if tables == nil, let generation = store.current(), let answer = try indexed(uri, in: generation) {
-            return answer
+        // A one-shot process answers from an index where it can; a parsed preset table is
+        // indexed for the next one.
+        var presetIdentity: String?
+        if tables == nil {
+            if let generation = store.current() {
+                if let answer = try indexed(uri, in: generation) { return answer }
+            } else {
+                presetIdentity = PresetIndex.identity(settings.preset)
+                if let presetIdentity, let answer = try presetIndexed(uri, identity: presetIdentity) { return answer }
+            }
         }
         var refreshError: CenariusError?
         let canRefresh = !options.offline && settings.remote != nil
@@ -60,6 +68,7 @@ public struct Resolver: Sendable {
             } else {
                 presetTable = try self.presetTable()
                 table = presetTable!
+                if round == 0, let presetIdentity { PresetIndex.write(table, identity: presetIdentity, layout: settings.cache) }
             }
             if table.count == 0 && generation == nil && round == 0 && canRefresh {
                 // Nothing shipped and nothing synced yet: the first lookup fetches the table.
@@ -67,7 +76,8 @@ public struct Resolver: Sendable {
                 continue
             }
             guard let entry = table[uri] else {
-                throw .notFound("\(uri) is not in the route table\(generation.map { " (generation \($0.number))" } ?? " (preset \(settings.preset.tablePath))")")
+                guard let generation else { throw notInPreset(uri) }
+                throw .notFound("\(uri) is not in the route table (generation \(generation.number))")
             }
             let fresh: Resolution.Source = round == 0 ? .cache : .remote
             if let generation, let path = cachedPath(entry, in: generation) {
@@ -98,6 +108,18 @@ public struct Resolver: Sendable {
         }
         guard fromPreset, identity == GenerationIndex.presetIdentity(settings.preset), let path = settings.preset.folder.file(uri) else { return nil }
         return Resolution(uri: uri.value, path: path, source: .preset, hash: hash.hex, stale: false)
+    }
+
+    /// Before any sync: the preset's index answers a uri the preset serves or does not list.
+    private func presetIndexed(_ uri: URIPath, identity: String) throws(CenariusError) -> Resolution? {
+        guard let hit = PresetIndex.lookup(uri, identity: identity, layout: settings.cache) else { return nil }
+        guard case .present(let hash, _, _) = hit else { throw notInPreset(uri) }
+        guard let path = settings.preset.folder.file(uri) else { return nil }
+        return Resolution(uri: uri.value, path: path, source: .preset, hash: hash.hex, stale: false)
+    }
+
+    private func notInPreset(_ uri: URIPath) -> CenariusError {
+        .notFound("\(uri) is not in the route table (preset \(settings.preset.tablePath))")
     }
 
     private func runRefresh(_ refresh: (() throws(CenariusError) -> Void)?) -> CenariusError? {

@@ -14,6 +14,7 @@ import RouteSync
 ///     held-back                  SHA-256 of a table rolled back from, not to be applied again
 ///     release.json               the trial's state: confirmed generation, trial and deadline (G9)
 ///     release.lock               flock(2) target for the short updates of release.json
+///     preset-index               the preset's table sorted for binary search, before any sync
 public struct CacheLayout: Sendable {
     public let root: String
 
@@ -33,6 +34,7 @@ public struct CacheLayout: Sendable {
     public var heldBack: String { root + "/held-back" }
     public var releaseState: String { root + "/release.json" }
     public var releaseLock: String { root + "/release.lock" }
+    public var presetIndex: String { root + "/preset-index" }
 
     public func object(_ hash: ContentHash) -> String {
         let hex = hash.hex

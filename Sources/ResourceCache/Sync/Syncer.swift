@@ -260,6 +260,7 @@ public struct Syncer: Sendable {
         }
         unlink(layout.attempted)
         unlink(layout.checked)
+        unlink(layout.presetIndex)
         lock.removeFile()
         rmdir(layout.root)
     }

@@ -78,9 +78,11 @@ final class HashCheck: Sendable {
     /// still running when a round ends carry over into the next (BodyHasher). Before that, a
     /// round of 16 files kept the sixteen lanes about a third full and rounds of 64 were needed.
     static let batchMinimum = 16
-    /// Whole bodies, held by transfers or waiting here: with 32 transfers in flight this keeps
-    /// a seed's peak RSS under B1's 64 MiB.
-    static let bodyBudget = 12 << 20
+    /// Whole bodies, held by transfers or waiting here. 4 MiB keeps B1's peak RSS under F's
+    /// 40 MiB (38–39 MiB; 46–52 MiB with 12) and its time where it was (0.46–0.58 s with 4,
+    /// 0.47–0.66 s with 12, curl 0.57–0.64 s, three rounds side by side): past the budget the
+    /// loop writes bodies itself, which costs little next to the transfers.
+    static let bodyBudget = 4 << 20
     let budget = BodyBudget(limit: HashCheck.bodyBudget)
 
     /// A second worker starts only when a full batch waits while the first is busy: at the end

@@ -140,25 +140,17 @@ struct GlobalOptions: ParsableArguments {
         "confirm-timeout", "health-cmd", "health-url", "on-switch", "start-jitter",
     ]
 
-    /// A key the program does not know is a mistake (a typo, another tool's name for a setting)
-    /// that would otherwise be ignored in silence.
-    static func checkKeys(ofConfigFile path: String) throws(CenariusError) {
-        guard let bytes = try? FileSystem.readFile(path) else { return }  // swift-configuration says why
-        guard case .object(let members) = try? JSONValue.parse(bytes, source: path) else { return }
-        if let unknown = members.keys.sorted().first(where: { !configKeys.contains($0) }) {
-            throw .usage("unknown key \(JSONText.quoted(unknown)) in config file \(path); known keys: \(configKeys.sorted().joined(separator: ", "))")
-        }
-    }
-
     private func configReader() async throws(CenariusError) -> ConfigReader {
         let environment = ProcessEnvironment()
         let explicit = config ?? environment["CENARIUS_CONFIG"]
         let path = explicit ?? environment.configHome + "/cenarius/config.json"
         var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: ["cenarius"])]
         if explicit != nil || FileSystem.exists(path) {
-            try Self.checkKeys(ofConfigFile: path)
+            let options = ConfigFileSnapshot.ParsingOptions(knownKeys: Self.configKeys, path: path)
             do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+                providers.append(try await FileProvider<ConfigFileSnapshot>(parsingOptions: options, filePath: FilePath(path)))
+            } catch let error as CenariusError where error.code == .usage {
+                throw error
             } catch {
                 throw .usage("bad config file \(path): \(error)")
             }
