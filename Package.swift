@@ -72,16 +72,24 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The settings table and the two ways of reading it (fast, and swift-configuration's).
+        .target(
+            name: "Settings",
+            dependencies: [
+                "RouteSync",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .executableTarget(
             name: "cenariusd",
             dependencies: [
                 "RouteSync",
                 "ResourceCache",
                 "Daemon",
+                "Settings",
                 "CStartup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The toolchain's static link exports every symbol of the package's own objects
@@ -105,6 +113,10 @@ let package = Package(
         .executableTarget(name: "FuzzRouteTable", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRouteTable"),
         .executableTarget(name: "FuzzURIPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzURIPath"),
         .executableTarget(name: "FuzzRequestPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRequestPath"),
+        .testTarget(
+            name: "SettingsTests",
+            dependencies: ["Settings", "RouteSync"]
+        ),
         .testTarget(
             name: "RouteSyncTests",
             dependencies: ["RouteSync"]

@@ -87,7 +87,8 @@ http {{
         total = 0
         for line in open(self.log):
             parts = line.split()
-            if len(parts) == 3 and parts[0].startswith(prefix) and not parts[0].endswith("Routes.json"):
+            # The table and its sidecars (.sig, .release: a 404 body when there is none) are not files.
+            if len(parts) == 3 and parts[0].startswith(prefix) and not os.path.basename(parts[0]).startswith("Routes.json"):
                 total += int(parts[2])
         return total
 
@@ -277,7 +278,7 @@ def markdown(results, args):
     b3r = results["B3"]
     lines += ["", "## B3 incremental: 1% of files changed", "",
               f"changed: {b3r['changed_files']} files, {b3r['changed_bytes']} bytes; cenariusd downloaded {b3r['downloaded_files']} files, "
-              f"{b3r['downloaded_bytes']} bytes; the origin sent {b3r['origin_body_bytes']} body bytes (table excluded); "
+              f"{b3r['downloaded_bytes']} bytes; the origin sent {b3r['origin_body_bytes']} body bytes (the table and its sidecars excluded); "
               f"exact: {'yes' if b3r['exact'] else 'NO'}; {b3r['wall']:.3f} s, {b3r['rss']:.1f} MiB"]
     b4r = results["B4"]
     lines += ["", f"## B4 resolve, {b2r['entries']}-entry table", "",

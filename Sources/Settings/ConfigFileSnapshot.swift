@@ -11,8 +11,8 @@ import RouteSync
 /// a setting ignored in silence (a typo, another tool's name for a setting).
 struct ConfigFileSnapshot: FileConfigSnapshot {
     struct ParsingOptions: FileParsingOptions {
-        /// Every key a config file may hold; nil accepts any.
-        var knownKeys: Set<String>?
+        /// Every key a config file may hold, with its type; nil accepts any key of any type.
+        var settings: [String: Setting.Kind]?
         /// The file's path, for messages.
         var path = "config file"
 
@@ -28,8 +28,17 @@ struct ConfigFileSnapshot: FileConfigSnapshot {
         guard case .object(let members) = try JSONValue.parse(bytes, source: path) else {
             throw CenariusError.usage("config file \(path) must hold one JSON object")
         }
-        if let known = parsingOptions.knownKeys, let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
-            throw CenariusError.usage("unknown key \(JSONText.quoted(unknown)) in config file \(path); known keys: \(known.sorted().joined(separator: ", "))")
+        if let settings = parsingOptions.settings {
+            for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+                guard let kind = settings[key] else {
+                    throw CenariusError.usage("unknown key \(JSONText.quoted(key)) in config file \(path); known keys: \(settings.keys.sorted().joined(separator: ", "))")
+                }
+                // Checked here rather than when read: a value of the wrong type would otherwise
+                // be skipped in silence by the reader, like an unknown key.
+                guard value == .null || Self.fits(value, kind) else {
+                    throw CenariusError.usage("config key \(JSONText.quoted(key)) in \(path) must be \(Self.describe(kind))")
+                }
+            }
         }
         self.members = members
         self.providerName = providerName
@@ -59,6 +68,26 @@ struct ConfigFileSnapshot: FileConfigSnapshot {
             let strings = items.compactMap(\.string)
             return strings.count == items.count ? .stringArray(strings) : nil
         default: return nil
+        }
+    }
+
+    private static func fits(_ value: JSONValue, _ kind: Setting.Kind) -> Bool {
+        switch (kind, value) {
+        case (.string, .string), (.bool, .bool), (.double, .number): true
+        case (.int, .number(let text)): Int(text) != nil
+        case (.list, .string): true
+        case (.list, .array(let items)): items.allSatisfy { $0.string != nil }
+        default: false
+        }
+    }
+
+    private static func describe(_ kind: Setting.Kind) -> String {
+        switch kind {
+        case .string: "a string"
+        case .int: "a whole number"
+        case .double: "a number"
+        case .bool: "true or false"
+        case .list: "a string or an array of strings"
         }
     }
 
