@@ -112,7 +112,7 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["RouteSync"], path: "Fuzz/FuzzSupport"),
         .executableTarget(name: "FuzzRouteTable", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRouteTable"),
         .executableTarget(name: "FuzzURIPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzURIPath"),
-        .executableTarget(name: "FuzzRequestPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRequestPath"),
+        .executableTarget(name: "FuzzRequestPath", dependencies: ["RouteSync", "Daemon", "FuzzSupport"], path: "Fuzz/FuzzRequestPath"),
         .testTarget(
             name: "SettingsTests",
             dependencies: ["Settings", "RouteSync"]

@@ -52,8 +52,8 @@ public enum Daemon {
         let layout = settings.cache
         try FileSystem.makeDirectories(layout.root)
         // One daemon per cache (G6); the lock lives as long as this process.
-        guard let lock = try WriterLock.tryAcquire(path: layout.root + "/daemon.lock") else {
-            let holder = WriterLock.holder(layout.root + "/daemon.lock").map { "pid \($0)" } ?? "another process"
+        guard let lock = try WriterLock.tryAcquire(path: layout.daemonLock) else {
+            let holder = WriterLock.holder(layout.daemonLock).map { "pid \($0)" } ?? "another process"
             throw .storage("another cenariusd daemon (\(holder)) is already serving the cache \(layout.root)")
         }
         defer { withExtendedLifetime(lock) {} }
@@ -102,13 +102,13 @@ public enum Daemon {
         }
         let router = DaemonRouter(state: state, files: FileServer(
             memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
-            gzipFolder: develop == nil ? layout.root + "/gzip" : nil,
+            gzipFolder: develop == nil ? layout.compressed : nil,
             prepared: PreparedFiles(budget: options.memoryBudget), immutable: options.immutable, fallback: options.fallback))
         let server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
             let url = "http://\(options.bind):\(port)"
             var running = info
             running.url = url
-            try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.root + "/daemon.json", durable: false)
+            try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.daemonInfo, durable: false)
             logger.info("serving", metadata: ["url": "\(url)", "cache": "\(layout.root)", "mode": "\(develop == nil ? "cache" : "develop")"])
             onListening(url)
             SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
@@ -133,19 +133,19 @@ public enum Daemon {
             try await group.run()
         } catch {
             SystemdNotifier.notify("STOPPING=1")
-            unlink(layout.root + "/daemon.json")
+            unlink(layout.daemonInfo)
             throw .storage("cannot serve on \(options.bind):\(options.port): \(error)")
         }
         SystemdNotifier.notify("STOPPING=1")
         await coordinator.shutdown()
-        unlink(layout.root + "/daemon.json")
+        unlink(layout.daemonInfo)
         logger.info("stopped")
     }
 
     /// The running daemon's info, if one holds the cache's daemon lock.
     public static func running(cache: CacheLayout) -> DaemonInfo? {
-        guard (try? WriterLock.tryAcquire(path: cache.root + "/daemon.lock")) == nil,
-              let bytes = try? FileSystem.readFile(cache.root + "/daemon.json") else { return nil }
+        guard (try? WriterLock.tryAcquire(path: cache.daemonLock)) == nil,
+              let bytes = try? FileSystem.readFile(cache.daemonInfo) else { return nil }
         return try? JSONDecoder().decode(DaemonInfo.self, from: Data(bytes))
     }
 }

@@ -48,7 +48,7 @@ struct OriginResponder: HTTPResponder {
     func immediate(_ head: HTTPRequestHead) -> PreparedReply? { nil }
 
     func respond(_ head: HTTPRequestHead, body: ByteBuffer?) async -> PreparedReply {
-        let path = DaemonRouter.path(of: head.uri)
+        let path = RequestTarget.path(of: head.uri)
         guard head.method == .GET || head.method == .HEAD else {
             return PreparedReply(Reply(status: .methodNotAllowed, headers: [("Allow", "GET, HEAD")]))
         }

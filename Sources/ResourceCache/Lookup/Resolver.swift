@@ -37,9 +37,9 @@ public struct Resolver: Sendable {
         }
     }
 
-    /// `refresh` replaces the default single-flight refetch (the daemon passes its own).
-    public func resolve(_ raw: String, options: Options = Options(),
-                        refresh: (() throws(CenariusError) -> Void)? = nil) throws(CenariusError) -> Resolution {
+    /// A one-shot process's lookup: it may refetch the table itself (single-flight across
+    /// processes through the writer lock).
+    public func resolve(_ raw: String, options: Options = Options()) throws(CenariusError) -> Resolution {
         let uri = try URIPath(lookup: raw)
         if let developFolder {
             guard let path = developFolder.file(uri) else { throw .notFound("\(uri) is not in the develop folder \(developFolder.root)") }
@@ -72,7 +72,7 @@ public struct Resolver: Sendable {
             }
             if table.count == 0 && generation == nil && round == 0 && canRefresh {
                 // Nothing shipped and nothing synced yet: the first lookup fetches the table.
-                refreshError = runRefresh(refresh)
+                refreshError = refetch()
                 continue
             }
             guard let entry = table[uri] else {
@@ -89,7 +89,7 @@ public struct Resolver: Sendable {
                 return Resolution(uri: uri.value, path: path, source: .preset, hash: entry.hash.hex, stale: false)
             }
             guard round == 0, canRefresh else { break }
-            refreshError = runRefresh(refresh)
+            refreshError = refetch()
             if refreshError != nil { break }
         }
         return try staleCopy(uri, options: options, reason: refreshError)
@@ -122,13 +122,44 @@ public struct Resolver: Sendable {
         .notFound("\(uri) is not in the route table (preset \(settings.preset.tablePath))")
     }
 
-    private func runRefresh(_ refresh: (() throws(CenariusError) -> Void)?) -> CenariusError? {
+    private func refetch() -> CenariusError? {
         do {
-            if let refresh { try refresh() } else { _ = try Syncer(settings: settings).refetch() }
+            _ = try Syncer(settings: settings).refetch()
             return nil
         } catch {
             return error
         }
+    }
+
+    /// The daemon's lookup, which never blocks on the network: answer from what is held; when
+    /// nothing current is held, `refresh` (the daemon's single-flight, throttled sync) runs and
+    /// the lookup is made again. Offline otherwise, so the order is the one `resolve` keeps.
+    public func resolve(_ raw: String, refresh: () async -> CenariusError?) async throws(CenariusError) -> Resolution {
+        var firstError: CenariusError?
+        do {
+            let resolution = try resolve(raw, options: .init(offline: true))
+            if !resolution.stale { return resolution }
+        } catch {
+            let nothingSynced = GenerationStore(layout: settings.cache).current() == nil
+            if error.code == .notFound && !nothingSynced { throw error }
+            if developFolder != nil || error.code == .usage || error.code == .integrity { throw error }
+            firstError = error
+        }
+        guard developFolder == nil, settings.remote != nil else {
+            throw firstError ?? .remote("no current copy of \(raw) and no remote configured")
+        }
+        let refreshError = await refresh()
+        var resolution: Resolution
+        do {
+            resolution = try resolve(raw, options: .init(offline: true))
+        } catch {
+            throw refreshError.map { CenariusError($0.code, "\(error.message); refresh failed: \($0.message)") } ?? error
+        }
+        if !resolution.stale && resolution.source == .cache {
+            // Became current through the refresh.
+            resolution.source = .remote
+        }
+        return resolution
     }
 
     /// `files/<uri>` of the generation, or a link made now from the object store when the

@@ -24,7 +24,7 @@ public struct HoldStore: Sendable {
         self.layout = layout
     }
 
-    var path: String { layout.root + "/holds.json" }
+    var path: String { layout.holds }
 
     /// Holds that have not expired at `now`.
     public func active(now: Double = FileSystem.now()) -> [Hold] {

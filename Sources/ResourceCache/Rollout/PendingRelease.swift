@@ -46,7 +46,7 @@ public struct PendingStore: Sendable {
         self.layout = layout
     }
 
-    var folder: String { layout.root + "/pending" }
+    var folder: String { layout.pending }
 
     public func read() -> (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)? {
         guard let record = JSONFile.read(PendingRelease.self, folder + "/state.json"),

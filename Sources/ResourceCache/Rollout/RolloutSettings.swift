@@ -33,7 +33,7 @@ public struct RolloutSettings: Sendable, Equatable {
     }
 
     static func keptID(_ layout: CacheLayout) -> String {
-        let path = layout.root + "/device-id"
+        let path = layout.deviceID
         if let bytes = try? FileSystem.readFile(path, limit: 4096) {
             let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
             if !text.isEmpty { return text }

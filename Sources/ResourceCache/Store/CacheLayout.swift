@@ -15,6 +15,12 @@ import RouteSync
 ///     release.json               the trial's state: confirmed generation, trial and deadline (G9)
 ///     release.lock               flock(2) target for the short updates of release.json
 ///     preset-index               the preset's table sorted for binary search, before any sync
+///     current.next               the link being made before it is renamed over `current`
+///     gzip/<hash>.gz             the daemon's compressed copies, removed with their content by GC
+///     device-id                  this device's id for rollouts when there is no /etc/machine-id
+///     holds.json                 switches held by the app (G10)
+///     pending/                   a release adopted but not yet switched to (rollout windows)
+///     daemon.lock, daemon.json   one daemon per cache; where it listens
 public struct CacheLayout: Sendable {
     public let root: String
 
@@ -35,6 +41,13 @@ public struct CacheLayout: Sendable {
     public var releaseState: String { root + "/release.json" }
     public var releaseLock: String { root + "/release.lock" }
     public var presetIndex: String { root + "/preset-index" }
+    public var currentNext: String { root + "/current.next" }
+    public var compressed: String { root + "/gzip" }
+    public var deviceID: String { root + "/device-id" }
+    public var holds: String { root + "/holds.json" }
+    public var pending: String { root + "/pending" }
+    public var daemonLock: String { root + "/daemon.lock" }
+    public var daemonInfo: String { root + "/daemon.json" }
 
     public func object(_ hash: ContentHash) -> String {
         let hex = hash.hex

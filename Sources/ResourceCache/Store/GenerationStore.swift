@@ -62,7 +62,7 @@ public struct GenerationStore: Sendable {
         if cplatform_syncfs(rootFD) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
         guard rename(building, final) == 0 else { throw FileSystem.failure("cannot commit generation", final) }
         try syncDirectory(layout.generations)
-        let link = layout.root + "/current.next"
+        let link = layout.currentNext
         unlink(link)
         guard symlink("generations/\(number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
         guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
@@ -72,7 +72,7 @@ public struct GenerationStore: Sendable {
 
     /// Makes an older committed generation current again (rollback).
     public func activate(_ generation: Generation) throws(CenariusError) {
-        let link = layout.root + "/current.next"
+        let link = layout.currentNext
         unlink(link)
         guard symlink("generations/\(generation.number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
         guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
@@ -139,7 +139,7 @@ public struct GenerationStore: Sendable {
     /// The daemon's gzip copies (`<cache>/gzip/<hash>.gz`) of content no kept generation lists.
     /// Kept generations are read through their indexes; without one, nothing is removed.
     private func collectCompressedCopies() -> Int64 {
-        let folder = layout.root + "/gzip"
+        let folder = layout.compressed
         let names = FileSystem.listDirectory(folder)
         guard !names.isEmpty else { return 0 }
         var listed = Set<String>()

@@ -267,7 +267,7 @@ public struct Syncer: Sendable {
 
     func cleanTemporaries() {
         for name in FileSystem.listDirectory(layout.tmp) { FileSystem.removeTree(layout.tmp + "/" + name) }
-        unlink(layout.root + "/current.next")
+        unlink(layout.currentNext)
     }
 
     func markChecked() {
