@@ -166,3 +166,12 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
         ),
     ]
 }
+
+// The upcoming-feature settings hummingbird builds with: existentials spelled `any`, and a
+// member visible only where its module is imported.
+for target in package.targets where !["CCurl", "CMultiMD5", "CPlatform", "CStartup"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

@@ -9,37 +9,37 @@ import ServiceLifecycle
 import UnixSignals
 
 /// How `cenariusd serve` runs.
-public struct DaemonOptions: Sendable {
-    public var bind = "127.0.0.1"
-    public var port = 8700
+package struct DaemonOptions: Sendable {
+    package var bind = "127.0.0.1"
+    package var port = 8700
     /// Seconds between periodic syncs.
-    public var interval: Double = 300
+    package var interval: Double = 300
     /// The first sync waits a random moment within this many seconds when a table is already in
     /// force (a fleet that reboots together does not poll together); nil: min(interval, 60).
-    public var startJitter: Double?
+    package var startJitter: Double?
     /// Bearer token required on POSTs (and required at all for a non-loopback bind).
-    public var token: String?
-    public var jsonLogs = false
-    public var logLevel: Logger.Level = .info
+    package var token: String?
+    package var jsonLogs = false
+    package var logLevel: Logger.Level = .info
     /// Bytes of small file bodies kept in memory.
-    public var memoryBudget = 64 << 20
+    package var memoryBudget = 64 << 20
     /// Trials, health checks and the switch hook (G9).
-    public var trial = TrialOptions()
+    package var trial = TrialOptions()
     /// Origins whose pages may use the control API besides the daemon's own (`--allow-origin`).
-    public var allowOrigins: [String] = []
+    package var allowOrigins: [String] = []
     /// `--health-max-age`: seconds without a sync reaching the remote before /health says 503.
-    public var healthMaxAge: Double?
+    package var healthMaxAge: Double?
     /// `--immutable` globs and the `--fallback` uri of the file server.
-    public var immutable: [String] = []
-    public var fallback: String?
+    package var immutable: [String] = []
+    package var fallback: String?
 
-    public init() {}
+    package init() {}
 }
 
 /// The daemon: an HTTP server and the sync scheduler as two services in one ServiceGroup,
 /// SIGTERM/SIGINT for graceful shutdown, SIGHUP to reload and sync.
-public enum Daemon {
-    public static func run(
+package enum Daemon {
+    package static func run(
         settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions,
         reload: @escaping @Sendable () async throws(CenariusError) -> SyncSettings,
         onListening: @escaping @Sendable (String) -> Void = { _ in }
@@ -143,7 +143,7 @@ public enum Daemon {
     }
 
     /// The running daemon's info, if one holds the cache's daemon lock.
-    public static func running(cache: CacheLayout) -> DaemonInfo? {
+    package static func running(cache: CacheLayout) -> DaemonInfo? {
         guard (try? WriterLock.tryAcquire(path: cache.daemonLock)) == nil,
               let bytes = try? FileSystem.readFile(cache.daemonInfo) else { return nil }
         return try? JSONDecoder().decode(DaemonInfo.self, from: Data(bytes))

@@ -178,10 +178,10 @@ struct StatusReply: Encodable {
 }
 
 /// What `cenariusd status` and `/_cenarius/status` say about the running daemon.
-public struct DaemonInfo: Codable, Sendable {
-    public var pid: Int32
-    public var url: String
-    public var startedAt: Double
-    public var interval: Double
-    public var develop: Bool
+package struct DaemonInfo: Codable, Sendable {
+    package var pid: Int32
+    package var url: String
+    package var startedAt: Double
+    package var interval: Double
+    package var develop: Bool
 }

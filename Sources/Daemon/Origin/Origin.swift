@@ -4,24 +4,25 @@ import NIOHTTP1
 import ResourceCache
 import RouteSync
 import ServiceLifecycle
+import UnixSignals
 
 /// `cenariusd origin DIR`: a static server for a remote folder, with ETag/304 and Range,
 /// for publishers trying a site locally and as the built-in default remote of `make run`.
 /// It is the daemon's own HTTP server and file replies with a plain folder behind them, so
 /// the one binary needs no second HTTP stack (a framework brought Foundation and ICU with it).
-public struct Origin: Sendable {
-    public let root: String
-    public let host: String
-    public let port: Int
+package struct Origin: Sendable {
+    package let root: String
+    package let host: String
+    package let port: Int
 
-    public init(root: String, host: String = "127.0.0.1", port: Int = 8701) {
+    package init(root: String, host: String = "127.0.0.1", port: Int = 8701) {
         self.root = root
         self.host = host
         self.port = port
     }
 
     /// Runs until SIGTERM/SIGINT. `onListening` receives the bound port (useful with port 0).
-    public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws(CenariusError) {
+    package func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws(CenariusError) {
         var logger = Logger(label: "cenariusd.origin")
         logger.logLevel = .warning
         let files = FileServer(memory: ContentCache(budget: 16 << 20, maxEntry: 64 << 10), gzipFolder: nil,

@@ -5,14 +5,14 @@ import Glibc
 
 /// The contract's lookup order: cache → preset → refetch → stale copy. Readers take no lock:
 /// one readlink picks the generation, and everything after reads that generation only (G2, G6).
-public struct Resolver: Sendable {
-    public let settings: SyncSettings
+package struct Resolver: Sendable {
+    package let settings: SyncSettings
     /// Set in develop mode: the one folder served, no table, no network.
-    public let developFolder: ServedFolder?
+    package let developFolder: ServedFolder?
     /// Parsed tables kept between lookups (long-lived processes); nil reads them each time.
-    public let tables: TableCache?
+    package let tables: TableCache?
 
-    public init(settings: SyncSettings, developFolder: ServedFolder? = nil, tables: TableCache? = nil) {
+    package init(settings: SyncSettings, developFolder: ServedFolder? = nil, tables: TableCache? = nil) {
         self.settings = settings
         self.developFolder = developFolder
         self.tables = tables
@@ -28,10 +28,10 @@ public struct Resolver: Sendable {
         return try settings.preset.table()
     }
 
-    public struct Options: Sendable {
-        public var offline = false
-        public var strict = false
-        public init(offline: Bool = false, strict: Bool = false) {
+    package struct Options: Sendable {
+        package var offline = false
+        package var strict = false
+        package init(offline: Bool = false, strict: Bool = false) {
             self.offline = offline
             self.strict = strict
         }
@@ -39,7 +39,7 @@ public struct Resolver: Sendable {
 
     /// A one-shot process's lookup: it may refetch the table itself (single-flight across
     /// processes through the writer lock).
-    public func resolve(_ raw: String, options: Options = Options()) throws(CenariusError) -> Resolution {
+    package func resolve(_ raw: String, options: Options = Options()) throws(CenariusError) -> Resolution {
         let uri = try URIPath(lookup: raw)
         if let developFolder {
             guard let path = developFolder.file(uri) else { throw .notFound("\(uri) is not in the develop folder \(developFolder.root)") }
@@ -134,7 +134,7 @@ public struct Resolver: Sendable {
     /// The daemon's lookup, which never blocks on the network: answer from what is held; when
     /// nothing current is held, `refresh` (the daemon's single-flight, throttled sync) runs and
     /// the lookup is made again. Offline otherwise, so the order is the one `resolve` keeps.
-    public func resolve(_ raw: String, refresh: () async -> CenariusError?) async throws(CenariusError) -> Resolution {
+    package func resolve(_ raw: String, refresh: () async -> CenariusError?) async throws(CenariusError) -> Resolution {
         var firstError: CenariusError?
         do {
             let resolution = try resolve(raw, options: .init(offline: true))

@@ -5,12 +5,12 @@ import CCurl
 /// handshake with the certificate chain (B7: ~4 KB → ~1 KB per unchanged https poll).
 /// libcurl locks it itself (one mutex per kind of data, in the C shim), so every download loop
 /// of every sync may use it at once.
-public final class TLSSessionCache: @unchecked Sendable {
+package final class TLSSessionCache: @unchecked Sendable {
     let shared: OpaquePointer
     let handle: UnsafeMutableRawPointer
 
     /// nil when libcurl cannot be loaded.
-    public init?() {
+    package init?() {
         guard let shared = ccurl_share_new(), let handle = ccurl_share_handle(shared) else { return nil }
         self.shared = shared
         self.handle = handle
