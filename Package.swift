@@ -140,7 +140,12 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["TestOrigin", "Daemon", "ResourceCache", "RouteSync"]
+            dependencies: [
+                "TestOrigin", "Daemon", "ResourceCache", "RouteSync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
     ]
 )

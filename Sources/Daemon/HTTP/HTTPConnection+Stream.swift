@@ -8,6 +8,11 @@ struct StreamingState {
     let hub: EventHub
     let token: Int
     let keepAlive: RepeatedTask
+
+    func end() {
+        keepAlive.cancel()
+        hub.unsubscribe(token)
+    }
 }
 
 extension HTTPConnection {
@@ -15,7 +20,6 @@ extension HTTPConnection {
 
     func startStream(_ events: EventStream, head: EncodedHead, context: ChannelHandlerContext) {
         // Nothing else is read on this connection; requests pipelined behind are dropped.
-        waiting.removeAll()
         idleCheck?.cancel()
         idleCheck = nil
         context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
@@ -41,21 +45,18 @@ extension HTTPConnection {
             let (connection, context) = bound.value
             connection.sendEvent(ByteBuffer(string: ": keep-alive\n\n"), context: context)
         }
-        stream = StreamingState(hub: events.hub, token: token, keepAlive: keepAlive)
+        state.startStream(StreamingState(hub: events.hub, token: token, keepAlive: keepAlive))
     }
 
     func sendEvent(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
-        guard open, stream != nil else { return }
+        guard state.isStreaming else { return }
         var out = context.channel.allocator.buffer(capacity: bytes.readableBytes + 16)
         HTTPConnection.appendChunk(bytes, to: &out)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(out)), promise: nil)
     }
 
     func endStream() {
-        guard let stream else { return }
-        stream.keepAlive.cancel()
-        stream.hub.unsubscribe(stream.token)
-        self.stream = nil
+        state.endStream()?.end()
     }
 
     static func appendChunk(_ bytes: ByteBuffer, to out: inout ByteBuffer) {

@@ -57,21 +57,12 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     private let responder: any HTTPResponder
     private let idleTimeout: TimeAmount
     var idleCheck: RepeatedTask?
-    private var activeSinceCheck = true
+    var state = StateMachine()
+    /// The request being read, and its body's size so far.
     private var receiving: PendingRequest?
     private var bodyBytes = 0
-    var waiting = CircularBuffer<PendingRequest>()
-    private var busy = false
-    var open = true
-    private var closing = false
-    /// No more requests are taken (shutdown, or unreadable input); what is owed is answered,
-    /// the last reply says `Connection: close`.
-    private var stopping = false
-    private var readingPaused = false
     private var needsFlush = false
     var date = HTTPDateLine()
-    /// Set once the connection carries an event stream: it takes no more requests.
-    var stream: StreamingState?
 
     init(responder: any HTTPResponder, idleTimeout: TimeAmount) {
         self.responder = responder
@@ -84,11 +75,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         idleCheck = context.eventLoop.scheduleRepeatedTask(initialDelay: idleTimeout, delay: idleTimeout) { _ in
             let (connection, context) = bound.value
-            if !connection.activeSinceCheck && !connection.busy && connection.waiting.isEmpty && !connection.closing {
-                connection.closing = true
-                context.close(promise: nil)
-            }
-            connection.activeSinceCheck = false
+            if connection.state.idleCheck() { context.close(promise: nil) }
         }
     }
 
@@ -99,8 +86,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing, !stopping, stream == nil else { return }
-        activeSinceCheck = true
+        guard state.takesRequests else { return }
+        state.read()
         switch unwrapInboundIn(data) {
         case .head(let head):
             receiving = PendingRequest(head: head)
@@ -118,16 +105,12 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
         case .end:
-            guard let head = receiving else { return }
+            guard let request = receiving else { return }
             receiving = nil
-            if busy || !waiting.isEmpty {
-                waiting.append(head)
-                if waiting.count >= HTTPConnection.maxWaiting && !readingPaused {
-                    readingPaused = true
-                    context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
-                }
-            } else {
-                handle(head, context: context)
+            switch state.received(request) {
+            case .handle(let request): handle(request, context: context)
+            case .wait: break
+            case .waitAndPauseReading: context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
             }
         }
     }
@@ -137,17 +120,21 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        open = false
         idleCheck?.cancel()
         idleCheck = nil
-        endStream()
+        if let stream = state.inactive() { stream.end() }
         context.fireChannelInactive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
-            stopping = true
-            closeIfIdle(context)
+            switch state.quiesce() {
+            case .none: break
+            case .close: close(context)
+            case .closeStream(let stream):
+                stream.end()
+                context.close(promise: nil)
+            }
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -155,20 +142,20 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let parserError = error as? HTTPParserError else {
-            closing = true
+            state.close()
             context.close(promise: nil)
             return
         }
         // Unreadable input ends the connection, but the requests before it are answered; bytes
         // after a request that ended the connection (HTTP/1.0) are simply dropped.
         receiving = nil
-        if parserError != .closedConnection, !busy, waiting.isEmpty, !closing, !stopping {
+        switch state.malformed(connectionClosed: parserError == .closedConnection) {
+        case .refuse:
             let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
             refuse(.badRequest, "malformed HTTP request", head: head, context: context)
-            return
+        case .closeIfIdle:
+            closeIfIdle(context)
         }
-        stopping = true
-        closeIfIdle(context)
     }
 
     private func handle(_ request: PendingRequest, context: ChannelHandlerContext) {
@@ -177,14 +164,13 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             write(prepared, for: head, context: context)
             return
         }
-        busy = true
+        state.replyStarted()
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let responder = self.responder
         let body = request.body
         context.eventLoop.makeFutureWithTask { await responder.respond(head, body: body) }.whenSuccess { reply in
             let (connection, context) = bound.value
-            connection.busy = false
-            guard connection.open else { return }
+            guard connection.state.replyComputed() else { return }
             connection.write(reply, for: head, context: context)
             connection.flushIfNeeded(context)
             connection.drain(context)
@@ -193,28 +179,28 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Answers the requests that waited behind an asynchronous reply.
     private func drain(_ context: ChannelHandlerContext) {
-        while !busy, !closing, let next = waiting.popFirst() {
+        while let next = state.nextWaiting() {
             handle(next, context: context)
         }
         flushIfNeeded(context)
-        if readingPaused && waiting.count < HTTPConnection.maxWaiting / 2 && !closing {
-            readingPaused = false
+        if state.resumeReading() {
             context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         }
         closeIfIdle(context)
     }
 
     private func closeIfIdle(_ context: ChannelHandlerContext) {
-        guard stopping, !busy, waiting.isEmpty, !closing else { return }
-        closing = true
+        if state.closeIfIdle() { close(context) }
+    }
+
+    private func close(_ context: ChannelHandlerContext) {
         flushIfNeeded(context)
         context.close(promise: nil)
     }
 
     private func refuse(_ status: HTTPResponseStatus, _ message: String, head: HTTPRequestHead, context: ChannelHandlerContext) {
-        guard !busy, waiting.isEmpty else {
+        guard state.mayRefuse() else {
             // An answer is still owed to an earlier request; this one cannot jump the queue.
-            closing = true
             context.close(promise: nil)
             return
         }
@@ -232,7 +218,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             startStream(events, head: prepared.head, context: context)
             return
         }
-        let keepAlive = request.isKeepAlive && !(stopping && waiting.isEmpty)
+        let keepAlive = state.keepsAlive(request.isKeepAlive)
         var file: (NIOFileHandle, FileRegion)?
         if sendBody, case .file(let path, let offset, let length) = prepared.body {
             let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
@@ -278,7 +264,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         }
         needsFlush = true
         if !keepAlive {
-            closing = true
+            state.close()
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer()))).whenComplete { _ in bound.value.close(promise: nil) }
             needsFlush = false
