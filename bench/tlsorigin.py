@@ -79,6 +79,9 @@ http {{
         self.conf = os.path.join(self.dir, "nginx.conf")
         with open(self.conf, "w") as f:
             f.write(conf)
+        self.start()
+
+    def start(self):
         subprocess.run(["nginx", "-c", self.conf], check=True)
         time.sleep(0.3)
 
@@ -111,5 +114,10 @@ http {{
         return rows
 
     def stop(self):
+        pid = os.path.join(self.dir, "nginx.pid")
         subprocess.run(["nginx", "-c", self.conf, "-s", "stop"], stderr=subprocess.DEVNULL)
-        time.sleep(0.3)
+        # Gone when its pid file is: a start right after must find the port free.
+        for _ in range(100):
+            if not os.path.exists(pid):
+                break
+            time.sleep(0.05)

@@ -102,13 +102,13 @@ def wait_serving(port, daemon):
     raise RuntimeError("the daemon did not start")
 
 
-def measure(binary, out, site, port, case, polls):
+def measure(binary, out, site, port, case, polls, sessions="tickets"):
     """One case: bytes per unchanged poll, with the nginx log's view of the polls."""
     # "long": nginx's default keepalive and polls further apart than libcurl reuses a connection
     # (118 s): the daemon closes each poll's connection at once instead of leaving it to nginx.
     keepalive = {"kept": 75, "resumed": 1, "long": 75}[case]
     gap = {"kept": 0.5, "resumed": keepalive + 1.0, "long": 125.0}[case]
-    nginx = HttpsNginx(out, os.path.dirname(site), port, keepalive=keepalive, name=f"nginx-wire-{case}")
+    nginx = HttpsNginx(out, os.path.dirname(site), port, keepalive=keepalive, sessions=sessions, name=f"nginx-wire-{case}")
     cache = os.path.join(out, f"wire-cache-{case}")
     shutil.rmtree(cache, ignore_errors=True)
     empty = os.path.join(out, "empty-preset")
@@ -140,10 +140,10 @@ def measure(binary, out, site, port, case, polls):
             "http_request": sum(int(r["request"]) for r in rows) / polls}
 
 
-def bytes_per_poll(binary, out, site, port, polls=10, cases=("kept", "resumed")):
+def bytes_per_poll(binary, out, site, port, polls=10, cases=("kept", "resumed"), sessions="tickets"):
     """The cases, and what a device sends and receives a day at the default interval (300 s,
     longer than nginx's default keepalive: each poll a resumed new connection)."""
-    result = {case: measure(binary, out, site, port, case, polls if case != "long" else 3) for case in cases}
+    result = {case: measure(binary, out, site, port, case, polls if case != "long" else 3, sessions) for case in cases}
     new = result.get("long", result.get("resumed"))
     if new:
         result["per_device_per_day_default_interval"] = new["bytes_per_poll"] * 86400 / 300
@@ -156,6 +156,7 @@ def main():
     p.add_argument("--polls", type=int, default=10)
     p.add_argument("--port", type=int, default=18790)
     p.add_argument("--cases", default="kept,resumed", help="kept, resumed, long (polls 125 s apart: 7 minutes)")
+    p.add_argument("--sessions", default="tickets", help="nginx's TLS sessions: tickets (its default) or cache (stateful)")
     args = p.parse_args()
     out = os.path.join(HERE, "out")
     site = os.path.join(out, "wire-www", "site")
@@ -165,7 +166,7 @@ def main():
             with open(os.path.join(site, f"f{i}.js"), "w") as f:
                 f.write(f"console.log({i});\n" * 50)
         subprocess.run([args.bin, "routes", site], check=True, stdout=subprocess.DEVNULL)
-    print(json.dumps(bytes_per_poll(args.bin, out, site, args.port, args.polls, tuple(args.cases.split(","))), indent=2))
+    print(json.dumps(bytes_per_poll(args.bin, out, site, args.port, args.polls, tuple(args.cases.split(",")), args.sessions), indent=2))
 
 
 if __name__ == "__main__":
