@@ -99,9 +99,11 @@ public final class Downloader {
         transfer.policy = documentPolicy
         var document: Document = .notModified
         var failure: CenariusError?
-        // A daemon's polls go through the multi handle it keeps, whose connection cache outlives this sync.
+        // A daemon's polls go through the multi handle it keeps, whose connection cache outlives
+        // this sync; other documents (a trial's health URL) do not take it from them.
         let own = MultiHandle(value: multi)
-        let kept = options.sessions?.connections
+        let polled = Remote.authority(of: url).map { options.headerHosts.contains($0) } ?? false
+        let kept = polled ? options.sessions?.connections : nil
         let run = { (lease: inout KeptConnections.Lease?) in
             let multi = lease?.multi ?? own
             transfer.keepConnection = lease?.keep ?? true

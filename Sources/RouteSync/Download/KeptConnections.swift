@@ -57,12 +57,17 @@ public final class KeptConnections: Sendable {
         }
         let now = FileSystem.monotonic()
         if var held = lease {
-            held.keep = held.lastUse.map { now - $0 <= Double(Self.maxIdle) } ?? true
+            held.keep = Self.worthKeeping(afterGap: held.lastUse.map { now - $0 })
             held.lastUse = now
             lease = held
         }
         defer { if let lease { lent.withLock { $0 = lease } } }
         return body(&lease)
+    }
+
+    /// Whether a poll that follows the last by `gap` seconds (nil: the first) keeps its connection.
+    static func worthKeeping(afterGap gap: Double?) -> Bool {
+        gap.map { $0 <= Double(maxIdle) } ?? true
     }
 
     private static func makeMulti() -> MultiHandle? {
