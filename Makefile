@@ -7,9 +7,10 @@ SWIFT ?= swift
 PORT ?= 8701
 DAEMON_PORT ?= 8700
 DEMO ?= $(CURDIR)/.build/demo
+PREFIX ?= /usr/local
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps test-deps build run demo test release clean
+.PHONY: deps test-deps build run demo test release install clean
 
 # Installs the C libraries the build links against (libcurl with OpenSSL, zlib) when missing.
 deps:
@@ -39,8 +40,13 @@ test-deps:
 build: deps
 	$(SWIFT) build --product cenariusd
 
+# The build users install and the bench measures: static Swift runtime, stripped (Package.swift).
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product cenariusd
+
+install: release
+	install -D -m 755 .build/release/cenariusd $(DESTDIR)$(PREFIX)/bin/cenariusd
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/cenariusd ($$(du -h .build/release/cenariusd | cut -f1))"
 
 test: deps test-deps
 	$(SWIFT) build --build-tests

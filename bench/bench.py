@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/run's engine: runs the scenarios B1-B5 of the contract side by side with curl, aria2c,
+"""bench/run's engine: runs the scenarios B1-B5 and F of the contract side by side with curl, aria2c,
 wget2 and nginx, alternating tools round by round, and writes results.md and results.json.
 
 Every process is timed as a whole with /usr/bin/time (wall seconds, peak RSS). Loopback only:
@@ -18,6 +18,7 @@ import time
 from events import EventClients, idle_cpu
 import b6 as real_origin
 import fleet
+import footprint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -88,7 +89,8 @@ http {{
         total = 0
         for line in open(self.log):
             parts = line.split()
-            if len(parts) == 3 and parts[0].startswith(prefix) and not parts[0].endswith("Routes.json"):
+            # The table and its sidecars (.sig, .release: a 404 body when there is none) are not files.
+            if len(parts) == 3 and parts[0].startswith(prefix) and not os.path.basename(parts[0]).startswith("Routes.json"):
                 total += int(parts[2])
         return total
 
@@ -274,11 +276,11 @@ def markdown(results, args):
     for name, v in b2r["rows"].items():
         lines.append(f"| {name} | {v['median']:.4f} | {v['min']:.4f} | {v['rss']:.1f} |")
     lines.append(f"\nWhole process, cenariusd minus curl (median): {b2r['beyond_round_trip_ms']:.1f} ms. "
-                 f"Inside cenariusd, the sync itself (lock, conditional request, 304, bookkeeping; the report's `seconds`): median {b2r['in_process_ms']:.1f} ms")
+                 f"Inside cenariusd, the sync itself (lock, conditional request, 304, bookkeeping; the report's `seconds`): median {b2r.get('in_process_ms', float('nan')):.1f} ms")
     b3r = results["B3"]
     lines += ["", "## B3 incremental: 1% of files changed", "",
               f"changed: {b3r['changed_files']} files, {b3r['changed_bytes']} bytes; cenariusd downloaded {b3r['downloaded_files']} files, "
-              f"{b3r['downloaded_bytes']} bytes; the origin sent {b3r['origin_body_bytes']} body bytes (table excluded); "
+              f"{b3r['downloaded_bytes']} bytes; the origin sent {b3r['origin_body_bytes']} body bytes (the table and its sidecars excluded); "
               f"exact: {'yes' if b3r['exact'] else 'NO'}; {b3r['wall']:.3f} s, {b3r['rss']:.1f} MiB"]
     b4r = results["B4"]
     lines += ["", f"## B4 resolve, {b2r['entries']}-entry table", "",
@@ -295,6 +297,8 @@ def markdown(results, args):
         lines.append(f"\nDuring these runs {streams['clients']} event streams (`GET /_cenarius/events`) were held open: "
                      f"{streams['connected']} connected before, {streams.get('still_connected', '?')} after; the daemon used "
                      f"{streams['idle_cpu_seconds_per_10s'] * 1000:.0f} ms of CPU in 10 s with them idle.")
+    if "F" in results:
+        lines.append(footprint.markdown(results["F"]))
     lines += [""] + real_origin.markdown(results["B6"]) if "B6" in results else []
     lines += [""] + fleet.markdown(results["B7"]) if "B7" in results else []
     return "\n".join(lines) + "\n"
@@ -307,7 +311,7 @@ def main():
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
     p.add_argument("--port", type=int, default=18780)
-    p.add_argument("--only", default="B1,B2,B3,B4,B5,B6,B7", help="comma-separated scenarios to run")
+    p.add_argument("--only", default="B1,B2,B3,B4,B5,B6,B7,F", help="comma-separated scenarios to run")
     p.add_argument("--event-clients", type=int, default=None, help="event streams held open during B5 (default 200, smoke 20)")
     # On a disk, B1's times mostly measured the kernel's writeback of the previous round's
     # 100 MiB (medians 2.5x the minimums, for every tool): tmpfs leaves the tools' own work.
@@ -338,7 +342,7 @@ def main():
         only = set(args.only.split(","))
         name = "results-smoke" if args.smoke else "results"
         previous = os.path.join(HERE, name + ".json")
-        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7"} and os.path.exists(previous) else {}
+        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7", "F"} and os.path.exists(previous) else {}
         if "B1" in only: print("B1 cold seed", flush=True); results["B1"] = b1(nginx, args.rounds, args.b1_dest or os.path.join(OUT, "dest"))
         if "B2" in only: print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
         if "B3" in only: print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
@@ -349,6 +353,8 @@ def main():
                                                                                           args.b1_dest or os.path.join(OUT, "dest"), args.port + 1110)
         # Smoke: 20 daemons, 15 s outages (about 1.5 minutes); full: 100 daemons, 60 s outages (about 6 minutes).
         if "B7" in only: print("B7 fleet", flush=True); results["B7"] = fleet.b7(BIN, OUT, www, args.port + 1120, *((20, 6, 15, 12, 3) if args.smoke else (100, 20, 60, 40, 10)))
+        if "F" in only: print("F footprint", flush=True); results["F"] = footprint.run(
+            BIN, OUT, nginx, www, os.path.join(ROOT, "www"), TINY, os.path.join(OUT, "empty-preset"), results.get("B1"), 20 if args.smoke else 100)
     finally:
         nginx.stop()
     # A partial run (--only) keeps the other scenarios' earlier figures; each says when it was measured.

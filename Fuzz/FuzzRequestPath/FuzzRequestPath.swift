@@ -1,14 +1,18 @@
+import Daemon
 import FuzzSupport
 import RouteSync
 
 /// libFuzzer target for the daemon's request-target decoding: `/<path>?<query>` as it arrives on
-/// the wire, split and decoded the way `serve` does before any file is looked up.
+/// the wire, read by the daemon's own `RequestTarget` (the path of a file request, and the
+/// `?uri=` of `/_cenarius/resolve`) and checked by the uri rules before any file is looked up.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestPath(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let target = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-    guard path.hasPrefix("/") else { return 0 }
-    if let uri = try? URIPath(lookup: String(path.dropFirst())) {
+    let path = RequestTarget.path(of: target)
+    if path.hasPrefix("/"), let uri = try? URIPath(lookup: RequestTarget.fileName(String(path.dropFirst()))) {
+        FuzzChecks.staysInside(uri)
+    }
+    if let parameter = RequestTarget.query(target, "uri"), let uri = try? URIPath(lookup: parameter) {
         FuzzChecks.staysInside(uri)
     }
     return 0

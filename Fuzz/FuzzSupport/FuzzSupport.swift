@@ -3,9 +3,9 @@ import RouteSync
 import Glibc
 #endif
 
-public enum FuzzChecks {
+package enum FuzzChecks {
     /// Joined to a root and normalised lexically, an accepted uri never leaves the root.
-    public static func staysInside(_ uri: URIPath) {
+    package static func staysInside(_ uri: URIPath) {
         var depth = 0
         for segment in uri.value.split(separator: "/", omittingEmptySubsequences: false) {
             switch segment {
@@ -19,9 +19,9 @@ public enum FuzzChecks {
     }
 }
 
-public enum FuzzReplay {
+package enum FuzzReplay {
     /// Runs each file named on the command line (or each file of each folder) through `body`.
-    public static func run(_ body: (UnsafePointer<UInt8>, Int) -> Int32) {
+    package static func run(_ body: (UnsafePointer<UInt8>, Int) -> Int32) {
         var count = 0
         for argument in CommandLine.arguments.dropFirst() {
             let paths = FileSystem.isDirectory(argument)
@@ -41,10 +41,10 @@ public enum FuzzReplay {
 #if FUZZING
 /// SwiftPM links an executable's entry point as `<Module>_main`; under `-DFUZZING` each target
 /// defines that symbol and hands control to libFuzzer's driver instead of a Swift `main`.
-public enum FuzzDriver {
+package enum FuzzDriver {
     public typealias Callback = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 
-    public static func run(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, _ callback: Callback) -> Int32 {
+    package static func run(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, _ callback: Callback) -> Int32 {
         var count = argc
         var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
         return llvmFuzzerRunDriver(&count, &vector, callback)

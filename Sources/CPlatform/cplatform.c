@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "cplatform.h"
@@ -7,6 +9,27 @@
 int cplatform_syncfs(int fd) { return syncfs(fd); }
 
 void cplatform_release_free_memory(void) { (void)malloc_trim(0); }
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+void cplatform_release_code_pages(void) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) return;
+    char line[4096];
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long start, end;
+        char perms[5];
+        int path = 0;
+        if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, perms, &path) < 3 || path == 0) continue;
+        /* Private file mappings only (code, constants, data never written): their pages come
+           back from the file when touched; the few written ones stay unless there is swap. */
+        if (line[path] != '/' || perms[3] != 'p') continue;
+        (void)madvise((void *)start, end - start, MADV_PAGEOUT);
+    }
+    fclose(maps);
+}
 
 size_t cplatform_gzip_bound(size_t length) {
     /* deflateBound plus the gzip header and trailer. */

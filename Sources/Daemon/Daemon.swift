@@ -9,37 +9,37 @@ import ServiceLifecycle
 import UnixSignals
 
 /// How `cenariusd serve` runs.
-public struct DaemonOptions: Sendable {
-    public var bind = "127.0.0.1"
-    public var port = 8700
+package struct DaemonOptions: Sendable {
+    package var bind = "127.0.0.1"
+    package var port = 8700
     /// Seconds between periodic syncs.
-    public var interval: Double = 300
+    package var interval: Double = 300
     /// The first sync waits a random moment within this many seconds when a table is already in
     /// force (a fleet that reboots together does not poll together); nil: min(interval, 60).
-    public var startJitter: Double?
+    package var startJitter: Double?
     /// Bearer token required on POSTs (and required at all for a non-loopback bind).
-    public var token: String?
-    public var jsonLogs = false
-    public var logLevel: Logger.Level = .info
+    package var token: String?
+    package var jsonLogs = false
+    package var logLevel: Logger.Level = .info
     /// Bytes of small file bodies kept in memory.
-    public var memoryBudget = 64 << 20
+    package var memoryBudget = 64 << 20
     /// Trials, health checks and the switch hook (G9).
-    public var trial = TrialOptions()
+    package var trial = TrialOptions()
     /// Origins whose pages may use the control API besides the daemon's own (`--allow-origin`).
-    public var allowOrigins: [String] = []
+    package var allowOrigins: [String] = []
     /// `--health-max-age`: seconds without a sync reaching the remote before /health says 503.
-    public var healthMaxAge: Double?
+    package var healthMaxAge: Double?
     /// `--immutable` globs and the `--fallback` uri of the file server.
-    public var immutable: [String] = []
-    public var fallback: String?
+    package var immutable: [String] = []
+    package var fallback: String?
 
-    public init() {}
+    package init() {}
 }
 
 /// The daemon: an HTTP server and the sync scheduler as two services in one ServiceGroup,
 /// SIGTERM/SIGINT for graceful shutdown, SIGHUP to reload and sync.
-public enum Daemon {
-    public static func run(
+package enum Daemon {
+    package static func run(
         settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions,
         reload: @escaping @Sendable () async throws(CenariusError) -> SyncSettings,
         onListening: @escaping @Sendable (String) -> Void = { _ in }
@@ -52,8 +52,8 @@ public enum Daemon {
         let layout = settings.cache
         try FileSystem.makeDirectories(layout.root)
         // One daemon per cache (G6); the lock lives as long as this process.
-        guard let lock = try WriterLock.tryAcquire(path: layout.root + "/daemon.lock") else {
-            let holder = WriterLock.holder(layout.root + "/daemon.lock").map { "pid \($0)" } ?? "another process"
+        guard let lock = try WriterLock.tryAcquire(path: layout.daemonLock) else {
+            let holder = WriterLock.holder(layout.daemonLock).map { "pid \($0)" } ?? "another process"
             throw .storage("another cenariusd daemon (\(holder)) is already serving the cache \(layout.root)")
         }
         defer { withExtendedLifetime(lock) {} }
@@ -102,13 +102,13 @@ public enum Daemon {
         }
         let router = DaemonRouter(state: state, files: FileServer(
             memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
-            gzipFolder: develop == nil ? layout.root + "/gzip" : nil,
+            gzipFolder: develop == nil ? layout.compressed : nil,
             prepared: PreparedFiles(budget: options.memoryBudget), immutable: options.immutable, fallback: options.fallback))
         let server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
             let url = "http://\(options.bind):\(port)"
             var running = info
             running.url = url
-            try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.root + "/daemon.json", durable: false)
+            try? FileSystem.writeAtomically(Array((try? JSONEncoder().encode(running)) ?? Data()), to: layout.daemonInfo, durable: false)
             logger.info("serving", metadata: ["url": "\(url)", "cache": "\(layout.root)", "mode": "\(develop == nil ? "cache" : "develop")"])
             onListening(url)
             SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
@@ -133,19 +133,19 @@ public enum Daemon {
             try await group.run()
         } catch {
             SystemdNotifier.notify("STOPPING=1")
-            unlink(layout.root + "/daemon.json")
+            unlink(layout.daemonInfo)
             throw .storage("cannot serve on \(options.bind):\(options.port): \(error)")
         }
         SystemdNotifier.notify("STOPPING=1")
         await coordinator.shutdown()
-        unlink(layout.root + "/daemon.json")
+        unlink(layout.daemonInfo)
         logger.info("stopped")
     }
 
     /// The running daemon's info, if one holds the cache's daemon lock.
-    public static func running(cache: CacheLayout) -> DaemonInfo? {
-        guard (try? WriterLock.tryAcquire(path: cache.root + "/daemon.lock")) == nil,
-              let bytes = try? FileSystem.readFile(cache.root + "/daemon.json") else { return nil }
+    package static func running(cache: CacheLayout) -> DaemonInfo? {
+        guard (try? WriterLock.tryAcquire(path: cache.daemonLock)) == nil,
+              let bytes = try? FileSystem.readFile(cache.daemonInfo) else { return nil }
         return try? JSONDecoder().decode(DaemonInfo.self, from: Data(bytes))
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Crypto
 import NIOCore
 import NIOPosix

@@ -9,6 +9,13 @@ int cplatform_syncfs(int fd);
    Swift's Glibc module does not declare). */
 void cplatform_release_free_memory(void);
 
+/* Drops this process's pages of private file mappings (its code and its libraries') from
+   memory with MADV_PAGEOUT (Linux 5.4+; a no-op before). The kernel maps 64 KiB around every
+   code fault and keeps it mapped, so start-up and a sync leave some 20 MiB of code resident
+   that an idle daemon does not run; the pages it does run come back from the page cache or
+   the file when touched. Pages shared with another process are left alone by the kernel. */
+void cplatform_release_code_pages(void);
+
 /* One-shot gzip (RFC 1952) of a buffer with zlib; deflateInit2 is a macro Swift cannot call.
    Returns the compressed size, or 0 when `capacity` is too small or zlib fails. */
 size_t cplatform_gzip(const void *input, size_t length, void *output, size_t capacity, int level);

@@ -24,6 +24,8 @@ struct FileServer: Sendable {
     var immutable: [String] = []
     /// `--fallback`: the uri that answers unknown paths naming no file (a single-page app's index).
     var fallback: String?
+    /// `X-Cenarius-Source` and the stale mark, which `cenariusd origin` (a remote, not a device) leaves out.
+    var describesSource = true
 
     static let minimumGzipSize = 256
 
@@ -46,8 +48,10 @@ struct FileServer: Sendable {
         var common = [("Cache-Control", caching), ("Accept-Ranges", "bytes"), ("Content-Type", type),
                       ("Last-Modified", HTTPDateLine.format(modified)), ("X-Content-Type-Options", "nosniff")]
         if compressible { common.append(("Vary", "Accept-Encoding")) }
-        common.append(("X-Cenarius-Source", resolution.source.rawValue))
-        if resolution.stale { common.append(("X-Cenarius-Stale", "1")) }
+        if describesSource {
+            common.append(("X-Cenarius-Source", resolution.source.rawValue))
+            if resolution.stale { common.append(("X-Cenarius-Stale", "1")) }
+        }
         if let generation {
             common.append(("X-Cenarius-Generation", String(generation)))
             common.append(("Server-Timing", "cenarius-generation;desc=\"\(generation)\""))

@@ -77,7 +77,7 @@ final class PreparedFiles: Sendable {
 
     /// The entry for a request target (its path; a query does not change the file).
     func get(generation: Int, target: String) -> PreparedFile? {
-        let path = target.utf8.contains(UInt8(ascii: "?")) ? String(DaemonRouter.path(of: target)) : target
+        let path = target.utf8.contains(UInt8(ascii: "?")) ? String(RequestTarget.path(of: target)) : target
         return state.withLock { state in
             state.generation == generation ? state.entries[path] : nil
         }

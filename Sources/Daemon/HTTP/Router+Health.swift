@@ -41,7 +41,9 @@ extension DaemonRouter {
 
     func status(_ request: HTTPHeaders) async throws(CenariusError) -> PreparedReply {
         let release = state.releases.view.current
-        let reply = StatusReply(cache: try CacheStatus.read(state.settings).timeless, daemon: state.info, trials: release.trialsEnabled,
+        let settings = state.settings
+        let cache = try await blocking { () throws(CenariusError) in try CacheStatus.read(settings) }
+        let reply = StatusReply(cache: cache.timeless, daemon: state.info, trials: release.trialsEnabled,
                                 eventStreams: state.events.streams, sync: await state.coordinator.history)
         return JSONBody.validated(reply, request: request)
     }

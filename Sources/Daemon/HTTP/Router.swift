@@ -27,7 +27,7 @@ struct DaemonRouter: HTTPResponder {
         let started = ContinuousClock.now
         defer { state.metrics.recordRequest(since: started) }
         let id = state.nextRequestID()
-        let path = String(DaemonRouter.path(of: head.uri))
+        let path = String(RequestTarget.path(of: head.uri))
         let method = head.method
         let control = path.hasPrefix("/_cenarius/")
         let verdict = control ? state.writeGuard.check(head.headers) : .sameOrigin
@@ -48,7 +48,7 @@ struct DaemonRouter: HTTPResponder {
             case "/metrics": return metrics()
             case "/_cenarius/status": return try await status(head.headers)
             case "/_cenarius/resolve":
-                guard let uri = DaemonRouter.query(head.uri, "uri"), !uri.isEmpty else {
+                guard let uri = RequestTarget.query(head.uri, "uri"), !uri.isEmpty else {
                     throw .usage("missing ?uri= parameter")
                 }
                 let resolution = try await lookup(uri)
@@ -88,52 +88,11 @@ struct DaemonRouter: HTTPResponder {
         }
     }
 
-    /// The request target's path, without the query.
-    static func path(of target: String) -> Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
-    }
-
-    /// One query parameter, %-decoded.
-    static func query(_ target: String, _ name: String) -> String? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
-        for pair in target[target.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts[0] == name { return parts.count > 1 ? URIPath.percentDecoded(parts[1]) : "" }
-        }
-        return nil
-    }
-
-    /// Lookup without blocking: answer from what is held; if nothing current is held, ask the
-    /// coordinator for a refresh (single-flight, throttled) and look again.
+    /// The resolver's daemon lookup (held copies first, the coordinator's refresh when nothing
+    /// current is held), counted in the metrics.
     func lookup(_ raw: String) async throws(CenariusError) -> Resolution {
-        let resolver = state.resolver()
-        var firstError: CenariusError?
-        do {
-            let resolution = try resolver.resolve(raw, options: .init(offline: true))
-            if !resolution.stale {
-                state.metrics.recordLookup(resolution)
-                return resolution
-            }
-        } catch {
-            let nothingSynced = GenerationStore(layout: resolver.settings.cache).current() == nil
-            if error.code == .notFound && !nothingSynced { throw error }
-            if resolver.developFolder != nil || error.code == .usage || error.code == .integrity { throw error }
-            firstError = error
-        }
-        guard resolver.developFolder == nil, resolver.settings.remote != nil else {
-            throw firstError ?? .remote("no current copy of \(raw) and no remote configured")
-        }
-        let refreshError = await state.coordinator.refreshForLookup()
-        var resolution: Resolution
-        do {
-            resolution = try resolver.resolve(raw, options: .init(offline: true))
-        } catch {
-            throw refreshError.map { CenariusError($0.code, "\(error.message); refresh failed: \($0.message)") } ?? error
-        }
-        if !resolution.stale && resolution.source == .cache {
-            // Became current through the refresh.
-            resolution.source = .remote
-        }
+        let coordinator = state.coordinator
+        let resolution = try await state.resolver().resolve(raw) { await coordinator.refreshForLookup() }
         state.metrics.recordLookup(resolution)
         return resolution
     }
@@ -145,7 +104,7 @@ struct DaemonRouter: HTTPResponder {
     private func file(_ raw: String, head: HTTPRequestHead) async throws(CenariusError) -> PreparedReply {
         let folder = raw.isEmpty || raw.hasSuffix("/")
         do {
-            return try await serve(folder ? raw + "index.html" : raw, key: "/" + raw, head: head)
+            return try await serve(RequestTarget.fileName(raw), key: "/" + raw, head: head)
         } catch {
             let name = raw.split(separator: "/").last ?? ""
             guard error.code == .notFound, !name.contains(".") else { throw error }
@@ -161,7 +120,9 @@ struct DaemonRouter: HTTPResponder {
         let store = GenerationStore(layout: state.settings.cache)
         let before = store.current()?.number
         let resolution = try await lookup(raw)
-        let file = try files.prepare(resolution, generation: state.develop == nil ? before ?? 0 : nil)
+        let files = self.files
+        let generation = state.develop == nil ? before ?? 0 : nil
+        let file = try await blocking { () throws(CenariusError) in try files.prepare(resolution, generation: generation) }
         if let key, state.develop == nil, !resolution.stale, resolution.source == .cache || resolution.source == .preset,
            let before, store.current()?.number == before {
             files.prepared.put(generation: before, path: key, file)
@@ -217,10 +178,10 @@ struct StatusReply: Encodable {
 }
 
 /// What `cenariusd status` and `/_cenarius/status` say about the running daemon.
-public struct DaemonInfo: Codable, Sendable {
-    public var pid: Int32
-    public var url: String
-    public var startedAt: Double
-    public var interval: Double
-    public var develop: Bool
+package struct DaemonInfo: Codable, Sendable {
+    package var pid: Int32
+    package var url: String
+    package var startedAt: Double
+    package var interval: Double
+    package var develop: Bool
 }

@@ -5,7 +5,7 @@ import RouteSync
 
 /// The daemon's metrics, through swift-metrics with a Prometheus registry of its own (no global
 /// bootstrap, so that several daemons can live in one test process).
-public final class DaemonMetrics: Sendable {
+package final class DaemonMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let syncs: [SyncReport.Outcome: Metrics.Counter]
     private let syncFailures: [CenariusError.Code: Metrics.Counter]
@@ -26,7 +26,7 @@ public final class DaemonMetrics: Sendable {
     /// What starts a sync, as logs, receipts and `cenarius_sync_runs_total` name it.
     static let syncReasons = ["start", "schedule", "request", "lookup", "signal", "rollout", "hold"]
 
-    public init() {
+    package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),

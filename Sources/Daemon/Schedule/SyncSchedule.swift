@@ -7,27 +7,27 @@
 /// Proportional to the interval, so that a fleet in an outage sends at most about twice the
 /// requests it sends in steady state (B7), whatever the interval; equal jitter (half fixed, half
 /// random) so that no device retries at once after a failure.
-public struct SyncSchedule: Sendable, Equatable {
-    public var interval: Double
-    public private(set) var failures = 0
+package struct SyncSchedule: Sendable, Equatable {
+    package var interval: Double
+    package private(set) var failures = 0
 
-    public init(interval: Double) {
+    package init(interval: Double) {
         self.interval = interval
     }
 
     /// The longest wait after the `failures`-th failure in a row: interval/4, /2, then the interval.
-    public func backoffCeiling(failures: Int) -> Double {
+    package func backoffCeiling(failures: Int) -> Double {
         min(interval, interval / 4 * Double(1 << min(max(failures, 1) - 1, 20)))
     }
 
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case success
         case failure(retryAfter: Double?)
     }
 
     /// Seconds from now to the next sync. `random` is uniform in [0, 1); `elapsedInWindow` is how
     /// far into the current window the finished sync happened.
-    public mutating func delay(after outcome: Outcome, random: Double, elapsedInWindow: Double) -> Double {
+    package mutating func delay(after outcome: Outcome, random: Double, elapsedInWindow: Double) -> Double {
         switch outcome {
         case .success:
             failures = 0

@@ -1,3 +1,4 @@
+import CPlatform
 import Logging
 import RouteSync
 import ServiceLifecycle
@@ -55,7 +56,16 @@ extension SchedulerService {
             try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             await coordinator.timerFired()
         }
-        defer { timer.cancel() }
+        // Once a sync and what follows it (events, receipts, logs) have settled, the code they
+        // and the start-up ran need not stay mapped while the daemon idles (F).
+        let settle = delay > 3 ? Task {
+            try await Task.sleep(for: .seconds(1))
+            await onThread("cenariusd-idle") { cplatform_release_code_pages() }
+        } : nil
+        defer {
+            timer.cancel()
+            settle?.cancel()
+        }
         return await wakeups.next() != nil
     }
 }

@@ -6,7 +6,7 @@ import RouteSync
 /// Owns every sync the daemon runs: periodic, requested over HTTP, triggered by SIGHUP or by a
 /// lookup that found nothing current. One runs at a time; callers arriving while one runs share
 /// its result (single-flight), and requests made meanwhile are served by the next run.
-public actor SyncCoordinator {
+package actor SyncCoordinator {
     private(set) var settings: SyncSettings
     private let logger: Logger
     private let metrics: DaemonMetrics?
@@ -44,7 +44,7 @@ public actor SyncCoordinator {
     }
 
     /// `POST /_cenarius/sync` (or SIGHUP, reason `signal`): a receipt now, the sync soon.
-    public func request(reason: String = "request") -> SyncReceipt {
+    package func request(reason: String = "request") -> SyncReceipt {
         let id = String(format6(nextID))
         nextID += 1
         if pendingReason == nil { pendingReason = reason }
@@ -57,7 +57,7 @@ public actor SyncCoordinator {
         return receipt
     }
 
-    public func receipt(_ id: String) -> SyncReceipt? {
+    package func receipt(_ id: String) -> SyncReceipt? {
         guard var receipt = receipts[id] else { return nil }
         if receipt.report?.outcome == .committed, let generation = receipt.report?.generation {
             receipt.release = releaseMark(generation)
@@ -66,7 +66,7 @@ public actor SyncCoordinator {
     }
 
     /// SIGHUP: new settings, then a sync.
-    public func reload(_ settings: SyncSettings) {
+    package func reload(_ settings: SyncSettings) {
         self.settings = settings
         logger.info("configuration reloaded", metadata: ["remote": "\(settings.remote?.base ?? "-")"])
         _ = request(reason: "signal")
@@ -74,7 +74,7 @@ public actor SyncCoordinator {
 
     /// Runs a sync now, or joins the one running. The scheduler's runs take the reason of the
     /// request that woke it, if one did.
-    public func runOnce(reason requested: String) async -> Result<SyncReport, CenariusError> {
+    package func runOnce(reason requested: String) async -> Result<SyncReport, CenariusError> {
         if let running { return await running.value }
         let reason = requested == "schedule" ? pendingReason ?? requested : requested
         pendingReason = nil
@@ -107,7 +107,7 @@ public actor SyncCoordinator {
     }
 
     /// A lookup found nothing current: refresh unless one ran within `minRefetch` seconds.
-    public func refreshForLookup() async -> CenariusError? {
+    package func refreshForLookup() async -> CenariusError? {
         if let running {
             if case .failure(let error) = await running.value { return error }
             return nil
@@ -120,7 +120,7 @@ public actor SyncCoordinator {
     func wakeTimer() { wake.yield() }
 
     /// Graceful shutdown: in-flight downloads stop, nothing half-built is committed.
-    public func shutdown() {
+    package func shutdown() {
         cancel.cancel()
         wake.finish()
     }

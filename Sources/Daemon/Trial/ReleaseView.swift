@@ -39,10 +39,10 @@ final class ReleaseView: Sendable {
 }
 
 /// In a sync receipt: what became of the generation the sync committed.
-public struct ReleaseMark: Sendable, Codable, Equatable {
-    public var generation: Int
+package struct ReleaseMark: Sendable, Codable, Equatable {
+    package var generation: Int
     /// `trial`, `confirmed`, `rolled-back` or `superseded`.
-    public var state: String
-    public var reason: String?
-    public var deadline: Double?
+    package var state: String
+    package var reason: String?
+    package var deadline: Double?
 }

@@ -2,13 +2,13 @@ import ResourceCache
 
 /// How `serve` proves a release and whom it tells (G9): `--confirm-timeout`, `--health-cmd`,
 /// `--health-url`, `--on-switch`.
-public struct TrialOptions: Sendable, Equatable {
-    public var confirmTimeout: Double?
-    public var healthCommand: String?
-    public var healthURL: String?
-    public var onSwitch: String?
+package struct TrialOptions: Sendable, Equatable {
+    package var confirmTimeout: Double?
+    package var healthCommand: String?
+    package var healthURL: String?
+    package var onSwitch: String?
 
-    public init(confirmTimeout: Double? = nil, healthCommand: String? = nil, healthURL: String? = nil, onSwitch: String? = nil) {
+    package init(confirmTimeout: Double? = nil, healthCommand: String? = nil, healthURL: String? = nil, onSwitch: String? = nil) {
         self.confirmTimeout = confirmTimeout
         self.healthCommand = healthCommand
         self.healthURL = healthURL

@@ -1,71 +1,71 @@
 import RouteSync
 
 /// `cenariusd status`: what is in force and how old it is.
-public struct CacheStatus: Sendable, Codable {
-    public struct GenerationInfo: Sendable, Codable {
-        public var number: Int
-        public var current: Bool
-        public var entries: Int?
-        public var committedAt: Double?
-        public var cachedFiles: Int?
-        public var cachedBytes: Int64?
+package struct CacheStatus: Sendable, Codable {
+    package struct GenerationInfo: Sendable, Codable {
+        package var number: Int
+        package var current: Bool
+        package var entries: Int?
+        package var committedAt: Double?
+        package var cachedFiles: Int?
+        package var cachedBytes: Int64?
         /// On trial (G9): current, not yet confirmed.
-        public var trial: Bool?
-        public var confirmed: Bool?
+        package var trial: Bool?
+        package var confirmed: Bool?
     }
 
-    public var remote: String?
-    public var cache: String
-    public var preset: String
+    package var remote: String?
+    package var cache: String
+    package var preset: String
     /// "cache" once a sync has committed, "preset" before.
-    public var tableSource: String
-    public var entries: Int
-    public var generation: Int?
-    public var etag: String?
-    public var lastModified: String?
+    package var tableSource: String
+    package var entries: Int
+    package var generation: Int?
+    package var etag: String?
+    package var lastModified: String?
     /// Seconds since the table in force was committed, and since the remote last answered.
-    public var tableAge: Double?
-    public var checkedAge: Double?
+    package var tableAge: Double?
+    package var checkedAge: Double?
     /// The same as times (seconds since 1970): what the daemon's status reply carries instead of
     /// ages, so that an unchanged status keeps its validator.
-    public var committedAt: Double?
-    public var checkedAt: Double?
-    public var objects: Int
-    public var objectBytes: Int64
-    public var generations: [GenerationInfo]
+    package var committedAt: Double?
+    package var checkedAt: Double?
+    package var objects: Int
+    package var objectBytes: Int64
+    package var generations: [GenerationInfo]
     /// The current generation is on trial until `trialDeadline` (seconds since 1970).
-    public var trial: Bool
-    public var trialDeadline: Double?
+    package var trial: Bool
+    package var trialDeadline: Double?
     /// The generation a failed trial goes back to (nil: the preset).
-    public var confirmedGeneration: Int?
-    public var lastRollback: ReleaseState.RollbackRecord?
+    package var confirmedGeneration: Int?
+    package var lastRollback: ReleaseState.RollbackRecord?
     /// A published release this device has not adopted yet, and why (G10).
-    public var deferred: Deferred?
+    package var deferred: Deferred?
     /// Active holds: switches wait until the last one ends.
-    public var holds: [Hold]
+    package var holds: [Hold]
 
-    public struct Deferred: Sendable, Codable {
-        public var release: String
+    package struct Deferred: Sendable, Codable {
+        package var release: String
         /// For people: what it waits for, e.g. "requires native 2.3.0, have 2.1.0".
-        public var reason: String
+        package var reason: String
         /// `time`, `halted`, `compatibility` or `hold`.
-        public var waitsFor: String
+        package var waitsFor: String
         /// This device's place in the rollout, in [0, 1), and when it adopts (unix seconds).
-        public var place: Double?
-        public var at: Double?
-        public var since: Double
-        public var checkedAt: Double
+        package var place: Double?
+        package var at: Double?
+        package var since: Double
+        package var checkedAt: Double
     }
 
     /// Without the ages (they change every second): times only.
-    public var timeless: CacheStatus {
+    package var timeless: CacheStatus {
         var status = self
         status.tableAge = nil
         status.checkedAge = nil
         return status
     }
 
-    public static func read(_ settings: SyncSettings) throws(CenariusError) -> CacheStatus {
+    package static func read(_ settings: SyncSettings) throws(CenariusError) -> CacheStatus {
         let layout = settings.cache
         let store = GenerationStore(layout: layout)
         let current = store.current()

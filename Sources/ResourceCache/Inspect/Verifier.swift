@@ -5,28 +5,28 @@ import Glibc
 
 /// `cenariusd verify`: re-hashes every object in the cache and every preset file the preset's
 /// table lists, and checks that the current generation holds what its table needs.
-public struct Verifier: Sendable {
-    public let settings: SyncSettings
+package struct Verifier: Sendable {
+    package let settings: SyncSettings
 
-    public init(settings: SyncSettings) {
+    package init(settings: SyncSettings) {
         self.settings = settings
     }
 
-    public struct Report: Sendable, Codable {
-        public var objects = 0
-        public var objectBytes: Int64 = 0
-        public var corruptObjects: [String] = []
-        public var generation: Int?
-        public var missingInGeneration: [String] = []
-        public var presetFiles = 0
-        public var presetMismatched: [String] = []
-        public var presetMissing: [String] = []
-        public var temporaries = 0
+    package struct Report: Sendable, Codable {
+        package var objects = 0
+        package var objectBytes: Int64 = 0
+        package var corruptObjects: [String] = []
+        package var generation: Int?
+        package var missingInGeneration: [String] = []
+        package var presetFiles = 0
+        package var presetMismatched: [String] = []
+        package var presetMissing: [String] = []
+        package var temporaries = 0
 
-        public var isClean: Bool { corruptObjects.isEmpty && missingInGeneration.isEmpty && presetMismatched.isEmpty }
+        package var isClean: Bool { corruptObjects.isEmpty && missingInGeneration.isEmpty && presetMismatched.isEmpty }
     }
 
-    public func verify() throws(CenariusError) -> Report {
+    package func verify() throws(CenariusError) -> Report {
         var report = Report()
         let layout = settings.cache
         let hasher = BatchHasher()

@@ -46,7 +46,12 @@ enum GenerationIndex {
 
     /// nil when there is no usable index (older generations): use the table.
     static func lookup(_ uri: URIPath, in generation: Generation) -> Hit? {
-        let fd = open(path(generation), O_RDONLY | O_CLOEXEC)
+        search(uri, at: path(generation))?.hit
+    }
+
+    /// The search in any index file (also the preset's, see PresetIndex), with its header's identity.
+    static func search(_ uri: URIPath, at indexPath: String) -> (identity: String, hit: Hit)? {
+        let fd = open(indexPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
@@ -71,10 +76,10 @@ enum GenerationIndex {
                 let fields = bytes[(tab + 1)..<end].split(separator: 0x09)
                 guard fields.count == 2, let hashText = String(validating: fields[0], as: UTF8.self),
                       let hash = ContentHash(hex: hashText) else { return nil }
-                return .present(hash, fromPreset: fields[1].first == UInt8(ascii: "P"), presetIdentity: identity)
+                return (identity, .present(hash, fromPreset: fields[1].first == UInt8(ascii: "P"), presetIdentity: identity))
             }
             if candidate.lexicographicallyPrecedes(key) { low = end + 1 } else { high = start }
         }
-        return .absent
+        return (identity, .absent)
     }
 }

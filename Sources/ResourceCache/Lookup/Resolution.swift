@@ -1,22 +1,22 @@
 import RouteSync
 
 /// The answer to a lookup, as `resolve --json` prints it.
-public struct Resolution: Sendable, Codable, Equatable {
-    public enum Source: String, Sendable, Codable, CaseIterable {
+package struct Resolution: Sendable, Codable, Equatable {
+    package enum Source: String, Sendable, Codable, CaseIterable {
         case cache, preset, remote, develop
     }
 
-    public var uri: String
-    public var path: String
-    public var source: Source
-    public var hash: String?
-    public var stale: Bool
+    package var uri: String
+    package var path: String
+    package var source: Source
+    package var hash: String?
+    package var stale: Bool
     /// Why a stale copy was served; printed on stderr, not part of the JSON.
-    public var warning: String?
+    package var warning: String?
 
     enum CodingKeys: String, CodingKey { case uri, path, source, hash, stale }
 
-    public init(uri: String, path: String, source: Source, hash: String?, stale: Bool, warning: String? = nil) {
+    package init(uri: String, path: String, source: Source, hash: String?, stale: Bool, warning: String? = nil) {
         self.uri = uri
         self.path = path
         self.source = source
@@ -26,7 +26,7 @@ public struct Resolution: Sendable, Codable, Equatable {
     }
 
     /// The `--json` line, keys sorted, written without an encoder: this runs on every `resolve`.
-    public func jsonText() -> String {
+    package func jsonText() -> String {
         var out: [UInt8] = []
         out.append(contentsOf: "{\"hash\":".utf8)
         if let hash { JSONText.appendString(hash, to: &out) } else { out.append(contentsOf: "null".utf8) }
@@ -38,7 +38,7 @@ public struct Resolution: Sendable, Codable, Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(uri, forKey: .uri)
         try container.encode(path, forKey: .path)

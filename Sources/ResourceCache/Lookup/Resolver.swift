@@ -5,14 +5,14 @@ import Glibc
 
 /// The contract's lookup order: cache → preset → refetch → stale copy. Readers take no lock:
 /// one readlink picks the generation, and everything after reads that generation only (G2, G6).
-public struct Resolver: Sendable {
-    public let settings: SyncSettings
+package struct Resolver: Sendable {
+    package let settings: SyncSettings
     /// Set in develop mode: the one folder served, no table, no network.
-    public let developFolder: ServedFolder?
+    package let developFolder: ServedFolder?
     /// Parsed tables kept between lookups (long-lived processes); nil reads them each time.
-    public let tables: TableCache?
+    package let tables: TableCache?
 
-    public init(settings: SyncSettings, developFolder: ServedFolder? = nil, tables: TableCache? = nil) {
+    package init(settings: SyncSettings, developFolder: ServedFolder? = nil, tables: TableCache? = nil) {
         self.settings = settings
         self.developFolder = developFolder
         self.tables = tables
@@ -28,26 +28,34 @@ public struct Resolver: Sendable {
         return try settings.preset.table()
     }
 
-    public struct Options: Sendable {
-        public var offline = false
-        public var strict = false
-        public init(offline: Bool = false, strict: Bool = false) {
+    package struct Options: Sendable {
+        package var offline = false
+        package var strict = false
+        package init(offline: Bool = false, strict: Bool = false) {
             self.offline = offline
             self.strict = strict
         }
     }
 
-    /// `refresh` replaces the default single-flight refetch (the daemon passes its own).
-    public func resolve(_ raw: String, options: Options = Options(),
-                        refresh: (() throws(CenariusError) -> Void)? = nil) throws(CenariusError) -> Resolution {
+    /// A one-shot process's lookup: it may refetch the table itself (single-flight across
+    /// processes through the writer lock).
+    package func resolve(_ raw: String, options: Options = Options()) throws(CenariusError) -> Resolution {
         let uri = try URIPath(lookup: raw)
         if let developFolder {
             guard let path = developFolder.file(uri) else { throw .notFound("\(uri) is not in the develop folder \(developFolder.root)") }
             return Resolution(uri: uri.value, path: path, source: .develop, hash: nil, stale: false)
         }
         let store = GenerationStore(layout: settings.cache)
-        if tables == nil, let generation = store.current(), let answer = try indexed(uri, in: generation) {
-            return answer
+        // A one-shot process answers from an index where it can; a parsed preset table is
+        // indexed for the next one.
+        var presetIdentity: String?
+        if tables == nil {
+            if let generation = store.current() {
+                if let answer = try indexed(uri, in: generation) { return answer }
+            } else {
+                presetIdentity = PresetIndex.identity(settings.preset)
+                if let presetIdentity, let answer = try presetIndexed(uri, identity: presetIdentity) { return answer }
+            }
         }
         var refreshError: CenariusError?
         let canRefresh = !options.offline && settings.remote != nil
@@ -60,14 +68,16 @@ public struct Resolver: Sendable {
             } else {
                 presetTable = try self.presetTable()
                 table = presetTable!
+                if round == 0, let presetIdentity { PresetIndex.write(table, identity: presetIdentity, layout: settings.cache) }
             }
             if table.count == 0 && generation == nil && round == 0 && canRefresh {
                 // Nothing shipped and nothing synced yet: the first lookup fetches the table.
-                refreshError = runRefresh(refresh)
+                refreshError = refetch()
                 continue
             }
             guard let entry = table[uri] else {
-                throw .notFound("\(uri) is not in the route table\(generation.map { " (generation \($0.number))" } ?? " (preset \(settings.preset.tablePath))")")
+                guard let generation else { throw notInPreset(uri) }
+                throw .notFound("\(uri) is not in the route table (generation \(generation.number))")
             }
             let fresh: Resolution.Source = round == 0 ? .cache : .remote
             if let generation, let path = cachedPath(entry, in: generation) {
@@ -79,7 +89,7 @@ public struct Resolver: Sendable {
                 return Resolution(uri: uri.value, path: path, source: .preset, hash: entry.hash.hex, stale: false)
             }
             guard round == 0, canRefresh else { break }
-            refreshError = runRefresh(refresh)
+            refreshError = refetch()
             if refreshError != nil { break }
         }
         return try staleCopy(uri, options: options, reason: refreshError)
@@ -100,13 +110,56 @@ public struct Resolver: Sendable {
         return Resolution(uri: uri.value, path: path, source: .preset, hash: hash.hex, stale: false)
     }
 
-    private func runRefresh(_ refresh: (() throws(CenariusError) -> Void)?) -> CenariusError? {
+    /// Before any sync: the preset's index answers a uri the preset serves or does not list.
+    private func presetIndexed(_ uri: URIPath, identity: String) throws(CenariusError) -> Resolution? {
+        guard let hit = PresetIndex.lookup(uri, identity: identity, layout: settings.cache) else { return nil }
+        guard case .present(let hash, _, _) = hit else { throw notInPreset(uri) }
+        guard let path = settings.preset.folder.file(uri) else { return nil }
+        return Resolution(uri: uri.value, path: path, source: .preset, hash: hash.hex, stale: false)
+    }
+
+    private func notInPreset(_ uri: URIPath) -> CenariusError {
+        .notFound("\(uri) is not in the route table (preset \(settings.preset.tablePath))")
+    }
+
+    private func refetch() -> CenariusError? {
         do {
-            if let refresh { try refresh() } else { _ = try Syncer(settings: settings).refetch() }
+            _ = try Syncer(settings: settings).refetch()
             return nil
         } catch {
             return error
         }
+    }
+
+    /// The daemon's lookup, which never blocks on the network: answer from what is held; when
+    /// nothing current is held, `refresh` (the daemon's single-flight, throttled sync) runs and
+    /// the lookup is made again. Offline otherwise, so the order is the one `resolve` keeps.
+    package func resolve(_ raw: String, refresh: () async -> CenariusError?) async throws(CenariusError) -> Resolution {
+        var firstError: CenariusError?
+        do {
+            let resolution = try resolve(raw, options: .init(offline: true))
+            if !resolution.stale { return resolution }
+        } catch {
+            let nothingSynced = GenerationStore(layout: settings.cache).current() == nil
+            if error.code == .notFound && !nothingSynced { throw error }
+            if developFolder != nil || error.code == .usage || error.code == .integrity { throw error }
+            firstError = error
+        }
+        guard developFolder == nil, settings.remote != nil else {
+            throw firstError ?? .remote("no current copy of \(raw) and no remote configured")
+        }
+        let refreshError = await refresh()
+        var resolution: Resolution
+        do {
+            resolution = try resolve(raw, options: .init(offline: true))
+        } catch {
+            throw refreshError.map { CenariusError($0.code, "\(error.message); refresh failed: \($0.message)") } ?? error
+        }
+        if !resolution.stale && resolution.source == .cache {
+            // Became current through the refresh.
+            resolution.source = .remote
+        }
+        return resolution
     }
 
     /// `files/<uri>` of the generation, or a link made now from the object store when the

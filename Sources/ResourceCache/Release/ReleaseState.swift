@@ -6,29 +6,29 @@ import RouteSync
 /// Deadlines are wall-clock seconds since 1970, not a monotonic reading: a trial must go on
 /// counting while the daemon is down or the machine is off, and a deadline that passed then
 /// rolls back at the next start.
-public struct ReleaseState: Sendable, Codable, Equatable {
-    public struct Trial: Sendable, Codable, Equatable {
-        public var generation: Int
-        public var startedAt: Double
-        public var deadline: Double
+package struct ReleaseState: Sendable, Codable, Equatable {
+    package struct Trial: Sendable, Codable, Equatable {
+        package var generation: Int
+        package var startedAt: Double
+        package var deadline: Double
 
-        public init(generation: Int, startedAt: Double, deadline: Double) {
+        package init(generation: Int, startedAt: Double, deadline: Double) {
             self.generation = generation
             self.startedAt = startedAt
             self.deadline = deadline
         }
     }
 
-    public struct RollbackRecord: Sendable, Codable, Equatable {
-        public var from: Int
+    package struct RollbackRecord: Sendable, Codable, Equatable {
+        package var from: Int
         /// nil: no confirmed generation was left, so the preset is in force again.
-        public var to: Int?
-        public var reason: RollbackReason
-        public var at: Double
+        package var to: Int?
+        package var reason: RollbackReason
+        package var at: Double
         /// One line for people: what failed.
-        public var detail: String?
+        package var detail: String?
 
-        public init(from: Int, to: Int?, reason: RollbackReason, at: Double, detail: String? = nil) {
+        package init(from: Int, to: Int?, reason: RollbackReason, at: Double, detail: String? = nil) {
             self.from = from
             self.to = to
             self.reason = reason
@@ -38,11 +38,11 @@ public struct ReleaseState: Sendable, Codable, Equatable {
     }
 
     /// The generation a failed trial goes back to; nil means the preset.
-    public var confirmed: Int?
-    public var trial: Trial?
-    public var lastRollback: RollbackRecord?
+    package var confirmed: Int?
+    package var trial: Trial?
+    package var lastRollback: RollbackRecord?
 
-    public init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil) {
+    package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil) {
         self.confirmed = confirmed
         self.trial = trial
         self.lastRollback = lastRollback
@@ -50,7 +50,7 @@ public struct ReleaseState: Sendable, Codable, Equatable {
 }
 
 /// Why a generation stopped being current without a newer release (the metric's label).
-public enum RollbackReason: String, Sendable, Codable, CaseIterable {
+package enum RollbackReason: String, Sendable, Codable, CaseIterable {
     /// No confirmation by the trial's deadline.
     case timeout
     /// The health command or URL failed.

@@ -6,27 +6,27 @@ import RouteSync
 ///
 /// Its writers (the daemon, `confirm`, `rollback`) hold `release.lock` for the short
 /// read-modify-write, not the writer lock, which a long sync may hold for minutes.
-public struct ReleaseStore: Sendable {
-    public let layout: CacheLayout
+package struct ReleaseStore: Sendable {
+    package let layout: CacheLayout
 
-    public init(layout: CacheLayout) {
+    package init(layout: CacheLayout) {
         self.layout = layout
     }
 
     /// The recorded state; an empty one before the first trial or when the file is unreadable
     /// (a damaged file must not stop the daemon: the start reconciles it with `current`).
-    public func read() -> ReleaseState {
+    package func read() -> ReleaseState {
         JSONFile.read(ReleaseState.self, layout.releaseState) ?? ReleaseState()
     }
 
     /// Read, change and write under `release.lock`.
-    public func update<T>(_ change: (inout ReleaseState) throws(CenariusError) -> T) throws(CenariusError) -> T {
+    package func update<T>(_ change: (inout ReleaseState) throws(CenariusError) -> T) throws(CenariusError) -> T {
         try JSONFile.update(layout.releaseState, lock: layout.releaseLock, empty: ReleaseState(), durable: true, change)
     }
 
     /// Generations garbage collection must keep: the confirmed one (a failed trial goes back to
     /// it, however many releases came since) and the one on trial.
-    public func pinnedGenerations() -> Set<Int> {
+    package func pinnedGenerations() -> Set<Int> {
         let state = read()
         return Set([state.confirmed, state.trial?.generation].compactMap { $0 })
     }

@@ -3,24 +3,24 @@ import RouteSync
 /// The trial as a pure state machine (G9): events in, the new state and what to do out. No
 /// clock, no files, no timers; the daemon feeds it and performs the actions, the tests drive it
 /// alone.
-public struct TrialMachine: Sendable, Equatable {
+package struct TrialMachine: Sendable, Equatable {
     /// How a switch is proven. nil timeout and no health check: no trials at all.
-    public struct Policy: Sendable, Equatable {
+    package struct Policy: Sendable, Equatable {
         /// Seconds a new generation has to be confirmed.
-        public var confirmTimeout: Double
+        package var confirmTimeout: Double
         /// A health check runs after each switch (its pass confirms, its failure rolls back).
-        public var healthCheck: Bool
+        package var healthCheck: Bool
 
-        public init(confirmTimeout: Double, healthCheck: Bool) {
+        package init(confirmTimeout: Double, healthCheck: Bool) {
             self.confirmTimeout = confirmTimeout
             self.healthCheck = healthCheck
         }
 
         /// 60 s when only a health check is configured (the contract's default).
-        public static let defaultTimeout: Double = 60
+        package static let defaultTimeout: Double = 60
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// A trial began (or resumed after a restart): arm a timer for the deadline.
         case startTrial(ReleaseState.Trial, previous: Int?, resumed: Bool)
         /// Run the health check for this generation.
@@ -30,7 +30,7 @@ public struct TrialMachine: Sendable, Equatable {
         case rollBack(ReleaseState.RollbackRecord)
     }
 
-    public enum ConfirmAnswer: Sendable, Equatable {
+    package enum ConfirmAnswer: Sendable, Equatable {
         /// The trial ended with this confirmation.
         case confirmed
         /// Already confirmed (idempotent).
@@ -41,22 +41,22 @@ public struct TrialMachine: Sendable, Equatable {
     }
 
     /// What the machine cannot know by itself about a generation that became current.
-    public struct Provenance: Sendable, Equatable {
+    package struct Provenance: Sendable, Equatable {
         /// Its table is byte for byte the preset's: the release the app shipped with, already proven.
-        public var sameAsPreset: Bool
+        package var sameAsPreset: Bool
         /// The preset has a table to fall back to when nothing was confirmed yet.
-        public var presetAvailable: Bool
+        package var presetAvailable: Bool
 
-        public init(sameAsPreset: Bool, presetAvailable: Bool) {
+        package init(sameAsPreset: Bool, presetAvailable: Bool) {
             self.sameAsPreset = sameAsPreset
             self.presetAvailable = presetAvailable
         }
     }
 
-    public private(set) var state: ReleaseState
-    public let policy: Policy?
+    package private(set) var state: ReleaseState
+    package let policy: Policy?
 
-    public init(state: ReleaseState, policy: Policy?) {
+    package init(state: ReleaseState, policy: Policy?) {
         self.state = state
         self.policy = policy
     }
@@ -65,7 +65,7 @@ public struct TrialMachine: Sendable, Equatable {
     /// one whose deadline passed while it was down, and treat a generation committed while no
     /// trial was recorded (a crash between the switch and the state write, or a `sync` from the
     /// command line) as a trial that began when it was committed.
-    public mutating func start(current: Int?, committedAt: Double?, provenance: Provenance, now: Double) -> [Action] {
+    package mutating func start(current: Int?, committedAt: Double?, provenance: Provenance, now: Double) -> [Action] {
         guard let current else {
             // Nothing committed (or everything rolled back to the preset): nothing is on trial.
             state.trial = nil
@@ -101,7 +101,7 @@ public struct TrialMachine: Sendable, Equatable {
     /// nothing at all to fall back to (rolling back would leave nothing to serve). Otherwise it
     /// goes on trial, and the rollback target stays the last confirmed generation even when an
     /// earlier trial is still running (that trial is superseded).
-    public mutating func committed(_ generation: Int, provenance: Provenance, now: Double) -> [Action] {
+    package mutating func committed(_ generation: Int, provenance: Provenance, now: Double) -> [Action] {
         guard let policy, needsTrial(generation, provenance) else {
             state.trial = nil
             state.confirmed = generation
@@ -115,7 +115,7 @@ public struct TrialMachine: Sendable, Equatable {
     }
 
     /// `POST /_cenarius/ready` or `cenariusd confirm` for `generation` while `current` is in force.
-    public mutating func confirm(_ generation: Int, current: Int?) -> (ConfirmAnswer, [Action]) {
+    package mutating func confirm(_ generation: Int, current: Int?) -> (ConfirmAnswer, [Action]) {
         if let trial = state.trial {
             guard trial.generation == generation else { return (.conflict(onTrial: trial.generation, current: current), []) }
             state.trial = nil
@@ -131,7 +131,7 @@ public struct TrialMachine: Sendable, Equatable {
     }
 
     /// The timer armed for a trial fired.
-    public mutating func deadlineReached(_ generation: Int, now: Double) -> [Action] {
+    package mutating func deadlineReached(_ generation: Int, now: Double) -> [Action] {
         guard let trial = state.trial, trial.generation == generation, now >= trial.deadline else { return [] }
         let within = Self.seconds(trial.deadline - trial.startedAt)
         // With a health check configured, a deadline without a pass is the check's failure.
@@ -142,7 +142,7 @@ public struct TrialMachine: Sendable, Equatable {
     }
 
     /// The health check for `generation` finished.
-    public mutating func healthChecked(_ generation: Int, passed: Bool, detail: String, now: Double) -> [Action] {
+    package mutating func healthChecked(_ generation: Int, passed: Bool, detail: String, now: Double) -> [Action] {
         guard let trial = state.trial, trial.generation == generation else { return [] }
         if passed {
             state.trial = nil
@@ -154,7 +154,7 @@ public struct TrialMachine: Sendable, Equatable {
 
     /// An operator rolled `from` back to `to`: whatever was on trial is over, and `to` is what
     /// later trials fall back to.
-    public mutating func rolledBackManually(from: Int, to: Int?, now: Double) {
+    package mutating func rolledBackManually(from: Int, to: Int?, now: Double) {
         state.trial = nil
         state.confirmed = to
         state.lastRollback = .init(from: from, to: to, reason: .manual, at: now, detail: "requested by an operator")

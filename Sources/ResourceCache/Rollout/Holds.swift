@@ -3,13 +3,13 @@ import RouteSync
 /// Holds (G10): while any is active, new generations are downloaded but not switched to. A kiosk
 /// in the middle of a payment does not get its files changed under it. Kept in the cache
 /// (`holds.json`, under `release.lock`), so they survive a restart until they expire.
-public struct Hold: Sendable, Codable, Equatable {
-    public var id: String
-    public var reason: String
-    public var createdAt: Double
-    public var expires: Double
+package struct Hold: Sendable, Codable, Equatable {
+    package var id: String
+    package var reason: String
+    package var createdAt: Double
+    package var expires: Double
 
-    public init(id: String, reason: String, createdAt: Double, expires: Double) {
+    package init(id: String, reason: String, createdAt: Double, expires: Double) {
         self.id = id
         self.reason = reason
         self.createdAt = createdAt
@@ -17,17 +17,17 @@ public struct Hold: Sendable, Codable, Equatable {
     }
 }
 
-public struct HoldStore: Sendable {
-    public let layout: CacheLayout
+package struct HoldStore: Sendable {
+    package let layout: CacheLayout
 
-    public init(layout: CacheLayout) {
+    package init(layout: CacheLayout) {
         self.layout = layout
     }
 
-    var path: String { layout.root + "/holds.json" }
+    var path: String { layout.holds }
 
     /// Holds that have not expired at `now`.
-    public func active(now: Double = FileSystem.now()) -> [Hold] {
+    package func active(now: Double = FileSystem.now()) -> [Hold] {
         all().filter { $0.expires > now }
     }
 
@@ -36,7 +36,7 @@ public struct HoldStore: Sendable {
     }
 
     /// Adds a hold for `ttl` seconds.
-    public func add(ttl: Double, reason: String, now: Double = FileSystem.now()) throws(CenariusError) -> Hold {
+    package func add(ttl: Double, reason: String, now: Double = FileSystem.now()) throws(CenariusError) -> Hold {
         guard ttl > 0, ttl <= 7 * 86400 else { throw .usage("a hold's ttl must be between 1 second and 7 days") }
         var id = ""
         for _ in 0..<8 { id += String(UInt8.random(in: 0...255), radix: 16).leftPadded(2) }
@@ -46,7 +46,7 @@ public struct HoldStore: Sendable {
     }
 
     /// Ends a hold; false when there was none with that id (or it had expired).
-    public func remove(_ id: String, now: Double = FileSystem.now()) throws(CenariusError) -> Bool {
+    package func remove(_ id: String, now: Double = FileSystem.now()) throws(CenariusError) -> Bool {
         try update(now: now) { holds in
             let before = holds.count
             holds.removeAll { $0.id == id }

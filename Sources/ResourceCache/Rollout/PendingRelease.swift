@@ -7,23 +7,23 @@ import RouteSync
 ///     pending/Routes.json    the table's exact bytes
 ///     pending/release        the manifest's exact bytes
 ///     pending/state.json     this record
-public struct PendingRelease: Sendable, Codable, Equatable {
-    public var remote: String
+package struct PendingRelease: Sendable, Codable, Equatable {
+    package var remote: String
     /// The manifest's `release`, or the table's fingerprint when it has none.
-    public var release: String
-    public var tableValidators: Validators
-    public var manifestValidators: Validators?
+    package var release: String
+    package var tableValidators: Validators
+    package var manifestValidators: Validators?
     /// `time`, `halted`, `compatibility` or `hold`.
-    public var reason: String
-    public var detail: String
+    package var reason: String
+    package var detail: String
     /// This device's place in [0, 1) and the moment it adopts (unix seconds), for a staged rollout.
-    public var place: Double?
-    public var moment: Double?
+    package var place: Double?
+    package var moment: Double?
     /// When this device first saw the release, and when it last looked again.
-    public var seenAt: Double
-    public var checkedAt: Double
+    package var seenAt: Double
+    package var checkedAt: Double
 
-    public init(remote: String, release: String, tableValidators: Validators, manifestValidators: Validators?, reason: String,
+    package init(remote: String, release: String, tableValidators: Validators, manifestValidators: Validators?, reason: String,
                 detail: String, place: Double?, moment: Double?, seenAt: Double, checkedAt: Double) {
         self.remote = remote
         self.release = release
@@ -39,25 +39,25 @@ public struct PendingRelease: Sendable, Codable, Equatable {
 }
 
 /// Reads and writes `pending/` under the writer lock (syncs), and without a lock for `status`.
-public struct PendingStore: Sendable {
-    public let layout: CacheLayout
+package struct PendingStore: Sendable {
+    package let layout: CacheLayout
 
-    public init(layout: CacheLayout) {
+    package init(layout: CacheLayout) {
         self.layout = layout
     }
 
-    var folder: String { layout.root + "/pending" }
+    var folder: String { layout.pending }
 
-    public func read() -> (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)? {
+    package func read() -> (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)? {
         guard let record = JSONFile.read(PendingRelease.self, folder + "/state.json"),
               let table = try? FileSystem.readFile(folder + "/Routes.json") else { return nil }
         return (record, table, try? FileSystem.readFile(folder + "/release", limit: 1 << 20))
     }
 
     /// The record alone (status).
-    public func record() -> PendingRelease? { read()?.record }
+    package func record() -> PendingRelease? { read()?.record }
 
-    public func write(_ record: PendingRelease, table: [UInt8], manifest: [UInt8]?) throws(CenariusError) {
+    package func write(_ record: PendingRelease, table: [UInt8], manifest: [UInt8]?) throws(CenariusError) {
         try FileSystem.makeDirectories(folder)
         try FileSystem.writeAtomically(table, to: folder + "/Routes.json", durable: false)
         if let manifest {
@@ -70,7 +70,7 @@ public struct PendingStore: Sendable {
         try JSONFile.write(record, to: folder + "/state.json", durable: false)
     }
 
-    public func clear() {
+    package func clear() {
         FileSystem.removeTree(folder)
     }
 }

@@ -4,25 +4,25 @@ import Glibc
 #endif
 
 /// What staged adoption (G10) needs to know about this device.
-public struct RolloutSettings: Sendable, Equatable {
+package struct RolloutSettings: Sendable, Equatable {
     /// `--device-id`; nil: `/etc/machine-id`, else a random id kept in the cache.
-    public var deviceID: String?
+    package var deviceID: String?
     /// `--native-version`: the host version a manifest's `requires.native` is compared with.
-    public var nativeVersion: NativeVersion?
+    package var nativeVersion: NativeVersion?
     /// Test hook (`CENARIUS_CLOCK_OFFSET`, seconds): shifts the clock rollout decisions use, so a
     /// test or a simulation can stand at any moment of a rollout. Never set it on a device.
-    public var clockOffset: Double = 0
+    package var clockOffset: Double = 0
 
-    public init(deviceID: String? = nil, nativeVersion: NativeVersion? = nil, clockOffset: Double = 0) {
+    package init(deviceID: String? = nil, nativeVersion: NativeVersion? = nil, clockOffset: Double = 0) {
         self.deviceID = deviceID
         self.nativeVersion = nativeVersion
         self.clockOffset = clockOffset
     }
 
-    public func now() -> Double { FileSystem.now() + clockOffset }
+    package func now() -> Double { FileSystem.now() + clockOffset }
 
     /// The device's identity: the flag, the machine's id, or one made up once and kept.
-    public func device(layout: CacheLayout) -> RolloutGate.Device {
+    package func device(layout: CacheLayout) -> RolloutGate.Device {
         RolloutGate.Device(id: deviceID ?? Self.machineID() ?? Self.keptID(layout), native: nativeVersion)
     }
 
@@ -33,7 +33,7 @@ public struct RolloutSettings: Sendable, Equatable {
     }
 
     static func keptID(_ layout: CacheLayout) -> String {
-        let path = layout.root + "/device-id"
+        let path = layout.deviceID
         if let bytes = try? FileSystem.readFile(path, limit: 4096) {
             let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
             if !text.isEmpty { return text }

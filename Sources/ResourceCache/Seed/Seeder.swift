@@ -8,15 +8,15 @@ import Glibc
 /// `<preset>/.cenarius-seed/` until every download is verified. The old table stops naming a
 /// file before that file changes and the new table is written last, so an interrupted seed
 /// never leaves a table that lies about its files, and one whose downloads fail leaves the folder as it was.
-public struct Seeder: Sendable {
-    public let remote: Remote
+package struct Seeder: Sendable {
+    package let remote: Remote
     /// Tried in order after `remote`, for the table and for each file.
-    public let mirrors: [Remote]
-    public let preset: Preset
-    public let transfer: TransferOptions
-    public let verifier: TableSignatureVerifier?
+    package let mirrors: [Remote]
+    package let preset: Preset
+    package let transfer: TransferOptions
+    package let verifier: TableSignatureVerifier?
 
-    public init(remote: Remote, mirrors: [Remote] = [], preset: Preset, transfer: TransferOptions, verifier: TableSignatureVerifier? = nil) {
+    package init(remote: Remote, mirrors: [Remote] = [], preset: Preset, transfer: TransferOptions, verifier: TableSignatureVerifier? = nil) {
         self.remote = remote
         self.mirrors = mirrors
         self.preset = preset
@@ -24,21 +24,21 @@ public struct Seeder: Sendable {
         self.verifier = verifier
     }
 
-    public struct Report: Sendable, Codable {
-        public var entries = 0
-        public var downloadedFiles = 0
-        public var downloadedBytes: Int64 = 0
-        public var copiedFiles = 0
-        public var keptFiles = 0
-        public var removedFiles = 0
+    package struct Report: Sendable, Codable {
+        package var entries = 0
+        package var downloadedFiles = 0
+        package var downloadedBytes: Int64 = 0
+        package var copiedFiles = 0
+        package var keptFiles = 0
+        package var removedFiles = 0
         /// `--check`: uris whose preset file is missing or does not match the remote table.
-        public var mismatched: [String] = []
-        public var seconds = 0.0
+        package var mismatched: [String] = []
+        package var seconds = 0.0
     }
 
     var staging: String { FileSystem.join(preset.root, ".cenarius-seed") }
 
-    public func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
+    package func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
         let started = FileSystem.monotonic()
         let downloader = try Downloader(options: transfer)
         let (remote, bytes, table) = try fetchTable(downloader)

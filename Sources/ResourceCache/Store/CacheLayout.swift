@@ -14,31 +14,46 @@ import RouteSync
 ///     held-back                  SHA-256 of a table rolled back from, not to be applied again
 ///     release.json               the trial's state: confirmed generation, trial and deadline (G9)
 ///     release.lock               flock(2) target for the short updates of release.json
-public struct CacheLayout: Sendable {
-    public let root: String
+///     preset-index               the preset's table sorted for binary search, before any sync
+///     current.next               the link being made before it is renamed over `current`
+///     gzip/<hash>.gz             the daemon's compressed copies, removed with their content by GC
+///     device-id                  this device's id for rollouts when there is no /etc/machine-id
+///     holds.json                 switches held by the app (G10)
+///     pending/                   a release adopted but not yet switched to (rollout windows)
+///     daemon.lock, daemon.json   one daemon per cache; where it listens
+package struct CacheLayout: Sendable {
+    package let root: String
 
-    public init(root: String) {
+    package init(root: String) {
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.root = root
     }
 
-    public var lock: String { root + "/lock" }
-    public var objects: String { root + "/objects" }
-    public var tmp: String { root + "/tmp" }
-    public var generations: String { root + "/generations" }
-    public var current: String { root + "/current" }
-    public var checked: String { root + "/checked" }
-    public var attempted: String { root + "/attempted" }
-    public var heldBack: String { root + "/held-back" }
-    public var releaseState: String { root + "/release.json" }
-    public var releaseLock: String { root + "/release.lock" }
+    package var lock: String { root + "/lock" }
+    package var objects: String { root + "/objects" }
+    package var tmp: String { root + "/tmp" }
+    package var generations: String { root + "/generations" }
+    package var current: String { root + "/current" }
+    package var checked: String { root + "/checked" }
+    package var attempted: String { root + "/attempted" }
+    package var heldBack: String { root + "/held-back" }
+    package var releaseState: String { root + "/release.json" }
+    package var releaseLock: String { root + "/release.lock" }
+    package var presetIndex: String { root + "/preset-index" }
+    package var currentNext: String { root + "/current.next" }
+    package var compressed: String { root + "/gzip" }
+    package var deviceID: String { root + "/device-id" }
+    package var holds: String { root + "/holds.json" }
+    package var pending: String { root + "/pending" }
+    package var daemonLock: String { root + "/daemon.lock" }
+    package var daemonInfo: String { root + "/daemon.json" }
 
-    public func object(_ hash: ContentHash) -> String {
+    package func object(_ hash: ContentHash) -> String {
         let hex = hash.hex
         return objects + "/" + hex.prefix(2) + "/" + hex
     }
 
-    public func generation(_ number: Int) -> String { generations + "/\(number)" }
-    public func building(_ number: Int) -> String { generations + "/\(number).building" }
+    package func generation(_ number: Int) -> String { generations + "/\(number)" }
+    package func building(_ number: Int) -> String { generations + "/\(number).building" }
 }

@@ -2,21 +2,21 @@ import FoundationEssentials
 import RouteSync
 
 /// What a committed generation records besides its table.
-public struct GenerationMeta: Codable, Sendable, Equatable {
-    public var number: Int
-    public var remote: String
-    public var validators: Validators
+package struct GenerationMeta: Codable, Sendable, Equatable {
+    package var number: Int
+    package var remote: String
+    package var validators: Validators
     /// Seconds since 1970.
-    public var committedAt: Double
+    package var committedAt: Double
     /// Entries held in this generation's `files/` (the rest are served from the preset).
-    public var cachedFiles: Int
-    public var cachedBytes: Int64
+    package var cachedFiles: Int
+    package var cachedBytes: Int64
     /// Signed-table version (G8) when the table came with a verified signature.
-    public var signedVersion: Int64?
+    package var signedVersion: Int64?
     /// Entries of the table, so that a 304 can report them without parsing it (nil in caches written before).
-    public var entries: Int?
+    package var entries: Int?
 
-    public init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
+    package init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
                 signedVersion: Int64? = nil, entries: Int? = nil) {
         self.entries = entries
         self.number = number
@@ -30,17 +30,17 @@ public struct GenerationMeta: Codable, Sendable, Equatable {
 }
 
 /// A committed, immutable generation: a table and the cached files it needs.
-public struct Generation: Sendable {
-    public let number: Int
-    public let path: String
+package struct Generation: Sendable {
+    package let number: Int
+    package let path: String
 
-    public var tablePath: String { path + "/Routes.json" }
-    public var metaPath: String { path + "/meta.json" }
-    public var filesPath: String { path + "/files" }
+    package var tablePath: String { path + "/Routes.json" }
+    package var metaPath: String { path + "/meta.json" }
+    package var filesPath: String { path + "/files" }
 
-    public func filePath(_ uri: URIPath) -> String { filesPath + "/" + uri.value }
+    package func filePath(_ uri: URIPath) -> String { filesPath + "/" + uri.value }
 
-    public func table() throws(CenariusError) -> RouteTable {
+    package func table() throws(CenariusError) -> RouteTable {
         do {
             return try RouteTable.parse(FileSystem.readFile(tablePath), source: tablePath)
         } catch {
@@ -49,7 +49,7 @@ public struct Generation: Sendable {
         }
     }
 
-    public func meta() throws(CenariusError) -> GenerationMeta {
+    package func meta() throws(CenariusError) -> GenerationMeta {
         let json: JSONValue
         do { json = try JSONValue.parse(FileSystem.readFile(metaPath), source: metaPath) } catch {
             throw .storage("corrupt cache: \(error.message)")

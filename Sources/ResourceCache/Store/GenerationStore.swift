@@ -6,22 +6,22 @@ import Glibc
 
 /// Reads the current generation without any lock (a readlink), and commits and collects
 /// generations under the writer lock.
-public struct GenerationStore: Sendable {
-    public let layout: CacheLayout
+package struct GenerationStore: Sendable {
+    package let layout: CacheLayout
 
-    public init(layout: CacheLayout) {
+    package init(layout: CacheLayout) {
         self.layout = layout
     }
 
     /// The generation `current` points at; nil before the first sync.
-    public func current() -> Generation? {
+    package func current() -> Generation? {
         guard let number = GenerationStore.currentNumber(link: layout.current) else { return nil }
         return Generation(number: number, path: layout.generation(number))
     }
 
     /// The number of the generation the link at `currentLink` points at, read without
     /// allocating: the daemon does this once per request.
-    public static func currentNumber(link currentLink: String) -> Int? {
+    package static func currentNumber(link currentLink: String) -> Int? {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> Int? in
             let n = readlink(currentLink, buffer.baseAddress!, buffer.count)
             let prefix = "generations/".utf8
@@ -38,12 +38,12 @@ public struct GenerationStore: Sendable {
     }
 
     /// Committed generation `number` (which may since have been collected).
-    public func generation(_ number: Int) -> Generation {
+    package func generation(_ number: Int) -> Generation {
         Generation(number: number, path: layout.generation(number))
     }
 
     /// Committed generations, newest first.
-    public func all() -> [Generation] {
+    package func all() -> [Generation] {
         FileSystem.listDirectory(layout.generations)
             .compactMap { Int($0) }
             .sorted(by: >)
@@ -53,7 +53,7 @@ public struct GenerationStore: Sendable {
     /// Makes a fully built generation current: fsync the data, rename the folder into place,
     /// then swap the `current` symlink by rename(2). A crash before the last rename leaves the
     /// old generation current (G2, G3).
-    public func commit(building: String, number: Int) throws(CenariusError) -> Generation {
+    package func commit(building: String, number: Int) throws(CenariusError) -> Generation {
         let final = layout.generation(number)
         // One syncfs for every file and link written in this sync, instead of an fsync per file.
         let rootFD = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -62,7 +62,7 @@ public struct GenerationStore: Sendable {
         if cplatform_syncfs(rootFD) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
         guard rename(building, final) == 0 else { throw FileSystem.failure("cannot commit generation", final) }
         try syncDirectory(layout.generations)
-        let link = layout.root + "/current.next"
+        let link = layout.currentNext
         unlink(link)
         guard symlink("generations/\(number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
         guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
@@ -71,8 +71,8 @@ public struct GenerationStore: Sendable {
     }
 
     /// Makes an older committed generation current again (rollback).
-    public func activate(_ generation: Generation) throws(CenariusError) {
-        let link = layout.root + "/current.next"
+    package func activate(_ generation: Generation) throws(CenariusError) {
+        let link = layout.currentNext
         unlink(link)
         guard symlink("generations/\(generation.number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
         guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
@@ -80,7 +80,7 @@ public struct GenerationStore: Sendable {
     }
 
     /// No generation current: the preset's table is in force again (a failed first trial).
-    public func deactivate() throws(CenariusError) {
+    package func deactivate() throws(CenariusError) {
         guard unlink(layout.current) == 0 || errno == ENOENT else { throw FileSystem.failure("cannot switch", layout.current) }
         try syncDirectory(layout.root)
     }
@@ -97,7 +97,7 @@ public struct GenerationStore: Sendable {
     /// Call with the writer lock held.
     /// `sparing`: objects to keep although no generation links them (those a sync in progress needs).
     @discardableResult
-    public func collectGarbage(keep: Int, grace: Double, sparing: Set<ContentHash> = [], now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
+    package func collectGarbage(keep: Int, grace: Double, sparing: Set<ContentHash> = [], now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
         let generations = all()
         // The confirmed generation is what a failed trial goes back to, however old it is (G9).
         let pinned = ReleaseStore(layout: layout).pinnedGenerations()
@@ -139,7 +139,7 @@ public struct GenerationStore: Sendable {
     /// The daemon's gzip copies (`<cache>/gzip/<hash>.gz`) of content no kept generation lists.
     /// Kept generations are read through their indexes; without one, nothing is removed.
     private func collectCompressedCopies() -> Int64 {
-        let folder = layout.root + "/gzip"
+        let folder = layout.compressed
         let names = FileSystem.listDirectory(folder)
         guard !names.isEmpty else { return 0 }
         var listed = Set<String>()

@@ -5,24 +5,24 @@ import Glibc
 
 /// Verified content by hash. An object is only ever created by renaming a file whose bytes
 /// were hashed on their way in, so presence means verified (G1).
-public struct ObjectStore: Sendable {
-    public let layout: CacheLayout
+package struct ObjectStore: Sendable {
+    package let layout: CacheLayout
 
-    public init(layout: CacheLayout) {
+    package init(layout: CacheLayout) {
         self.layout = layout
     }
 
-    public func contains(_ hash: ContentHash) -> Bool {
+    package func contains(_ hash: ContentHash) -> Bool {
         FileSystem.regularFileSize(layout.object(hash)) != nil
     }
 
-    public func path(_ hash: ContentHash) -> String { layout.object(hash) }
+    package func path(_ hash: ContentHash) -> String { layout.object(hash) }
 
     /// A temporary path for downloading `hash`, inside the cache (same filesystem, so adopt is a rename).
-    public func temporaryPath(_ hash: ContentHash) -> String { layout.tmp + "/" + hash.hex + ".part" }
+    package func temporaryPath(_ hash: ContentHash) -> String { layout.tmp + "/" + hash.hex + ".part" }
 
     /// Moves a verified temporary file into the store.
-    public func adopt(_ temporary: String, as hash: ContentHash) throws(CenariusError) {
+    package func adopt(_ temporary: String, as hash: ContentHash) throws(CenariusError) {
         let destination = layout.object(hash)
         if rename(temporary, destination) != 0 {
             guard errno == ENOENT else { throw FileSystem.failure("cannot store object", destination) }
@@ -33,7 +33,7 @@ public struct ObjectStore: Sendable {
 
     /// Copies a file from outside the cache (the preset) into the store, hashing as it copies;
     /// false when the bytes do not match `hash`.
-    public func importCopy(of source: String, as hash: ContentHash) throws(CenariusError) -> Bool {
+    package func importCopy(of source: String, as hash: ContentHash) throws(CenariusError) -> Bool {
         let temporary = temporaryPath(hash)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileSystem.failure("cannot create", temporary) }
@@ -55,7 +55,7 @@ public struct ObjectStore: Sendable {
     }
 
     /// All objects, for `verify`.
-    public func all() -> [(hash: ContentHash, path: String)] {
+    package func all() -> [(hash: ContentHash, path: String)] {
         var out: [(ContentHash, String)] = []
         for shard in FileSystem.listDirectory(layout.objects) {
             let dir = layout.objects + "/" + shard

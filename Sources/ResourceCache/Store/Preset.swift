@@ -6,12 +6,12 @@ import Glibc
 /// A read-only folder served as is: the preset (with its own `Routes.json`) or the develop folder.
 /// Lookups never leave it: a path whose real location is outside the folder, or that is not
 /// a regular file, is treated as absent (G5).
-public struct ServedFolder: Sendable {
-    public let root: String
+package struct ServedFolder: Sendable {
+    package let root: String
     /// `realpath(root)`, computed once; nil when the folder does not exist.
-    public let realRoot: String?
+    package let realRoot: String?
 
-    public init(root: String) {
+    package init(root: String) {
         self.root = root
         realRoot = ServedFolder.realPath(root)
     }
@@ -19,7 +19,7 @@ public struct ServedFolder: Sendable {
     /// The path of `uri` inside the folder if it is a regular file there, else nil. A symlink
     /// that resolves inside the folder is given as the file it points to: files are hashed and
     /// copied without following links, and whoever opens the path gets the file checked here.
-    public func file(_ uri: URIPath) -> String? {
+    package func file(_ uri: URIPath) -> String? {
         guard let realRoot else { return nil }
         let path = FileSystem.join(root, uri.value)
         guard FileSystem.kind(path) == S_IFREG else {
@@ -43,20 +43,20 @@ public struct ServedFolder: Sendable {
 }
 
 /// The preset: a served folder plus its route table.
-public struct Preset: Sendable {
-    public let folder: ServedFolder
-    public let routesName: String
+package struct Preset: Sendable {
+    package let folder: ServedFolder
+    package let routesName: String
 
-    public init(root: String, routesName: String = "Routes.json") {
+    package init(root: String, routesName: String = "Routes.json") {
         folder = ServedFolder(root: root)
         self.routesName = routesName
     }
 
-    public var root: String { folder.root }
-    public var tablePath: String { FileSystem.join(root, routesName) }
+    package var root: String { folder.root }
+    package var tablePath: String { FileSystem.join(root, routesName) }
 
     /// The preset's own table; an empty table when there is no preset.
-    public func table() throws(CenariusError) -> RouteTable {
+    package func table() throws(CenariusError) -> RouteTable {
         let bytes: [UInt8]
         do { bytes = try FileSystem.readFile(tablePath) } catch {
             if error.code == .notFound { return .empty }
@@ -66,7 +66,7 @@ public struct Preset: Sendable {
     }
 
     /// The preset copy of `entry` when the preset lists the same hash for the same uri.
-    public func file(for entry: RouteEntry, in table: RouteTable) -> String? {
+    package func file(for entry: RouteEntry, in table: RouteTable) -> String? {
         guard table[entry.uri]?.hash == entry.hash else { return nil }
         return folder.file(entry.uri)
     }

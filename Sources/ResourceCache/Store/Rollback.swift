@@ -7,16 +7,16 @@ import Glibc
 /// Switching back to an older generation, atomically, on the same link swap as a sync's commit
 /// (G2). The table rolled back from is remembered, and syncs do not apply it again until the
 /// remote publishes a different one.
-public enum Rollback {
-    public struct Result: Sendable, Codable {
-        public var from: Int
+package enum Rollback {
+    package struct Result: Sendable, Codable {
+        package var from: Int
         /// nil: the preset is in force again.
-        public var to: Int?
+        package var to: Int?
     }
 
     /// `cenariusd rollback`: the generation before the current one, for an operator who shipped
     /// a bad build. Recorded in the release state as a manual rollback (G9).
-    public static func run(_ settings: SyncSettings) throws(CenariusError) -> Result {
+    package static func run(_ settings: SyncSettings) throws(CenariusError) -> Result {
         let layout = settings.cache
         guard FileSystem.isDirectory(layout.root) else { throw .notFound("nothing to roll back: no cache at \(layout.root)") }
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "roll back")
@@ -38,7 +38,7 @@ public enum Rollback {
     /// A failed trial: `from` goes, `to` (the last confirmed generation, nil for the preset)
     /// comes back. Nothing is done when `from` is no longer current (a newer release replaced
     /// it meanwhile and is on trial of its own): false then.
-    public static func failedTrial(_ settings: SyncSettings, from: Int, to: Int?) throws(CenariusError) -> Bool {
+    package static func failedTrial(_ settings: SyncSettings, from: Int, to: Int?) throws(CenariusError) -> Bool {
         let layout = settings.cache
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "roll back a failed trial")
         defer { withExtendedLifetime(lock) {} }

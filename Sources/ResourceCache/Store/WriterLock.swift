@@ -5,12 +5,12 @@ import Glibc
 
 /// The cache's single-writer lock (G6): `flock` on `<cache>/lock`, holding the owner's pid
 /// so that a second writer can say who it is waiting for. Readers never take it.
-public final class WriterLock {
+package final class WriterLock {
     private var fd: Int32 = -1
-    public let path: String
+    package let path: String
 
     /// Waits up to `timeout` seconds. Exit 5 when the lock stays held.
-    public init(path: String, timeout: Double, purpose: String) throws(CenariusError) {
+    package init(path: String, timeout: Double, purpose: String) throws(CenariusError) {
         self.path = path
         let deadline = FileSystem.monotonic() + timeout
         // A holder may remove the lock file (a first sync that failed leaves no cache behind):
@@ -40,7 +40,7 @@ public final class WriterLock {
     }
 
     /// Non-blocking: nil when another process holds it.
-    public static func tryAcquire(path: String) throws(CenariusError) -> WriterLock? {
+    package static func tryAcquire(path: String) throws(CenariusError) -> WriterLock? {
         do { return try WriterLock(path: path, timeout: 0, purpose: "start") } catch {
             if case .locked = error.cause { return nil }
             throw error
@@ -48,7 +48,7 @@ public final class WriterLock {
     }
 
     /// The pid written by the current holder, if any.
-    public static func holder(_ path: String) -> Int32? {
+    package static func holder(_ path: String) -> Int32? {
         guard let bytes = try? FileSystem.readFile(path, limit: 64) else { return nil }
         return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlinesASCII))
     }
@@ -60,7 +60,7 @@ public final class WriterLock {
     }
 
     /// Removes the lock file while it is held; writers waiting on it take a new one.
-    public func removeFile() { unlink(path) }
+    package func removeFile() { unlink(path) }
 
     deinit {
         flock(fd, LOCK_UN)

@@ -3,18 +3,18 @@ import RouteSync
 /// What a sync has to do to make `table` servable, decided without any I/O (G4):
 /// a file is downloaded only if no verified copy of its hash exists in the cache or the preset,
 /// and content shared by several uris is fetched once.
-public struct SyncPlan: Sendable, Equatable {
+package struct SyncPlan: Sendable, Equatable {
     /// Served from the preset as it is: same uri, same hash, file present.
-    public var fromPreset: [RouteEntry] = []
+    package var fromPreset: [RouteEntry] = []
     /// Held in this generation's `files/`, linked from the object store.
-    public var cached: [RouteEntry] = []
+    package var cached: [RouteEntry] = []
     /// Objects to copy in from the preset (same content under another uri), with the preset uri to copy.
-    public var imports: [(hash: ContentHash, source: URIPath)] = []
+    package var imports: [(hash: ContentHash, source: URIPath)] = []
     /// One entry per hash to download.
-    public var downloads: [RouteEntry] = []
+    package var downloads: [RouteEntry] = []
 
     /// Bytes to download when the table declares sizes.
-    public var downloadBytes: Int64? {
+    package var downloadBytes: Int64? {
         var total: Int64 = 0
         for entry in downloads {
             guard let size = entry.size else { return nil }
@@ -23,7 +23,7 @@ public struct SyncPlan: Sendable, Equatable {
         return total
     }
 
-    public static func == (lhs: SyncPlan, rhs: SyncPlan) -> Bool {
+    package static func == (lhs: SyncPlan, rhs: SyncPlan) -> Bool {
         lhs.fromPreset == rhs.fromPreset && lhs.cached == rhs.cached && lhs.downloads == rhs.downloads
             && lhs.imports.map(\.hash) == rhs.imports.map(\.hash) && lhs.imports.map(\.source) == rhs.imports.map(\.source)
     }
@@ -31,7 +31,7 @@ public struct SyncPlan: Sendable, Equatable {
     /// - Parameters:
     ///   - presetHas: whether the preset folder really holds a file for the uri.
     ///   - storeHas: whether the object store holds a verified object for the hash.
-    public init(table: RouteTable, preset: RouteTable, presetHas: (URIPath) -> Bool, storeHas: (ContentHash) -> Bool) {
+    package init(table: RouteTable, preset: RouteTable, presetHas: (URIPath) -> Bool, storeHas: (ContentHash) -> Bool) {
         var presetByHash: [ContentHash: URIPath] = [:]
         for entry in preset.entries where presetByHash[entry.hash] == nil && presetHas(entry.uri) {
             presetByHash[entry.hash] = entry.uri

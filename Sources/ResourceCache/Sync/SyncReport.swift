@@ -1,8 +1,8 @@
 import RouteSync
 
 /// What one sync did; printed by `sync`, returned in daemon receipts, counted in metrics.
-public struct SyncReport: Sendable, Codable, Equatable {
-    public enum Outcome: String, Sendable, Codable {
+package struct SyncReport: Sendable, Codable, Equatable {
+    package enum Outcome: String, Sendable, Codable {
         /// The origin answered 304: nothing else was done.
         case notModified = "not-modified"
         /// The table came back byte-identical to the one in force.
@@ -18,30 +18,30 @@ public struct SyncReport: Sendable, Codable, Equatable {
     }
 
     /// Why a release was not adopted, and until when.
-    public struct Deferral: Sendable, Codable, Equatable {
-        public var release: String
+    package struct Deferral: Sendable, Codable, Equatable {
+        package var release: String
         /// `time`, `halted`, `compatibility` or `hold`.
-        public var reason: String
-        public var detail: String
-        public var place: Double?
+        package var reason: String
+        package var detail: String
+        package var place: Double?
         /// When this device adopts (unix seconds), for `time`.
-        public var at: Double?
+        package var at: Double?
     }
 
-    public var outcome: Outcome
-    public var generation: Int?
-    public var entries = 0
-    public var downloadedFiles = 0
-    public var downloadedBytes: Int64 = 0
-    public var importedFromPreset = 0
-    public var reusedObjects = 0
-    public var servedFromPreset = 0
-    public var removedGenerations = 0
-    public var removedObjects = 0
-    public var seconds = 0.0
-    public var deferred: Deferral?
+    package var outcome: Outcome
+    package var generation: Int?
+    package var entries = 0
+    package var downloadedFiles = 0
+    package var downloadedBytes: Int64 = 0
+    package var importedFromPreset = 0
+    package var reusedObjects = 0
+    package var servedFromPreset = 0
+    package var removedGenerations = 0
+    package var removedObjects = 0
+    package var seconds = 0.0
+    package var deferred: Deferral?
 
-    public init(outcome: Outcome, generation: Int?) {
+    package init(outcome: Outcome, generation: Int?) {
         self.outcome = outcome
         self.generation = generation
     }

@@ -5,16 +5,16 @@ import Glibc
 
 /// One sync: fetch the table conditionally, plan, download what is missing, build a new
 /// generation and switch to it atomically. Blocking; run it off any async executor.
-public struct Syncer: Sendable {
-    public let settings: SyncSettings
+package struct Syncer: Sendable {
+    package let settings: SyncSettings
 
-    public init(settings: SyncSettings) {
+    package init(settings: SyncSettings) {
         self.settings = settings
     }
 
     var layout: CacheLayout { settings.cache }
 
-    public func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
+    package func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
         let remotes = try settings.requireRemotes()
         let fresh = !FileSystem.exists(layout.root)
         try prepareFolders()
@@ -31,7 +31,7 @@ public struct Syncer: Sendable {
     /// A refresh triggered by a lookup: at most one per `minRefetch` seconds across all
     /// processes. Callers that wait on the lock behind another refresh share its result
     /// (single-flight) instead of asking the origin again. nil: skipped, a refresh just ran.
-    public func refetch(cancel: CancelToken? = nil) throws(CenariusError) -> SyncReport? {
+    package func refetch(cancel: CancelToken? = nil) throws(CenariusError) -> SyncReport? {
         let remotes = try settings.requireRemotes()
         try prepareFolders()
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "refresh the table")
@@ -260,13 +260,14 @@ public struct Syncer: Sendable {
         }
         unlink(layout.attempted)
         unlink(layout.checked)
+        unlink(layout.presetIndex)
         lock.removeFile()
         rmdir(layout.root)
     }
 
     func cleanTemporaries() {
         for name in FileSystem.listDirectory(layout.tmp) { FileSystem.removeTree(layout.tmp + "/" + name) }
-        unlink(layout.root + "/current.next")
+        unlink(layout.currentNext)
     }
 
     func markChecked() {

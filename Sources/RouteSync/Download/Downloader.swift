@@ -6,11 +6,11 @@ import Glibc
 #endif
 
 /// Cancels a running download from another thread (graceful shutdown, SIGTERM).
-public final class CancelToken: Sendable {
+package final class CancelToken: Sendable {
     private let flag = Mutex(false)
-    public init() {}
-    public func cancel() { flag.withLock { $0 = true } }
-    public var isCancelled: Bool { flag.withLock { $0 } }
+    package init() {}
+    package func cancel() { flag.withLock { $0 = true } }
+    package var isCancelled: Bool { flag.withLock { $0 } }
 }
 
 /// The multi handle as the hash checks see it: they only ever call curl_multi_wakeup, which
@@ -20,18 +20,18 @@ struct MultiHandle: @unchecked Sendable {
 }
 
 /// A file to fetch into `destination`, to be verified against `expected` (G1).
-public struct FileDownload: Sendable {
-    public let url: String
-    public let destination: String
-    public let expected: ContentHash
+package struct FileDownload: Sendable {
+    package let url: String
+    package let destination: String
+    package let expected: ContentHash
     /// Names the file in messages (its uri).
-    public let label: String
+    package let label: String
     /// The size the route table gives, if it does: larger files are fetched first.
-    public let size: Int64?
+    package let size: Int64?
     /// The same file on other mirrors, tried in order when `url` cannot give it (error, 404, bad hash).
-    public var mirrors: [String] = []
+    package var mirrors: [String] = []
 
-    public init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {
+    package init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {
         self.mirrors = mirrors
         self.url = url
         self.destination = destination
@@ -42,22 +42,22 @@ public struct FileDownload: Sendable {
 }
 
 /// A fetched small document (a route table, a signature).
-public enum Document: Sendable {
+package enum Document: Sendable {
     case notModified
     case content([UInt8], Validators)
 }
 
-public struct TransferProgress: Sendable {
-    public var filesDone = 0
-    public var filesTotal = 0
-    public var bytes: Int64 = 0
+package struct TransferProgress: Sendable {
+    package var filesDone = 0
+    package var filesTotal = 0
+    package var bytes: Int64 = 0
 }
 
 /// Downloads over libcurl multi handles: bounded, reused connections, HTTP/2 multiplexing
 /// when offered, retries with backoff. Calls block the calling thread; use one instance from
 /// one thread at a time (the daemon gives each sync its own thread). A large download runs
 /// several loops, each a thread with its own multi handle and share of the connections.
-public final class Downloader {
+package final class Downloader {
     private let options: TransferOptions
     private let policy: RetryPolicy
     private let documentPolicy: RetryPolicy
@@ -67,7 +67,7 @@ public final class Downloader {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private var random = SystemRandomNumberGenerator()
 
-    public init(options: TransferOptions = TransferOptions()) throws(CenariusError) {
+    package init(options: TransferOptions = TransferOptions()) throws(CenariusError) {
         guard ccurl_load() != 0 else { throw .internal(String(cString: ccurl_load_error())) }
         self.options = options
         policy = RetryPolicy(options)
@@ -84,7 +84,7 @@ public final class Downloader {
 
     /// To call before the process exits: waits for a libcurl load started at launch, whose
     /// dependencies' exit handlers must not run beside their own initialisation (ccurl_settle).
-    public static func settleBeforeExit() {
+    package static func settleBeforeExit() {
         ccurl_settle()
     }
 
@@ -94,7 +94,7 @@ public final class Downloader {
     }
 
     /// Fetches a small document, conditionally when `validators` are given.
-    public func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
+    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
         let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
         transfer.policy = documentPolicy
         var document: Document = .notModified
@@ -132,7 +132,7 @@ public final class Downloader {
     }
 
     /// Downloads and verifies files. One result per input, in order: the verified size, or why not.
-    public func download(_ files: [FileDownload], cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) -> [Result<Int64, CenariusError>] {
+    package func download(_ files: [FileDownload], cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) -> [Result<Int64, CenariusError>] {
         // This downloader is the first loop, on the calling thread; the others are new downloaders
         // on threads of their own (fewer if one cannot be had: the connections are shared by those there are).
         let helpers = (1..<Self.loopCount(files: files.count, options: options)).compactMap { _ in try? Downloader(options: options) }

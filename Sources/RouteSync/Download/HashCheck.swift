@@ -38,39 +38,6 @@ final class HashCheck: Sendable {
         var error: CenariusError?
     }
 
-    struct State {
-        var pending: [Pending] = []
-        /// Per loop.
-        var done: [[Done]]
-        /// Hashers not in use by a worker (indexes into `slots`); a worker holds one while it runs.
-        var idleHashers = Array(0..<HashCheck.maxWorkers)
-        /// Per hasher: bodies its lanes hold from an earlier round.
-        var carried = Array(repeating: 0, count: HashCheck.maxWorkers)
-        var closed = false
-        /// Per loop: it has nothing but checks to wait for, so its next result must wake it.
-        /// Otherwise it is woken by its own sockets soon enough, and a wakeup per result would
-        /// only add context switches on a machine whose cores are all busy.
-        var loopIdle: [Bool]
-        /// Per loop: it has started its last transfers, is idle or has finished, so few or no
-        /// more files are coming from it.
-        var loopTail: [Bool]
-
-        init(loops: Int) {
-            done = Array(repeating: [], count: loops)
-            loopIdle = Array(repeating: false, count: loops)
-            loopTail = Array(repeating: false, count: loops)
-        }
-
-        /// No loop will send many more files soon: check what there is rather than wait for a fuller batch.
-        var hurry: Bool { !loopTail.contains(false) }
-
-        /// Whether `hasher` should run a round now: a full batch waits, or the loops are hurrying
-        /// and there is something to check or to finish.
-        func roundIsDue(for hasher: Int) -> Bool {
-            pending.count >= HashCheck.batchMinimum || (hurry && (!pending.isEmpty || carried[hasher] > 0))
-        }
-    }
-
     /// Files per round: enough to keep the lanes busy while results still reach the loops promptly.
     static let batchLimit = 128
     /// A round starts once this many files wait (or the loops are hurrying). Small rounds keep
@@ -78,9 +45,11 @@ final class HashCheck: Sendable {
     /// still running when a round ends carry over into the next (BodyHasher). Before that, a
     /// round of 16 files kept the sixteen lanes about a third full and rounds of 64 were needed.
     static let batchMinimum = 16
-    /// Whole bodies, held by transfers or waiting here: with 32 transfers in flight this keeps
-    /// a seed's peak RSS under B1's 64 MiB.
-    static let bodyBudget = 12 << 20
+    /// Whole bodies, held by transfers or waiting here. 4 MiB keeps B1's peak RSS under F's
+    /// 40 MiB (38–39 MiB; 46–52 MiB with 12) and its time where it was (0.46–0.58 s with 4,
+    /// 0.47–0.66 s with 12, curl 0.57–0.64 s, three rounds side by side): past the budget the
+    /// loop writes bodies itself, which costs little next to the transfers.
+    static let bodyBudget = 4 << 20
     let budget = BodyBudget(limit: HashCheck.bodyBudget)
 
     /// A second worker starts only when a full batch waits while the first is busy: at the end
@@ -116,21 +85,9 @@ final class HashCheck: Sendable {
 
     func submit(loop: Int, id: Int, path: String, algorithm: ContentHash.Algorithm, body: (bytes: BodyBuffer, reserved: Int)? = nil) {
         let start = state.withLock { state in
-            state.pending.append(Pending(loop: loop, id: id, path: path, algorithm: algorithm, body: body?.bytes, reserved: body?.reserved ?? 0))
-            return Self.claimWorkers(&state)
+            state.submit(Pending(loop: loop, id: id, path: path, algorithm: algorithm, body: body?.bytes, reserved: body?.reserved ?? 0))
         }
         startWorkers(start)
-    }
-
-    /// Hashers whose workers should start now. New files need one worker (a second starts when a
-    /// full batch waits while the first is busy). Once the loops hurry, every hasher whose lanes
-    /// carry bodies starts as well: only it can finish them, and the last files wait on both.
-    private static func claimWorkers(_ state: inout State) -> [Int] {
-        guard !state.closed else { return [] }
-        var claimed = state.hurry ? state.idleHashers.filter { state.carried[$0] > 0 } : []
-        if claimed.isEmpty, let hasher = state.idleHashers.last(where: state.roundIsDue(for:)) { claimed = [hasher] }
-        state.idleHashers.removeAll(where: claimed.contains)
-        return claimed
     }
 
     private func startWorkers(_ hashers: [Int]) {
@@ -140,7 +97,7 @@ final class HashCheck: Sendable {
     }
 
     private func work(_ hasher: Int) {
-        var round = state.withLock { Self.nextRound(&$0, for: hasher) }
+        var round = state.withLock { $0.nextRound(for: hasher) }
         while let (batch, finish) = round.batch {
             var files: [Pending] = []
             var failed: [Pending] = []
@@ -171,17 +128,9 @@ final class HashCheck: Sendable {
             budget.release(finished.reduce(0) { $0 + $1.item.reserved })
             // Woken under the lock, so that after `close` returns no check touches the loop.
             round = state.withLock { state in
-                state.carried[hasher] = holding
-                if !state.closed {
-                    for (item, hash, size) in finished {
-                        state.done[item.loop].append(Done(id: item.id, actual: hash, size: size, error: item.error))
-                        if state.loopIdle[item.loop] {
-                            state.loopIdle[item.loop] = false
-                            wake(item.loop)
-                        }
-                    }
-                }
-                return Self.nextRound(&state, for: hasher)
+                let results = finished.map { (item: $0.item, done: Done(id: $0.item.id, actual: $0.hash, size: $0.size, error: $0.item.error)) }
+                for loop in state.finish(results, by: hasher, holding: holding) { wake(loop) }
+                return state.nextRound(for: hasher)
             }
         }
         startWorkers(round.others)
@@ -194,46 +143,17 @@ final class HashCheck: Sendable {
         return FileSystem.writeAll(fd, body.bytes) ? nil : FileSystem.failure("cannot write", path)
     }
 
-    /// The next files for `hasher`'s worker to check, all of one algorithm (none when it only
-    /// has bodies to finish), and whether to finish every body its lanes hold. nil when there is
-    /// nothing to do (or too little to wait for): the worker stops and gives its hasher back,
-    /// and `others` are hashers whose rounds are due now, whose workers should start.
-    private static func nextRound(_ state: inout State, for hasher: Int) -> (batch: (files: [Pending], finish: Bool)?, others: [Int]) {
-        guard !state.closed, state.roundIsDue(for: hasher) else {
-            state.idleHashers.append(hasher)
-            return (nil, claimWorkers(&state))
-        }
-        var batch: [Pending] = []
-        var rest: [Pending] = []
-        if let algorithm = state.pending.first?.algorithm {
-            for item in state.pending {
-                if item.algorithm == algorithm && batch.count < batchLimit { batch.append(item) } else { rest.append(item) }
-            }
-        }
-        state.pending = rest
-        return ((batch, state.hurry), [])
-    }
-
     /// A loop's results ready since its last call. `idle`: it has no transfer running, so its
     /// next result must wake it. `tail`: it has no transfer left to start.
     func collect(loop: Int, idle: Bool, tail: Bool) -> [Done] {
-        let (done, start) = state.withLock { state in
-            defer { state.done[loop].removeAll(keepingCapacity: true) }
-            state.loopIdle[loop] = idle
-            state.loopTail[loop] = idle || tail
-            return (state.done[loop], Self.claimWorkers(&state))
-        }
+        let (done, start) = state.withLock { $0.collect(loop: loop, idle: idle, tail: tail) }
         startWorkers(start)
         return done
     }
 
     /// A loop has finished: the others' last files are not kept waiting for a fuller batch on its account.
     func leave(loop: Int) {
-        let start = state.withLock { state in
-            state.loopIdle[loop] = false
-            state.loopTail[loop] = true
-            return Self.claimWorkers(&state)
-        }
+        let start = state.withLock { $0.leave(loop: loop) }
         startWorkers(start)
     }
 

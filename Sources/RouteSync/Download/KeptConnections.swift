@@ -10,7 +10,7 @@ import Synchronization
 /// opens a new one and resumes the TLS session from the shared cache.
 ///
 /// One sync at a time borrows it; anyone else asking meanwhile (a health check) uses its own.
-public final class KeptConnections: Sendable {
+package final class KeptConnections: Sendable {
     /// What a borrower has: the multi handle, the socket its last document came over, and
     /// whether this poll's connection is worth keeping for the next.
     struct Lease {
@@ -31,7 +31,7 @@ public final class KeptConnections: Sendable {
     private let lent: Mutex<Lease?>
 
     /// nil when libcurl cannot be loaded.
-    public init?() {
+    package init?() {
         guard ccurl_load() != 0, let multi = Self.makeMulti() else { return nil }
         lent = Mutex(Lease(multi: multi))
     }

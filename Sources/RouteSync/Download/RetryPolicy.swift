@@ -1,5 +1,5 @@
 /// What happened to one attempt at a transfer, reduced to what the retry decision needs.
-public enum AttemptFailure: Sendable, Equatable {
+package enum AttemptFailure: Sendable, Equatable {
     /// Connection refused/reset, timeouts, truncated or corrupt bodies: worth another try.
     case transient(CenariusError)
     /// 429 or 503, with the server's `Retry-After` in seconds when it gave one.
@@ -9,30 +9,30 @@ public enum AttemptFailure: Sendable, Equatable {
 }
 
 /// Pure retry decisions: exponential backoff with full jitter, `Retry-After` honoured (G7).
-public struct RetryPolicy: Sendable {
-    public var attempts: Int
-    public var base: Double
-    public var cap: Double
-    public var maxRetryAfter: Double
+package struct RetryPolicy: Sendable {
+    package var attempts: Int
+    package var base: Double
+    package var cap: Double
+    package var maxRetryAfter: Double
 
-    public init(attempts: Int, base: Double, cap: Double, maxRetryAfter: Double) {
+    package init(attempts: Int, base: Double, cap: Double, maxRetryAfter: Double) {
         self.attempts = attempts
         self.base = base
         self.cap = cap
         self.maxRetryAfter = maxRetryAfter
     }
 
-    public init(_ options: TransferOptions) {
+    package init(_ options: TransferOptions) {
         self.init(attempts: options.attempts, base: options.backoffBase, cap: options.backoffCap, maxRetryAfter: options.maxRetryAfter)
     }
 
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         case retry(after: Double)
         case giveUp(CenariusError)
     }
 
     /// `attempt` counts from 1 (the attempt that just failed); `random` is in [0, 1).
-    public func decide(_ failure: AttemptFailure, attempt: Int, random: Double) -> Decision {
+    package func decide(_ failure: AttemptFailure, attempt: Int, random: Double) -> Decision {
         switch failure {
         case .permanent(let error):
             return .giveUp(error)
@@ -52,7 +52,7 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Full jitter: uniform in [0, min(cap, base·2^(attempt-1))].
-    public func backoff(attempt: Int, random: Double) -> Double {
+    package func backoff(attempt: Int, random: Double) -> Double {
         let ceiling = min(cap, base * Double(1 << min(attempt - 1, 30)))
         return ceiling * random
     }

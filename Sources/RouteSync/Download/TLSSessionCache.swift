@@ -6,14 +6,14 @@ import CCurl
 /// handshake with the certificate chain (B7: 4.2 KB per unchanged https poll before either).
 /// libcurl locks the share itself (one mutex per kind of data, in the C shim), so every download
 /// loop of every sync may use it at once.
-public final class TLSSessionCache: @unchecked Sendable {
+package final class TLSSessionCache: @unchecked Sendable {
     let shared: OpaquePointer
     let handle: UnsafeMutableRawPointer
     /// Never reassigned but in deinit: the connections go before the share their handles used.
     private(set) var connections: KeptConnections?
 
     /// nil when libcurl cannot be loaded.
-    public init?() {
+    package init?() {
         guard let shared = ccurl_share_new(), let handle = ccurl_share_handle(shared) else { return nil }
         self.shared = shared
         self.handle = handle

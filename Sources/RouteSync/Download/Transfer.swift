@@ -4,16 +4,16 @@ import Glibc
 #endif
 
 /// Validators of a fetched document, sent back on the next request (G4).
-public struct Validators: Sendable, Equatable, Codable {
-    public var etag: String?
-    public var lastModified: String?
+package struct Validators: Sendable, Equatable, Codable {
+    package var etag: String?
+    package var lastModified: String?
 
-    public init(etag: String? = nil, lastModified: String? = nil) {
+    package init(etag: String? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
 
-    public var isEmpty: Bool { etag == nil && lastModified == nil }
+    package var isEmpty: Bool { etag == nil && lastModified == nil }
 }
 
 /// Where a transfer's body goes.

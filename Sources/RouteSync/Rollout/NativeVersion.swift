@@ -3,11 +3,11 @@
 /// own 2.x gate compared them as text). Missing segments count as 0 (`2.3` == `2.3.0`).
 /// Anything else, pre-release text included (`2.3.0-beta`), is refused with a clear error rather
 /// than guessed at.
-public struct NativeVersion: Sendable, Comparable, CustomStringConvertible {
-    public let segments: [UInt64]
-    public let description: String
+package struct NativeVersion: Sendable, Comparable, CustomStringConvertible {
+    package let segments: [UInt64]
+    package let description: String
 
-    public init(_ text: String) throws(CenariusError) {
+    package init(_ text: String) throws(CenariusError) {
         let trimmed = String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
         var segments: [UInt64] = []
         for part in trimmed.split(separator: ".", omittingEmptySubsequences: false) {
@@ -22,7 +22,7 @@ public struct NativeVersion: Sendable, Comparable, CustomStringConvertible {
         description = trimmed
     }
 
-    public static func < (a: NativeVersion, b: NativeVersion) -> Bool {
+    package static func < (a: NativeVersion, b: NativeVersion) -> Bool {
         for index in 0..<max(a.segments.count, b.segments.count) {
             let x = index < a.segments.count ? a.segments[index] : 0
             let y = index < b.segments.count ? b.segments[index] : 0
@@ -31,5 +31,5 @@ public struct NativeVersion: Sendable, Comparable, CustomStringConvertible {
         return false
     }
 
-    public static func == (a: NativeVersion, b: NativeVersion) -> Bool { !(a < b) && !(b < a) }
+    package static func == (a: NativeVersion, b: NativeVersion) -> Bool { !(a < b) && !(b < a) }
 }

@@ -3,15 +3,15 @@
 ///
 ///     {"release": "2026.11-a", "requires": {"native": "2.3.0"},
 ///      "rollout": {"start": 1795400000, "duration": 86400, "halted": false}}
-public struct ReleaseManifest: Sendable, Equatable {
-    public struct Rollout: Sendable, Equatable {
+package struct ReleaseManifest: Sendable, Equatable {
+    package struct Rollout: Sendable, Equatable {
         /// Unix seconds.
-        public var start: Double
+        package var start: Double
         /// Seconds over which the fleet adopts; 0 = everyone at `start`.
-        public var duration: Double
-        public var halted: Bool
+        package var duration: Double
+        package var halted: Bool
 
-        public init(start: Double, duration: Double, halted: Bool = false) {
+        package init(start: Double, duration: Double, halted: Bool = false) {
             self.start = start
             self.duration = duration
             self.halted = halted
@@ -20,18 +20,18 @@ public struct ReleaseManifest: Sendable, Equatable {
 
     /// Names the release; with the device id it picks the device's place, so each release picks
     /// a different first group. nil: the table's own fingerprint stands in.
-    public var release: String?
-    public var requiresNative: NativeVersion?
-    public var rollout: Rollout?
+    package var release: String?
+    package var requiresNative: NativeVersion?
+    package var rollout: Rollout?
 
-    public init(release: String? = nil, requiresNative: NativeVersion? = nil, rollout: Rollout? = nil) {
+    package init(release: String? = nil, requiresNative: NativeVersion? = nil, rollout: Rollout? = nil) {
         self.release = release
         self.requiresNative = requiresNative
         self.rollout = rollout
     }
 
     /// A manifest that does not parse is refused whole, like a bad table (exit 4).
-    public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> ReleaseManifest {
+    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> ReleaseManifest {
         let json = try JSONValue.parse(bytes, source: source)
         guard case .object = json else { throw .integrity("release manifest \(source) is not a JSON object") }
         var manifest = ReleaseManifest()
@@ -65,7 +65,7 @@ public struct ReleaseManifest: Sendable, Equatable {
     }
 
     /// The manifest `routes` writes: keys sorted, one line.
-    public func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         var parts: [String] = []
         if let release { parts.append("\"release\": \(JSONText.quoted(release))") }
         if let requiresNative { parts.append("\"requires\": {\"native\": \(JSONText.quoted(requiresNative.description))}") }

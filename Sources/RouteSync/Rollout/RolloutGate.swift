@@ -2,21 +2,21 @@ import Crypto
 
 /// Whether this device adopts a release now (G10), decided on the device from the manifest
 /// alone, with no server that knows the fleet.
-public enum RolloutGate {
+package enum RolloutGate {
     /// What the device knows of itself.
-    public struct Device: Sendable, Equatable {
-        public var id: String
+    package struct Device: Sendable, Equatable {
+        package var id: String
         /// nil: the host did not say (`--native-version`); a release that requires a version is
         /// then never adopted, since compatibility cannot be shown.
-        public var native: NativeVersion?
+        package var native: NativeVersion?
 
-        public init(id: String, native: NativeVersion?) {
+        package init(id: String, native: NativeVersion?) {
             self.id = id
             self.native = native
         }
     }
 
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         case adopt
         /// Not this device's moment yet (`start + place × duration`).
         case wait(until: Double)
@@ -26,7 +26,7 @@ public enum RolloutGate {
         case incompatible(String)
 
         /// The word `status` and the `deferred` event use.
-        public var reason: String {
+        package var reason: String {
             switch self {
             case .adopt: "adopt"
             case .wait: "time"
@@ -39,7 +39,7 @@ public enum RolloutGate {
     /// The device's place in [0, 1): the first 64 bits of SHA-256 of its id and the release name,
     /// so that places are uniform over a fleet, stable for a device within a release, and each
     /// release picks a different first group.
-    public static func place(deviceID: String, release: String) -> Double {
+    package static func place(deviceID: String, release: String) -> Double {
         let digest = Array(SHA256.hash(data: Array("\(deviceID)\n\(release)".utf8)))
         var value: UInt64 = 0
         for byte in digest.prefix(8) { value = value << 8 | UInt64(byte) }
@@ -47,12 +47,12 @@ public enum RolloutGate {
         return Double(value >> 11) / Double(UInt64(1) << 53)
     }
 
-    public static func moment(_ rollout: ReleaseManifest.Rollout, place: Double) -> Double {
+    package static func moment(_ rollout: ReleaseManifest.Rollout, place: Double) -> Double {
         rollout.start + place * rollout.duration
     }
 
     /// `release`: the manifest's name, or a stand-in when it has none (the table's fingerprint).
-    public static func decide(_ manifest: ReleaseManifest, release: String, device: Device, now: Double) -> Decision {
+    package static func decide(_ manifest: ReleaseManifest, release: String, device: Device, now: Double) -> Decision {
         if let required = manifest.requiresNative {
             guard let native = device.native else {
                 return .incompatible("requires native \(required), and this host's version is not known (--native-version)")

@@ -12,35 +12,35 @@ import Crypto
 /// (`"release": "<hex>"`) and the message gains a fourth line with it: one signature covers both
 /// exact byte strings, so a manifest cannot be added, dropped or edited (to halt a rollout, or to
 /// skip one) without the key.
-public struct TableSignature: Sendable, Equatable {
-    public static let format = "cenarius-sig-1"
+package struct TableSignature: Sendable, Equatable {
+    package static let format = "cenarius-sig-1"
 
-    public var version: Int64
+    package var version: Int64
     /// First 16 hex digits of SHA-256 of the public key: names the key, so a rotation is diagnosable.
-    public var keyID: String
-    public var signature: [UInt8]
+    package var keyID: String
+    package var signature: [UInt8]
     /// SHA-256 hex of the release manifest the signature covers, if any.
-    public var manifest: String?
+    package var manifest: String?
 
-    public init(version: Int64, keyID: String, signature: [UInt8], manifest: String? = nil) {
+    package init(version: Int64, keyID: String, signature: [UInt8], manifest: String? = nil) {
         self.version = version
         self.keyID = keyID
         self.signature = signature
         self.manifest = manifest
     }
 
-    public static func message(table: [UInt8], version: Int64, manifest: String? = nil) -> [UInt8] {
+    package static func message(table: [UInt8], version: Int64, manifest: String? = nil) -> [UInt8] {
         let base = "\(format)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))"
         return Array((manifest.map { base + "\n" + $0 } ?? base).utf8)
     }
 
-    public static func manifestDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
+    package static func manifestDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
 
-    public static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {
+    package static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {
         String(StreamingHasher.hex(SHA256.hash(data: publicKey.rawRepresentation)).prefix(16))
     }
 
-    public static func sign(table: [UInt8], manifest: [UInt8]? = nil, version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
+    package static func sign(table: [UInt8], manifest: [UInt8]? = nil, version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
         let digest = manifest.map(manifestDigest)
         do {
             let signature = try key.signature(for: message(table: table, version: version, manifest: digest))
@@ -52,7 +52,7 @@ public struct TableSignature: Sendable, Equatable {
 
     /// Checks the signature over `table` and, when the remote has one, its release `manifest`; a
     /// bad one is an integrity error (exit 4).
-    public func verify(table: [UInt8], manifest manifestBytes: [UInt8]? = nil, with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
+    package func verify(table: [UInt8], manifest manifestBytes: [UInt8]? = nil, with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
         switch (manifestBytes.map(TableSignature.manifestDigest), manifest) {
         case (nil, nil):
             break
@@ -71,12 +71,12 @@ public struct TableSignature: Sendable, Equatable {
         }
     }
 
-    public func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         let release = manifest.map { ", \"release\": \"\($0)\"" } ?? ""
         return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
     }
 
-    public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
+    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
         var format: String?
         var version: Int64?
         var key = ""
@@ -115,22 +115,27 @@ public struct TableSignature: Sendable, Equatable {
 }
 
 /// Ed25519 key files: one line of base64 (raw 32-byte keys), private keys written 0600.
-public enum SigningKeys {
-    public static func generate() -> (private: Curve25519.Signing.PrivateKey, public: Curve25519.Signing.PublicKey) {
+package enum SigningKeys {
+    package static func generate() -> (private: Curve25519.Signing.PrivateKey, public: Curve25519.Signing.PublicKey) {
         let key = Curve25519.Signing.PrivateKey()
         return (key, key.publicKey)
     }
 
-    public static func encode(_ raw: some Sequence<UInt8>) -> [UInt8] { Array((Base64.encode(Array(raw)) + "\n").utf8) }
+    package static func encode(_ raw: some Sequence<UInt8>) -> [UInt8] { Array((Base64.encode(Array(raw)) + "\n").utf8) }
 
-    public static func readPrivate(_ path: String) throws(CenariusError) -> Curve25519.Signing.PrivateKey {
+    /// The key files' contents of a new pair: private, public.
+    package static func encoded(_ pair: (private: Curve25519.Signing.PrivateKey, public: Curve25519.Signing.PublicKey)) -> (private: [UInt8], public: [UInt8]) {
+        (encode(pair.private.rawRepresentation), encode(pair.public.rawRepresentation))
+    }
+
+    package static func readPrivate(_ path: String) throws(CenariusError) -> Curve25519.Signing.PrivateKey {
         let raw = try readKey(path, kind: "private")
         do { return try Curve25519.Signing.PrivateKey(rawRepresentation: raw) } catch {
             throw .usage("\(path) is not an Ed25519 private key")
         }
     }
 
-    public static func readPublic(_ path: String) throws(CenariusError) -> Curve25519.Signing.PublicKey {
+    package static func readPublic(_ path: String) throws(CenariusError) -> Curve25519.Signing.PublicKey {
         let raw = try readKey(path, kind: "public")
         do { return try Curve25519.Signing.PublicKey(rawRepresentation: raw) } catch {
             throw .usage("\(path) is not an Ed25519 public key")
@@ -147,10 +152,10 @@ public enum SigningKeys {
 }
 
 /// Standard base64 (RFC 4648) without Foundation.
-public enum Base64 {
+package enum Base64 {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
@@ -165,7 +170,7 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []
         var padding = 0
         for byte in text.utf8 {

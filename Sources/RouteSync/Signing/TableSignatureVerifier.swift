@@ -2,23 +2,23 @@ import Crypto
 
 /// With a public key configured, every table must come with a valid `Routes.json.sig`, and its
 /// version may never go down (G8). Unsigned, badly signed and older tables are integrity errors.
-public struct TableSignatureVerifier: Sendable {
-    public let key: Curve25519.Signing.PublicKey
+package struct TableSignatureVerifier: Sendable {
+    package let key: Curve25519.Signing.PublicKey
 
-    public init(key: Curve25519.Signing.PublicKey) {
+    package init(key: Curve25519.Signing.PublicKey) {
         self.key = key
     }
 
-    public init(publicKeyFile path: String) throws(CenariusError) {
+    package init(publicKeyFile path: String) throws(CenariusError) {
         key = try SigningKeys.readPublic(path)
     }
 
-    public var keyID: String { TableSignature.keyID(of: key) }
+    package var keyID: String { TableSignature.keyID(of: key) }
 
     /// Fetches and checks the sidecar of `table` (and of the release `manifest` beside it, if the
     /// remote has one); returns its version.
     /// - Parameter inForce: the version of the table currently in force, if it was signed.
-    public func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?, cancel: CancelToken? = nil) throws(CenariusError) -> Int64 {
+    package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?, cancel: CancelToken? = nil) throws(CenariusError) -> Int64 {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)

@@ -9,10 +9,10 @@ import Glibc
 ///
 /// Files are read into one reused buffer rather than mapped: a mapping costs an unmap with a
 /// TLB shootdown per file, and a file truncated under a mapping would be a SIGBUS.
-public final class BatchHasher {
+package final class BatchHasher {
     /// Larger files stream; at most `bufferBytes` of file contents are held at once.
-    public static let maxBufferedFile = 1 << 20
-    public static let bufferBytes = 4 << 20
+    package static let maxBufferedFile = 1 << 20
+    package static let bufferBytes = 4 << 20
 
     private var buffer: UnsafeMutableRawBufferPointer?
     private var used = 0
@@ -20,13 +20,13 @@ public final class BatchHasher {
     /// nil without AVX2: every file then streams.
     private let lanes = MD5Lanes()
 
-    public init() {}
+    package init() {}
 
     deinit { buffer?.deallocate() }
 
     /// One result per path, in order: the hash and size of what the file holds now, or nil
     /// when it cannot be read.
-    public func hash(_ paths: [String], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
+    package func hash(_ paths: [String], algorithm: ContentHash.Algorithm) -> [(ContentHash, Int64)?] {
         guard algorithm == .md5, lanes != nil, paths.count > 1 else {
             return paths.map { try? FileSystem.hashFile($0, algorithm: algorithm) }
         }
@@ -48,7 +48,7 @@ public final class BatchHasher {
 
     /// Every file hashed, in order, each with its own algorithm (the buffer bounds the memory
     /// however many there are); nil for a file that cannot be read.
-    public func hashEach(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) -> [(ContentHash, Int64)?] {
+    package func hashEach(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) -> [(ContentHash, Int64)?] {
         var results = [(ContentHash, Int64)?](repeating: nil, count: files.count)
         for algorithm in ContentHash.Algorithm.allCases {
             let indices = files.indices.filter { files[$0].algorithm == algorithm }
@@ -60,7 +60,7 @@ public final class BatchHasher {
     }
 
     /// `hashEach`, where a file that cannot be read throws the error a direct read gives.
-    public func hashAll(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) throws(CenariusError) -> [(ContentHash, Int64)] {
+    package func hashAll(_ files: [(path: String, algorithm: ContentHash.Algorithm)]) throws(CenariusError) -> [(ContentHash, Int64)] {
         var hashed: [(ContentHash, Int64)] = []
         hashed.reserveCapacity(files.count)
         for (file, result) in zip(files, hashEach(files)) {

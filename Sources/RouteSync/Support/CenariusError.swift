@@ -1,7 +1,7 @@
 /// The one error type every layer throws. Its `Code` is the contract's exit code, so the
 /// command line, the JSON envelope and the tests agree on what went wrong.
-public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Int32, Sendable, CaseIterable {
+package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Code: Int32, Sendable, CaseIterable {
         case ok = 0
         case `internal` = 1
         case notFound = 2
@@ -11,7 +11,7 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
         case usage = 64
 
         /// The stable name used in JSON error envelopes.
-        public var name: String {
+        package var name: String {
             switch self {
             case .ok: "OK"
             case .internal: "INTERNAL"
@@ -26,7 +26,7 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// Why, where code decides on it: callers match on this, never on the message's words, so
     /// that rewording a message cannot change behaviour.
-    public enum Cause: Sendable, Equatable {
+    package enum Cause: Sendable, Equatable {
         /// The origin answered with this HTTP status.
         case httpStatus(Int)
         /// A `file://` remote has no such file.
@@ -37,14 +37,14 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
         case unauthorized
     }
 
-    public var code: Code
+    package var code: Code
     /// One line: what, where (uri, file, URL) and why.
-    public var message: String
+    package var message: String
     /// Seconds the origin asked us to wait (`Retry-After` on 429/503), for the daemon's scheduler.
-    public var retryAfter: Double?
-    public var cause: Cause?
+    package var retryAfter: Double?
+    package var cause: Cause?
 
-    public init(_ code: Code, _ message: String, retryAfter: Double? = nil, cause: Cause? = nil) {
+    package init(_ code: Code, _ message: String, retryAfter: Double? = nil, cause: Cause? = nil) {
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
@@ -52,26 +52,26 @@ public struct CenariusError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The same error with more said at the end of its message.
-    public func appending(_ text: String) -> Self {
+    package func appending(_ text: String) -> Self {
         var error = self
         error.message += text
         return error
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
-    public static func notFound(_ message: String) -> Self { .init(.notFound, message) }
-    public static func remote(_ message: String) -> Self { .init(.remote, message) }
-    public static func integrity(_ message: String) -> Self { .init(.integrity, message) }
-    public static func storage(_ message: String) -> Self { .init(.storage, message) }
-    public static func usage(_ message: String) -> Self { .init(.usage, message) }
-    public static func `internal`(_ message: String) -> Self { .init(.internal, message) }
+    package static func notFound(_ message: String) -> Self { .init(.notFound, message) }
+    package static func remote(_ message: String) -> Self { .init(.remote, message) }
+    package static func integrity(_ message: String) -> Self { .init(.integrity, message) }
+    package static func storage(_ message: String) -> Self { .init(.storage, message) }
+    package static func usage(_ message: String) -> Self { .init(.usage, message) }
+    package static func `internal`(_ message: String) -> Self { .init(.internal, message) }
 }
 
 extension CenariusError {
     /// The remote has no such file (HTTP 404, or a `file://` path that does not exist): for the
     /// optional sidecars (signature, release manifest), whose absence is an answer, not a failure.
-    public var isMissingRemoteFile: Bool {
+    package var isMissingRemoteFile: Bool {
         cause == .httpStatus(404) || cause == .missingFile
     }
 }

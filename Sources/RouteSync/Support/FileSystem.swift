@@ -6,15 +6,15 @@ import Darwin
 
 /// Thin POSIX helpers. Hot paths (resolve, sync) stay on plain syscalls: no Foundation
 /// start-up cost in a process that must answer in a few milliseconds (B4).
-public enum FileSystem {
-    public static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+package enum FileSystem {
+    package static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
     /// A storage error for a failed syscall, naming the file and the cause.
-    public static func failure(_ what: String, _ path: String, _ code: Int32 = errno) -> CenariusError {
+    package static func failure(_ what: String, _ path: String, _ code: Int32 = errno) -> CenariusError {
         .storage("\(what) \(path): \(errnoText(code))")
     }
 
-    public static func readFile(_ path: String, limit: Int = 1 << 30) throws(CenariusError) -> [UInt8] {
+    package static func readFile(_ path: String, limit: Int = 1 << 30) throws(CenariusError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             throw errno == ENOENT ? .notFound("no such file \(path)") : failure("cannot open", path)
@@ -41,7 +41,7 @@ public enum FileSystem {
     }
 
     /// Writes to `path.tmp-<pid>`, optionally fsyncs, renames over `path`: readers see the old or the new file.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(CenariusError) {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(CenariusError) {
         let temporary = "\(path).tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure("cannot create", temporary) }
@@ -63,18 +63,18 @@ public enum FileSystem {
     /// Creates (or truncates) a file for writing, making its missing parent folders on the way,
     /// so that downloads into a fresh tree create each folder when its first file arrives.
     /// The descriptor, or -1 with `errno` set.
-    public static func createFile(_ path: String) -> Int32 {
+    package static func createFile(_ path: String) -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd < 0, errno == ENOENT else { return fd }
         do { try makeDirectories(parentDirectory(of: path)) } catch { return -1 }
         return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     }
 
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { writeAll(fd, $0) }
     }
 
-    public static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
         var done = 0
         while done < buffer.count {
             let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
@@ -88,7 +88,7 @@ public enum FileSystem {
     }
 
     /// `mkdir -p`. Existing directories are fine; anything else in the way is an error.
-    public static func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(CenariusError) {
+    package static func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(CenariusError) {
         if mkdir(path, mode) == 0 { return }
         switch errno {
         case EEXIST:
@@ -103,14 +103,14 @@ public enum FileSystem {
         }
     }
 
-    public static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
         if slash == path.utf8.startIndex { return "/" }
         return String(path[..<slash])
     }
 
     /// `path` made absolute against the working directory, with `.` segments dropped (no symlinks resolved).
-    public static func absolute(_ path: String) -> String {
+    package static func absolute(_ path: String) -> String {
         var full = path
         if !path.hasPrefix("/"), let cwd = getcwd(nil, 0) {
             full = String(cString: cwd) + "/" + path
@@ -125,33 +125,33 @@ public enum FileSystem {
         return "/" + parts.joined(separator: "/")
     }
 
-    public static func join(_ base: String, _ relative: String) -> String {
+    package static func join(_ base: String, _ relative: String) -> String {
         base.hasSuffix("/") ? base + relative : base + "/" + relative
     }
 
     /// lstat: links are reported as links, never followed.
-    public static func kind(_ path: String) -> mode_t? {
+    package static func kind(_ path: String) -> mode_t? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         return info.st_mode & S_IFMT
     }
 
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
-    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
-    public static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 && !isDirectory(path) }
+    package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    package static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 && !isDirectory(path) }
 
     /// Size of a regular file reached without following a symlink at the last step; nil otherwise.
-    public static func regularFileSize(_ path: String) -> Int64? {
+    package static func regularFileSize(_ path: String) -> Int64? {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         return Int64(info.st_size)
     }
 
-    public static func modificationTime(_ path: String) -> Double? {
+    package static func modificationTime(_ path: String) -> Double? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
@@ -160,13 +160,13 @@ public enum FileSystem {
     /// Sets a stamp file's modification time to now, creating it empty if missing. Stamps carry
     /// their time in mtime alone, so a timer that finds nothing new changes one inode field
     /// rather than writing and renaming a file (B2).
-    public static func touch(_ path: String) {
+    package static func touch(_ path: String) {
         if utimensat(AT_FDCWD, path, nil, 0) == 0 { return }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         if fd >= 0 { close(fd) }
     }
 
-    public static func listDirectory(_ path: String) -> [String] {
+    package static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []
@@ -180,7 +180,7 @@ public enum FileSystem {
     }
 
     /// `rm -rf` without following symlinks.
-    public static func removeTree(_ path: String) {
+    package static func removeTree(_ path: String) {
         if kind(path) == S_IFDIR {
             for name in listDirectory(path) { removeTree(join(path, name)) }
             rmdir(path)
@@ -189,20 +189,20 @@ public enum FileSystem {
         }
     }
 
-    public static func now() -> Double {
+    package static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    public static func monotonic() -> Double {
+    package static func monotonic() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Hashes a file by streaming it (used for preset copies, `routes` and `verify`, never on lookups).
-    public static func hashFile(_ path: String, algorithm: ContentHash.Algorithm, copyTo destinationFD: Int32? = nil) throws(CenariusError) -> (ContentHash, Int64) {
+    package static func hashFile(_ path: String, algorithm: ContentHash.Algorithm, copyTo destinationFD: Int32? = nil) throws(CenariusError) -> (ContentHash, Int64) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw failure("cannot open", path) }
         defer { close(fd) }

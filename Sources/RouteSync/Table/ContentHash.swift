@@ -1,20 +1,20 @@
 import Crypto
 
 /// A route table's content hash: lowercase hex, 32 digits for MD5 (Cenarius' own), 64 for SHA-256.
-public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
-    public enum Algorithm: String, Sendable, CaseIterable {
+package struct ContentHash: Hashable, Sendable, CustomStringConvertible {
+    package enum Algorithm: String, Sendable, CaseIterable {
         case md5, sha256
 
-        public var hexLength: Int { self == .md5 ? 32 : 64 }
+        package var hexLength: Int { self == .md5 ? 32 : 64 }
     }
 
-    public let hex: String
+    package let hex: String
 
-    public var algorithm: Algorithm { hex.utf8.count == 32 ? .md5 : .sha256 }
-    public var description: String { hex }
+    package var algorithm: Algorithm { hex.utf8.count == 32 ? .md5 : .sha256 }
+    package var description: String { hex }
 
     /// Accepts either case; stores lowercase so that equal hashes compare equal.
-    public init?(hex raw: String) {
+    package init?(hex raw: String) {
         var raw = raw
         let count = raw.utf8.count
         guard count == 32 || count == 64 else { return nil }
@@ -36,24 +36,24 @@ public struct ContentHash: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Hashes bytes as they stream past, so that nothing has to be read back to be verified (G1).
-public struct StreamingHasher: Sendable {
+package struct StreamingHasher: Sendable {
     // Two optionals rather than an enum with payloads: mutating through `?.` updates the
     // digest in place, where re-wrapping an enum payload would copy the context per chunk.
     private var md5: Insecure.MD5?
     private var sha256: SHA256?
-    public let algorithm: ContentHash.Algorithm
+    package let algorithm: ContentHash.Algorithm
 
-    public init(_ algorithm: ContentHash.Algorithm) {
+    package init(_ algorithm: ContentHash.Algorithm) {
         self.algorithm = algorithm
         if algorithm == .md5 { md5 = Insecure.MD5() } else { sha256 = SHA256() }
     }
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         md5?.update(bufferPointer: bytes)
         sha256?.update(bufferPointer: bytes)
     }
 
-    public func finalize() -> ContentHash {
+    package func finalize() -> ContentHash {
         let hex = md5.map { StreamingHasher.hex($0.finalize()) } ?? StreamingHasher.hex(sha256!.finalize())
         return ContentHash(hex: hex)!
     }

@@ -1,6 +1,6 @@
 /// A small JSON tree for the cache's own bookkeeping files, read with the same scanner as route
 /// tables: Foundation's JSONDecoder costs a millisecond or more to warm up in a short-lived process.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case string(String)
     /// The number's text, converted on access.
     case number(String)
@@ -9,7 +9,7 @@ public enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> JSONValue {
         let result: Result<JSONValue, JSONScanner.Failure> = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             do throws(JSONScanner.Failure) {
@@ -27,14 +27,14 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 
-    public var string: String? { if case .string(let s) = self { return s } else { return nil } }
-    public var double: Double? { if case .number(let n) = self { return Double(n) } else { return nil } }
-    public var int64: Int64? { if case .number(let n) = self { return Int64(n) } else { return nil } }
+    package var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    package var double: Double? { if case .number(let n) = self { return Double(n) } else { return nil } }
+    package var int64: Int64? { if case .number(let n) = self { return Int64(n) } else { return nil } }
 }
 
 extension JSONScanner {

@@ -1,10 +1,10 @@
 /// A remote folder on a static HTTP(S) server (or `file://`), holding the route table and its files.
-public struct Remote: Sendable, Equatable, CustomStringConvertible {
+package struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// Without a trailing slash.
-    public let base: String
-    public let routesName: String
+    package let base: String
+    package let routesName: String
 
-    public init(_ url: String, routesName: String = "Routes.json") throws(CenariusError) {
+    package init(_ url: String, routesName: String = "Routes.json") throws(CenariusError) {
         let lower = url.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("file://") else {
             throw .usage("remote \(JSONText.quoted(url)) must be an http://, https:// or file:// URL")
@@ -18,21 +18,21 @@ public struct Remote: Sendable, Equatable, CustomStringConvertible {
         self.routesName = routesName
     }
 
-    public var description: String { base }
-    public var tableURL: String { base + "/" + Remote.escape(routesName) }
-    public var signatureURL: String { tableURL + ".sig" }
+    package var description: String { base }
+    package var tableURL: String { base + "/" + Remote.escape(routesName) }
+    package var signatureURL: String { tableURL + ".sig" }
     /// The release manifest beside the table (G10).
-    public var manifestURL: String { tableURL + ".release" }
+    package var manifestURL: String { tableURL + ".release" }
 
     /// `host[:port]` of an http(s) URL, lowercased, without user information; nil for other URLs.
-    public static func authority(of url: String) -> String? {
+    package static func authority(of url: String) -> String? {
         guard let scheme = url.firstRange(of: "://") else { return nil }
         var authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         return authority.isEmpty ? nil : authority.lowercased()
     }
 
-    public func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
+    package func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
 
     /// Percent-encodes everything but unreserved characters and `/`.
     static func escape(_ path: String) -> String {

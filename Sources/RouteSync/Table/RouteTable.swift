@@ -1,11 +1,11 @@
 /// One line of a route table.
-public struct RouteEntry: Hashable, Sendable {
-    public let uri: URIPath
-    public let hash: ContentHash
+package struct RouteEntry: Hashable, Sendable {
+    package let uri: URIPath
+    package let hash: ContentHash
     /// Optional, written by `cenariusd routes`; lets a sync check free space and show progress up front.
-    public let size: Int64?
+    package let size: Int64?
 
-    public init(uri: URIPath, hash: ContentHash, size: Int64? = nil) {
+    package init(uri: URIPath, hash: ContentHash, size: Int64? = nil) {
         self.uri = uri
         self.hash = hash
         self.size = size
@@ -13,12 +13,12 @@ public struct RouteEntry: Hashable, Sendable {
 }
 
 /// A parsed and validated `Routes.json`: every uri valid, none listed twice with different hashes.
-public struct RouteTable: Sendable, Equatable {
+package struct RouteTable: Sendable, Equatable {
     /// In the order of the file, duplicates (same uri, same hash) folded.
-    public let entries: [RouteEntry]
+    package let entries: [RouteEntry]
     private let index: [URIPath: Int]
 
-    public init(entries list: [RouteEntry]) throws(CenariusError) {
+    package init(entries list: [RouteEntry]) throws(CenariusError) {
         var entries: [RouteEntry] = []
         entries.reserveCapacity(list.count)
         var index: [URIPath: Int] = [:]
@@ -37,21 +37,21 @@ public struct RouteTable: Sendable, Equatable {
         self.index = index
     }
 
-    public static let empty = try! RouteTable(entries: [])
+    package static let empty = try! RouteTable(entries: [])
 
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
-    public subscript(uri: URIPath) -> RouteEntry? {
+    package subscript(uri: URIPath) -> RouteEntry? {
         index[uri].map { entries[$0] }
     }
 
-    public static func == (lhs: RouteTable, rhs: RouteTable) -> Bool { lhs.entries == rhs.entries }
+    package static func == (lhs: RouteTable, rhs: RouteTable) -> Bool { lhs.entries == rhs.entries }
 }
 
 extension RouteTable {
     /// Parses `Routes.json` bytes. A table with one bad entry is rejected whole (exit 4).
     /// `source` names the file or URL in error messages.
-    public static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> RouteTable {
+    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> RouteTable {
         let parsed: Result<[RouteEntry], CenariusError> = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             do throws(JSONScanner.Failure) {
@@ -105,7 +105,7 @@ extension RouteTable {
 
     /// The canonical encoding `cenariusd routes` writes: one entry per line, sorted by uri,
     /// so that diffs of a published table are readable.
-    public func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(entries.count * 80 + 4)
         out.append(contentsOf: "[".utf8)
@@ -123,8 +123,8 @@ extension RouteTable {
 }
 
 /// JSON string encoding shared by the writers (tables, `--json` output).
-public enum JSONText {
-    public static func appendString(_ text: String, to out: inout [UInt8]) {
+package enum JSONText {
+    package static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -142,7 +142,7 @@ public enum JSONText {
         out.append(UInt8(ascii: "\""))
     }
 
-    public static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out: [UInt8] = []
         appendString(text, to: &out)
         return String(decoding: out, as: UTF8.self)

@@ -5,24 +5,24 @@ import Glibc
 /// Builds a route table from a folder (`cenariusd routes DIR`): every regular file, hashed,
 /// sorted by uri. Hidden files, the table itself, its signature and its release manifest are left out; symlinks
 /// and files whose path is not a valid uri are skipped and reported.
-public struct RouteTableBuilder: Sendable {
-    public let root: String
-    public let routesName: String
-    public let algorithm: ContentHash.Algorithm
+package struct RouteTableBuilder: Sendable {
+    package let root: String
+    package let routesName: String
+    package let algorithm: ContentHash.Algorithm
 
-    public init(root: String, routesName: String = "Routes.json", algorithm: ContentHash.Algorithm = .md5) {
+    package init(root: String, routesName: String = "Routes.json", algorithm: ContentHash.Algorithm = .md5) {
         self.root = root
         self.routesName = routesName
         self.algorithm = algorithm
     }
 
-    public struct Result: Sendable {
-        public var table: RouteTable
-        public var skipped: [(path: String, reason: String)]
-        public var bytes: Int64
+    package struct Result: Sendable {
+        package var table: RouteTable
+        package var skipped: [(path: String, reason: String)]
+        package var bytes: Int64
     }
 
-    public func build() throws(CenariusError) -> Result {
+    package func build() throws(CenariusError) -> Result {
         guard FileSystem.isDirectory(root) else { throw .notFound("no such folder \(root)") }
         var files: [(uri: URIPath, path: String)] = []
         var skipped: [(String, String)] = []
@@ -60,14 +60,14 @@ public struct RouteTableBuilder: Sendable {
 }
 
 /// How two tables differ, uri by uri: what `routes --check` and `seed --check` report.
-public struct TableDifference: Sendable, Equatable {
-    public var added: [URIPath] = []
-    public var removed: [URIPath] = []
-    public var changed: [URIPath] = []
+package struct TableDifference: Sendable, Equatable {
+    package var added: [URIPath] = []
+    package var removed: [URIPath] = []
+    package var changed: [URIPath] = []
 
-    public var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
+    package var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
 
-    public init(from old: RouteTable, to new: RouteTable) {
+    package init(from old: RouteTable, to new: RouteTable) {
         for entry in new.entries {
             if let before = old[entry.uri] {
                 if before.hash != entry.hash { changed.append(entry.uri) }
@@ -78,7 +78,7 @@ public struct TableDifference: Sendable, Equatable {
         for entry in old.entries where new[entry.uri] == nil { removed.append(entry.uri) }
     }
 
-    public var summary: String {
+    package var summary: String {
         func list(_ uris: [URIPath]) -> String {
             uris.prefix(5).map(\.value).joined(separator: ", ") + (uris.count > 5 ? ", …" : "")
         }

@@ -1,12 +1,12 @@
 /// A uri as the contract defines it: a relative, `/`-separated UTF-8 path that cannot
 /// climb out of the folder it is joined to.
-public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let value: String
+package struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let value: String
 
-    public static let maxBytes = 1024
+    package static let maxBytes = 1024
 
     /// Validates a uri exactly as written in a route table.
-    public init(validating raw: String) throws(CenariusError) {
+    package init(validating raw: String) throws(CenariusError) {
         var raw = raw
         if let reason = raw.withUTF8({ URIPath.problem(in: $0) }) {
             throw .integrity("invalid uri \(URIPath.quoted(raw)): \(reason)")
@@ -17,7 +17,7 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Normalises a lookup: drops `?query` and `#fragment`, decodes `%XX` once, then
     /// applies the table rules. Errors are `notFound`: a uri that cannot be valid is not
     /// in any table.
-    public init(lookup raw: String) throws(CenariusError) {
+    package init(lookup raw: String) throws(CenariusError) {
         var bytes = Array(raw.utf8)
         if let cut = bytes.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
             bytes.removeSubrange(cut...)
@@ -34,8 +34,8 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
         value = text
     }
 
-    public var description: String { value }
-    public static func < (lhs: URIPath, rhs: URIPath) -> Bool { lhs.value < rhs.value }
+    package var description: String { value }
+    package static func < (lhs: URIPath, rhs: URIPath) -> Bool { lhs.value < rhs.value }
 
     /// The reason a byte sequence is not a valid uri, or nil when it is.
     static func problem(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
@@ -67,7 +67,7 @@ public struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// `%XX` decoded once (a query parameter's value); nil when malformed or not UTF-8.
-    public static func percentDecoded(_ text: Substring) -> String? {
+    package static func percentDecoded(_ text: Substring) -> String? {
         percentDecoded(Array(text.utf8)).flatMap { String(validating: $0, as: UTF8.self) }
     }
 

@@ -28,13 +28,14 @@ struct KeygenCommand: AsyncParsableCommand {
             throw CenariusError.usage("\(privatePath) or \(publicPath) exists; pass --force to overwrite")
         }
         try FileSystem.makeDirectories(FileSystem.parentDirectory(of: FileSystem.absolute(privatePath)))
-        let (privateKey, publicKey) = SigningKeys.generate()
+        let pair = SigningKeys.generate()
+        let files = SigningKeys.encoded(pair)
         let oldMask = umask(0o077)
         defer { umask(oldMask) }
-        try FileSystem.writeAtomically(SigningKeys.encode(privateKey.rawRepresentation), to: privatePath)
+        try FileSystem.writeAtomically(files.private, to: privatePath)
         chmod(privatePath, 0o600)
-        try FileSystem.writeAtomically(SigningKeys.encode(publicKey.rawRepresentation), to: publicPath)
+        try FileSystem.writeAtomically(files.public, to: publicPath)
         chmod(publicPath, 0o644)
-        Output.line("wrote \(privatePath) (private) and \(publicPath) (public), key id \(TableSignature.keyID(of: publicKey))")
+        Output.line("wrote \(privatePath) (private) and \(publicPath) (public), key id \(TableSignature.keyID(of: pair.public))")
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import OriginServer
+import Daemon
 import RouteSync
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import Daemon
 import Logging
 import ResourceCache
 import RouteSync
+import Settings
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ResourceCache
 import RouteSync
+import Settings
 
 /// `cenariusd resolve`, `sync` and `seed` without swift-argument-parser and swift-configuration.
 ///
@@ -78,8 +79,8 @@ enum FastPath {
         guard let request = parse(arguments) else { return false }
         let environment = ProcessEnvironment()
         // A config file is read through swift-configuration on the regular path.
-        guard environment["CENARIUS_CONFIG"] == nil, !FileSystem.exists(environment.configHome + "/cenarius/config.json") else { return false }
-        let settings = try ResolvedSettings.make(.first(.flags(request.flags), .flags(environment.cenariusValues)))
+        guard environment.configFile(flag: nil) == nil else { return false }
+        let settings = try ResolvedSettings.make(.fast(flags: request.flags, environment: environment))
         switch request.command {
         case "sync":
             try SyncCommand.perform(settings, json: request.json)

@@ -1,8 +1,7 @@
 import ArgumentParser
-import Configuration
 import ResourceCache
 import RouteSync
-import SystemPackage
+import Settings
 
 #if canImport(Glibc)
 import Glibc
@@ -120,50 +119,9 @@ struct GlobalOptions: ParsableArguments {
     /// Every setting by key in precedence order: these flags and `commandFlags` (a command's own
     /// options, by setting key), then `CENARIUS_*`, then the config file.
     func source(commandFlags: [String: String] = [:]) async throws(CenariusError) -> SettingSource {
-        let reader = try await configReader()
-        let flags = SettingSource.flags(flagValues.merging(commandFlags) { $1 })
-        return SettingSource(
-            string: { flags.string($0) ?? reader.string(forKey: ConfigKey($0)) },
-            int: { flags.int($0) ?? reader.int(forKey: ConfigKey($0)) },
-            double: { flags.double($0) ?? reader.double(forKey: ConfigKey($0)) },
-            bool: { flags.bool($0) ?? reader.bool(forKey: ConfigKey($0)) },
-            strings: { key in
-                flags.strings(key) ?? reader.string(forKey: ConfigKey(key)).map(SettingSource.lines) ?? reader.stringArray(forKey: ConfigKey(key))
-            })
-    }
-
-    /// Every key a config file may hold: the shared settings and `serve`'s.
-    static let configKeys: Set<String> = [
-        "remote", "preset", "cache", "develop", "develop-dir", "public-key", "connections", "timeout", "routes-name",
-        "max-file-size", "min-refetch", "user-agent", "keep", "grace", "device-id", "native-version",
-        "cacert", "client-cert", "client-key", "header", "max-rate",
-        "confirm-timeout", "health-cmd", "health-url", "on-switch", "start-jitter",
-    ]
-
-    /// A key the program does not know is a mistake (a typo, another tool's name for a setting)
-    /// that would otherwise be ignored in silence.
-    static func checkKeys(ofConfigFile path: String) throws(CenariusError) {
-        guard let bytes = try? FileSystem.readFile(path) else { return }  // swift-configuration says why
-        guard case .object(let members) = try? JSONValue.parse(bytes, source: path) else { return }
-        if let unknown = members.keys.sorted().first(where: { !configKeys.contains($0) }) {
-            throw .usage("unknown key \(JSONText.quoted(unknown)) in config file \(path); known keys: \(configKeys.sorted().joined(separator: ", "))")
-        }
-    }
-
-    private func configReader() async throws(CenariusError) -> ConfigReader {
         let environment = ProcessEnvironment()
-        let explicit = config ?? environment["CENARIUS_CONFIG"]
-        let path = explicit ?? environment.configHome + "/cenarius/config.json"
-        var providers: [any ConfigProvider] = [EnvironmentVariablesProvider().prefixKeys(with: ["cenarius"])]
-        if explicit != nil || FileSystem.exists(path) {
-            try Self.checkKeys(ofConfigFile: path)
-            do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
-            } catch {
-                throw .usage("bad config file \(path): \(error)")
-            }
-        }
-        return ConfigReader(providers: providers)
+        return try await .regular(flags: flagValues.merging(commandFlags) { $1 }, environment: environment,
+                                  configFile: environment.configFile(flag: config))
     }
 }
 
@@ -203,70 +161,4 @@ struct ResolvedSettings: Sendable {
         let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
         return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
     }
-}
-
-/// Raw setting values by key, typed as the settings need them, already in precedence order.
-struct SettingSource {
-    var string: (String) -> String?
-    var int: (String) -> Int?
-    var double: (String) -> Double?
-    var bool: (String) -> Bool?
-    /// A repeatable setting: repeated flags, a config-file array, or one value per line.
-    var strings: (String) -> [String]?
-
-    /// Values given as strings (flags, environment variables); a repeated flag's values are joined by newlines.
-    static func flags(_ values: [String: String]) -> SettingSource {
-        SettingSource(
-            string: { values[$0] },
-            int: { values[$0].flatMap { Int($0) } },
-            double: { values[$0].flatMap { Double($0) } },
-            bool: { key in values[key].map { ["1", "true", "yes", "on"].contains($0.lowercased()) } },
-            strings: { values[$0].map(lines) })
-    }
-
-    /// The sources in precedence order: the first that has a value wins.
-    static func first(_ sources: SettingSource...) -> SettingSource {
-        SettingSource(
-            string: { key in sources.lazy.compactMap { $0.string(key) }.first },
-            int: { key in sources.lazy.compactMap { $0.int(key) }.first },
-            double: { key in sources.lazy.compactMap { $0.double(key) }.first },
-            bool: { key in sources.lazy.compactMap { $0.bool(key) }.first },
-            strings: { key in sources.lazy.compactMap { $0.strings(key) }.first })
-    }
-
-    static func lines(_ text: String) -> [String] {
-        text.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-    }
-}
-
-extension String {
-    func replacingUnderscores() -> String { String(map { $0 == "_" ? "-" : $0 }) }
-}
-
-/// The process environment, read without Foundation.
-struct ProcessEnvironment {
-    subscript(name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let text = String(cString: value)
-        return text.isEmpty ? nil : text
-    }
-
-    var home: String { self["HOME"] ?? "/tmp" }
-
-    /// `CENARIUS_*` variables by setting key: `CENARIUS_DEVELOP_DIR` → `develop-dir`.
-    var cenariusValues: [String: String] {
-        var values: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if text.hasPrefix("CENARIUS_"), let equals = text.firstIndex(of: "=") {
-                let key = text[text.index(text.startIndex, offsetBy: 9)..<equals].lowercased().replacingUnderscores()
-                values[key] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return values
-    }
-    var cacheHome: String { self["XDG_CACHE_HOME"] ?? home + "/.cache" }
-    var configHome: String { self["XDG_CONFIG_HOME"] ?? home + "/.config" }
 }

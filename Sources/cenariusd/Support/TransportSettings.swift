@@ -1,5 +1,6 @@
 import ResourceCache
 import RouteSync
+import Settings
 
 extension ResolvedSettings {
     /// `--cacert`, `--client-cert`/`--client-key`, `--header` and `--max-rate`, checked here so that
@@ -18,8 +19,6 @@ extension ResolvedSettings {
         if let rate = source.int("max-rate") {
             guard rate >= 0 else { throw .usage("--max-rate must be 0 (no cap) or a number of bytes per second") }
             transfer.maxRate = Int64(rate)
-        } else if source.string("max-rate") != nil {
-            throw .usage("--max-rate must be a whole number of bytes per second")
         }
         sync.transfer = transfer
     }

@@ -1,0 +1,27 @@
+import RouteSync
+
+/// How the daemon reads a request target before any lookup, in one place so that the
+/// request-path fuzzer (Fuzz/FuzzRequestPath) exercises the decoder `serve` uses, not a copy.
+/// The uri rules themselves (decoding, `..`, control characters) are `URIPath(lookup:)`'s.
+package enum RequestTarget {
+    /// The target's path, without the query.
+    package static func path(of target: String) -> Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+
+    /// One query parameter, %-decoded.
+    package static func query(_ target: String, _ name: String) -> String? {
+        guard let mark = target.firstIndex(of: "?") else { return nil }
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0] == name { return parts.count > 1 ? URIPath.percentDecoded(parts[1]) : "" }
+        }
+        return nil
+    }
+
+    /// What a file request looks up, given its path without the leading `/`: a folder (`/`, or a
+    /// path ending in `/`) answers its `index.html`.
+    package static func fileName(_ raw: String) -> String {
+        raw.isEmpty || raw.hasSuffix("/") ? raw + "index.html" : raw
+    }
+}

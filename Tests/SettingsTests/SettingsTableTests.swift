@@ -1,0 +1,114 @@
+import Foundation
+import RouteSync
+import Settings
+import Testing
+
+/// Every setting read through the fast command line and through swift-configuration means the
+/// same: one table decodes both (issue: `CENARIUS_DEVELOP=on` was true on one path only).
+@Suite struct SettingsTableTests {
+    /// A value of each kind, spelled the way a user would write it.
+    static func sample(_ setting: Setting) -> String {
+        switch setting.kind {
+        case .string: "/some/where/\(setting.key)"
+        case .int: "42"
+        case .double: "2.5"
+        case .bool: "on"
+        case .list: "first\nsecond"
+        }
+    }
+
+    static func readings(_ source: SettingSource, _ key: String) -> [String] {
+        [String(describing: source.string(key)), String(describing: source.int(key)), String(describing: source.double(key)),
+         String(describing: source.bool(key)), String(describing: source.strings(key))]
+    }
+
+    static let noConfig = ["HOME": "/nonexistent-home", "XDG_CONFIG_HOME": "/nonexistent-config"]
+
+    @Test(arguments: Settings.all)
+    func bothPathsReadEverySettingAlike(_ setting: Setting) async throws {
+        let raw = Self.sample(setting)
+        for channel in ["flag", "environment"] {
+            let flags = channel == "flag" ? [setting.key: raw] : [:]
+            let environment = ProcessEnvironment(variables: Self.noConfig.merging(channel == "environment" ? [setting.environmentName: raw] : [:]) { $1 })
+            let fast = try SettingSource.fast(flags: flags, environment: environment)
+            let regular = try await SettingSource.regular(flags: flags, environment: environment, configFile: nil)
+            #expect(Self.readings(fast, setting.key) == Self.readings(regular, setting.key), "\(setting.key) by \(channel)")
+            let expected: String = switch setting.kind {
+            case .string: String(describing: Optional(raw))
+            case .int: String(describing: Optional(42))
+            case .double: String(describing: Optional(2.5))
+            case .bool: String(describing: Optional(true))
+            case .list: String(describing: Optional(["first", "second"]))
+            }
+            #expect(Self.readings(fast, setting.key).contains(expected), "\(setting.key) by \(channel)")
+        }
+    }
+
+    @Test(arguments: [("on", true), ("yes", true), ("1", true), ("TRUE", true), (" off ", false), ("no", false), ("0", false), ("false", false)])
+    func switchesAreSpelledEveryUsualWay(_ raw: String, _ value: Bool) async throws {
+        let environment = ProcessEnvironment(variables: Self.noConfig.merging(["CENARIUS_DEVELOP": raw]) { $1 })
+        #expect(try SettingSource.fast(flags: [:], environment: environment).bool("develop") == value)
+        #expect(try await SettingSource.regular(flags: [:], environment: environment, configFile: nil).bool("develop") == value)
+    }
+
+    @Test(arguments: [("CENARIUS_DEVELOP", "maybe"), ("CENARIUS_CONNECTIONS", "many"), ("CENARIUS_GRACE", "soon"), ("CENARIUS_MAX_RATE", "1.5")])
+    func aValueThatDoesNotDecodeIsAUsageErrorNamingItsVariable(_ name: String, _ raw: String) async throws {
+        let environment = ProcessEnvironment(variables: Self.noConfig.merging([name: raw]) { $1 })
+        for error in [Self.error { try SettingSource.fast(flags: [:], environment: environment) },
+                      await Self.error { try await SettingSource.regular(flags: [:], environment: environment, configFile: nil) }] {
+            #expect(error?.code == .usage)
+            #expect(error?.message.contains(name) == true)
+        }
+    }
+
+    @Test func flagsBeatTheEnvironmentWhichBeatsTheConfigFile() async throws {
+        let file = NSTemporaryDirectory() + "cenarius-settings-\(UUID().uuidString).json"
+        try Data(#"{"connections": 3, "keep": 5, "grace": 7.5, "remote": ["http://a/", "http://b/"]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let environment = ProcessEnvironment(variables: Self.noConfig.merging(["CENARIUS_CONNECTIONS": "4", "CENARIUS_KEEP": "6"]) { $1 })
+        let source = try await SettingSource.regular(flags: ["connections": "8"], environment: environment, configFile: file)
+        #expect(source.int("connections") == 8)
+        #expect(source.int("keep") == 6)
+        #expect(source.double("grace") == 7.5)
+        #expect(source.strings("remote") == ["http://a/", "http://b/"])
+        let fast = try SettingSource.fast(flags: ["connections": "8"], environment: environment)
+        #expect(fast.int("connections") == 8)
+        #expect(fast.int("keep") == 6)
+    }
+
+    @Test func theEnvironmentNamesFollowTheKeys() {
+        #expect(Settings.byKey["develop-dir"]?.environmentName == "CENARIUS_DEVELOP_DIR")
+        #expect(Settings.byKey["max-file-size"]?.flag == "--max-file-size")
+        #expect(Settings.keys.count == Settings.all.count)
+    }
+
+    static func error(_ body: () throws -> Any) -> CenariusError? {
+        do { _ = try body(); return nil } catch let error as CenariusError { return error } catch { return nil }
+    }
+
+    static func error(_ body: () async throws -> Any) async -> CenariusError? {
+        do { _ = try await body(); return nil } catch let error as CenariusError { return error } catch { return nil }
+    }
+}
+
+@Suite struct ConfigFileTests {
+    func load(_ json: String) async -> CenariusError? {
+        let file = NSTemporaryDirectory() + "cenarius-config-\(UUID().uuidString).json"
+        try? Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        return await SettingsTableTests.error {
+            try await SettingSource.regular(flags: [:], environment: ProcessEnvironment(variables: SettingsTableTests.noConfig), configFile: file)
+        }
+    }
+
+    @Test func unknownKeysAndWrongTypesAreRefusedNamingTheKey() async {
+        let unknown = await load(#"{"caFile": "/ca.pem"}"#)
+        #expect(unknown?.code == .usage)
+        #expect(unknown?.message.contains("\"caFile\"") == true)
+        let wrongType = await load(#"{"max-rate": "fast"}"#)
+        #expect(wrongType?.code == .usage)
+        #expect(wrongType?.message.contains("\"max-rate\"") == true)
+        #expect(await load(#"{"develop": "yes"}"#)?.code == .usage)
+        #expect(await load(#"{"remote": "http://a/", "header": ["A: b"], "develop": true, "grace": 3, "keep": 2}"#) == nil)
+    }
+}
