@@ -16,6 +16,8 @@ import sys
 import time
 
 from events import EventClients, idle_cpu
+import b6 as real_origin
+import fleet
 import footprint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -297,6 +299,8 @@ def markdown(results, args):
                      f"{streams['idle_cpu_seconds_per_10s'] * 1000:.0f} ms of CPU in 10 s with them idle.")
     if "F" in results:
         lines.append(footprint.markdown(results["F"]))
+    lines += [""] + real_origin.markdown(results["B6"]) if "B6" in results else []
+    lines += [""] + fleet.markdown(results["B7"]) if "B7" in results else []
     return "\n".join(lines) + "\n"
 
 
@@ -307,7 +311,7 @@ def main():
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
     p.add_argument("--port", type=int, default=18780)
-    p.add_argument("--only", default="B1,B2,B3,B4,B5,F", help="comma-separated scenarios to run")
+    p.add_argument("--only", default="B1,B2,B3,B4,B5,B6,B7,F", help="comma-separated scenarios to run")
     p.add_argument("--event-clients", type=int, default=None, help="event streams held open during B5 (default 200, smoke 20)")
     # On a disk, B1's times mostly measured the kernel's writeback of the previous round's
     # 100 MiB (medians 2.5x the minimums, for every tool): tmpfs leaves the tools' own work.
@@ -338,13 +342,17 @@ def main():
         only = set(args.only.split(","))
         name = "results-smoke" if args.smoke else "results"
         previous = os.path.join(HERE, name + ".json")
-        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "F"} and os.path.exists(previous) else {}
+        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7", "F"} and os.path.exists(previous) else {}
         if "B1" in only: print("B1 cold seed", flush=True); results["B1"] = b1(nginx, args.rounds, args.b1_dest or os.path.join(OUT, "dest"))
         if "B2" in only: print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
         if "B3" in only: print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
         if "B4" in only: print("B4 resolve", flush=True); results["B4"] = b4(20 if args.smoke else 100)
         if "B5" in only: print("B5 serve", flush=True); results["B5"] = b5(nginx, 1 if args.smoke else 5, args.rounds,
                                                                                  args.event_clients if args.event_clients is not None else (20 if args.smoke else 200))
+        if "B6" in only: print("B6 real origin", flush=True); results["B6"] = real_origin.b6(timed, count_files, OUT, BIN, www, SITE, args.rounds,
+                                                                                          args.b1_dest or os.path.join(OUT, "dest"), args.port + 1110)
+        # Smoke: 20 daemons, 15 s outages (about 1.5 minutes); full: 100 daemons, 60 s outages (about 6 minutes).
+        if "B7" in only: print("B7 fleet", flush=True); results["B7"] = fleet.b7(BIN, OUT, www, args.port + 1120, *((20, 6, 15, 12, 3) if args.smoke else (100, 20, 60, 40, 10)))
         if "F" in only: print("F footprint", flush=True); results["F"] = footprint.run(
             BIN, OUT, nginx, www, os.path.join(ROOT, "www"), TINY, os.path.join(OUT, "empty-preset"), results.get("B1"), 20 if args.smoke else 100)
     finally:

@@ -1,5 +1,7 @@
+#define _GNU_SOURCE /* POLLRDHUP */
 #include <dlfcn.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +169,18 @@ long ccurl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
 int ccurl_msg_is_done(const CURLMsg *msg) { return msg->msg == CURLMSG_DONE; }
 CURL *ccurl_msg_easy(const CURLMsg *msg) { return msg->easy_handle; }
 CURLcode ccurl_msg_result(const CURLMsg *msg) { return msg->data.result; }
+
+int ccurl_active_socket(CURL *handle) {
+    curl_socket_t fd = CURL_SOCKET_BAD;
+    if (fn.easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD) return -1;
+    return (int)fd;
+}
+
+int ccurl_socket_closed_by_peer(int fd) {
+    struct pollfd probe = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&probe, 1, 0) != 1) return 0;
+    return (probe.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
 
 /* The share's data is used by the download loops' threads at once: one mutex per kind of data. */
 struct ccurl_share {

@@ -7,7 +7,7 @@ import Foundation
 /// - `expired`, `wrongName`: certificates that are out of date, or name another host
 /// - `mutual`: requires a client certificate from the test CA (`client.pem` / `client.key`)
 ///
-/// Every request is logged as `<uri> <status> <ssl_session_reused> <authorization>`.
+/// Every request is logged as `<uri> <status> <ssl_session_reused> <connection> <authorization>`.
 final class TLSOrigin {
     enum Server: CaseIterable { case good, expired, wrongName, mutual }
 
@@ -22,7 +22,11 @@ final class TLSOrigin {
     func folder(_ name: String) -> String { root + "/" + name }
     func url(_ server: Server, _ path: String = "site") -> String { "https://127.0.0.1:\(ports[server]!)/\(path)" }
 
-    init() throws {
+    /// `keepalive`: seconds nginx keeps an idle connection (its default, 75, unless a test wants it gone).
+    private let keepalive: Int
+
+    init(keepalive: Int = 75) throws {
+        self.keepalive = keepalive
         root = NSTemporaryDirectory() + "cenarius-tls-" + UUID().uuidString
         for folder in ["site", "private", "logs", "temp"] {
             try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
@@ -43,13 +47,13 @@ final class TLSOrigin {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    /// The access log's lines for paths ending in `suffix`: (status, session reused, Authorization).
-    func requests(endingWith suffix: String) -> [(status: Int, reused: Bool, authorization: String)] {
+    /// The access log's lines for paths ending in `suffix`: (status, session reused, connection, Authorization).
+    func requests(endingWith suffix: String) -> [(status: Int, reused: Bool, connection: Int, authorization: String)] {
         let log = (try? String(contentsOfFile: root + "/logs/access.log", encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 4, fields[0].hasSuffix(suffix), let status = Int(fields[1]) else { return nil }
-            return (status, fields[2] == "r", fields[3])
+            let fields = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 5, fields[0].hasSuffix(suffix), let status = Int(fields[1]), let connection = Int(fields[3]) else { return nil }
+            return (status, fields[2] == "r", connection, fields[4])
         }
     }
 
@@ -95,14 +99,14 @@ final class TLSOrigin {
             pid \(root)/nginx.pid;
             events { worker_connections 256; }
             http {
-              log_format transport '$uri $status $ssl_session_reused $http_authorization';
+              log_format transport '$uri $status $ssl_session_reused $connection $http_authorization';
               access_log \(root)/logs/access.log transport;
               client_body_temp_path \(root)/temp/body;
               proxy_temp_path \(root)/temp/proxy;
               fastcgi_temp_path \(root)/temp/fastcgi;
               uwsgi_temp_path \(root)/temp/uwsgi;
               scgi_temp_path \(root)/temp/scgi;
-              keepalive_timeout 75s;
+              keepalive_timeout \(keepalive)s;
             \(server(.good, certificate: "good"))
             \(server(.expired, certificate: "expired"))
             \(server(.wrongName, certificate: "wrongname"))

@@ -72,6 +72,14 @@ int ccurl_msg_is_done(const CURLMsg *msg);
 CURL *ccurl_msg_easy(const CURLMsg *msg);
 CURLcode ccurl_msg_result(const CURLMsg *msg);
 
+/* The socket of a finished transfer's connection while libcurl keeps it open; -1 if none. */
+int ccurl_active_socket(CURL *handle);
+/* 1 when an idle connection's socket has something to read or has hung up: on an HTTP/1.1
+   connection between requests that can only be the origin's close_notify and FIN. libcurl 7.88
+   takes pending bytes on an idle TLS connection for a sign of life and sends the next request
+   into it, to meet a reset. */
+int ccurl_socket_closed_by_peer(int fd);
+
 /* A share of TLS sessions and DNS answers between transfers, multi handles and threads (with its
    own locks), so a daemon's next poll resumes the TLS session of the last one. NULL without libcurl. */
 struct ccurl_share;

@@ -99,17 +99,33 @@ package final class Downloader {
         transfer.policy = documentPolicy
         var document: Document = .notModified
         var failure: CenariusError?
-        let multi = MultiHandle(value: multi)
-        let checks = HashCheck { _ in _ = ccurl_multi_wakeup(multi.value) }
-        defer { checks.close() }
-        run([transfer], more: { nil }, loop: 0, checks: checks, connections: options.connections, cancel: cancel, progress: nil) { transfer, outcome in
-            switch outcome {
-            case .failure(let error): failure = error
-            case .success:
-                document = transfer.status == 304
-                    ? .notModified
-                    : .content(transfer.body, Validators(etag: transfer.headers.etag, lastModified: transfer.headers.lastModified))
+        // A daemon's polls go through the multi handle it keeps, whose connection cache outlives
+        // this sync; other documents (a trial's health URL) do not take it from them.
+        let own = MultiHandle(value: multi)
+        let polled = Remote.authority(of: url).map { options.headerHosts.contains($0) } ?? false
+        let kept = polled ? options.sessions?.connections : nil
+        let run = { (lease: inout KeptConnections.Lease?) in
+            let multi = lease?.multi ?? own
+            transfer.keepConnection = lease?.keep ?? true
+            let checks = HashCheck { _ in _ = ccurl_multi_wakeup(multi.value) }
+            defer { checks.close() }
+            self.run([transfer], on: multi, more: { nil }, loop: 0, checks: checks, connections: self.options.connections, cancel: cancel,
+                     progress: nil) { transfer, outcome in
+                switch outcome {
+                case .failure(let error): failure = error
+                case .success:
+                    document = transfer.status == 304
+                        ? .notModified
+                        : .content(transfer.body, Validators(etag: transfer.headers.etag, lastModified: transfer.headers.lastModified))
+                }
             }
+            lease?.socket = transfer.socket
+        }
+        if let kept {
+            kept.borrow(run)
+        } else {
+            var none: KeptConnections.Lease?
+            run(&none)
         }
         if let failure { throw failure }
         return document
@@ -179,7 +195,7 @@ package final class Downloader {
     /// One loop of a download: takes files from the queue until there are none left. Every 0.1 s it
     /// tells the queue how far its running transfers are, then calls `report` (the first loop's).
     private func runLoop(_ loop: Int, of queue: FileQueue, connections: Int, checks: HashCheck, cancel: CancelToken?, report: (() -> Void)?) {
-        run([], more: queue.take, drained: { queue.isDrained }, loop: loop, checks: checks, connections: connections, cancel: cancel,
+        run([], on: MultiHandle(value: multi), more: queue.take, drained: { queue.isDrained }, loop: loop, checks: checks, connections: connections, cancel: cancel,
             progress: { running in
                 queue.running(running, in: loop)
                 report?()
@@ -197,7 +213,7 @@ package final class Downloader {
     /// it; true from the moment `more` first gives nil), so this loop's finished files need not wait
     /// for a fuller batch. `progress` hears, at
     /// most every 0.1 s, the bytes received so far by the transfers still running.
-    private func run(_ initial: [Transfer], more: () -> Transfer?, drained: () -> Bool = { true }, loop: Int, checks: HashCheck,
+    private func run(_ initial: [Transfer], on multi: MultiHandle, more: () -> Transfer?, drained: () -> Bool = { true }, loop: Int, checks: HashCheck,
                      connections: Int, cancel: CancelToken?,
                      progress: ((Int64) -> Void)?, finished: (Transfer, Result<Void, CenariusError>) -> Void) {
         var waiting = initial.reversed() as [Transfer]
@@ -214,7 +230,6 @@ package final class Downloader {
         // Files whose body is complete, being hashed on another thread.
         var verifying: [Int: Transfer] = [:]
         var nextCheck = 0
-        let multi = MultiHandle(value: multi)
 
         func settle(_ transfer: Transfer, _ failure: AttemptFailure?) {
             guard let failure else { return complete(transfer, .success(())) }
@@ -261,7 +276,7 @@ package final class Downloader {
                     continue
                 }
                 next.budget = checks.budget
-                let started = start(next)
+                let started = start(next, on: multi)
                 switch started {
                 case .success(let pair): active[pair.0] = (next, pair.1)
                 case .failure(let error): complete(next, .failure(error))
@@ -284,6 +299,7 @@ package final class Downloader {
                 guard ccurl_msg_is_done(message) != 0, let handle = ccurl_msg_easy(message),
                       let (transfer, headers) = active.removeValue(forKey: handle) else { continue }
                 let code = ccurl_msg_result(message)
+                transfer.socket = ccurl_active_socket(handle)
                 let redirect = code == CURLE_OK ? Redirects.target(of: handle, status: transfer.status) : nil
                 let tls = code == CURLE_OK ? nil : TLSFailure.describe(code, handle: handle, transfer: transfer, options: options)
                 ccurl_multi_remove_handle(multi.value, handle)
@@ -396,7 +412,7 @@ package final class Downloader {
         }
     }
 
-    private func start(_ transfer: Transfer) -> Result<(UnsafeMutableRawPointer, UnsafeMutablePointer<curl_slist>?), CenariusError> {
+    private func start(_ transfer: Transfer, on multi: MultiHandle) -> Result<(UnsafeMutableRawPointer, UnsafeMutablePointer<curl_slist>?), CenariusError> {
         guard let handle = idleHandles.popLast() ?? ccurl_easy_init() else {
             return .failure(.internal("curl_easy_init failed"))
         }
@@ -460,21 +476,36 @@ package final class Downloader {
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         switch transfer.sink {
         case .memory(let validators):
+            if options.sessions != nil {
+                // A daemon's poll: its connection is kept for the next one or closed at once
+                // (KeptConnections), and probes of an idle connection that libcurl would not
+                // reuse anyway only cost bytes.
+                _ = ccurl_setopt_long(handle, CURLOPT_FORBID_REUSE, transfer.keepConnection ? 0 : 1)
+                _ = ccurl_setopt_long(handle, CURLOPT_MAXAGE_CONN, KeptConnections.maxIdle)
+                _ = ccurl_setopt_long(handle, CURLOPT_TCP_KEEPIDLE, KeptConnections.maxIdle + 2)
+            }
             // Tables compress well; files are fetched as identity so that Range offsets are file offsets.
             _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
-            if let etag = validators?.etag { headers = ccurl_slist_append(headers, "If-None-Match: \(etag)") }
-            if let date = validators?.lastModified { headers = ccurl_slist_append(headers, "If-Modified-Since: \(date)") }
+            // A server ignores If-Modified-Since beside If-None-Match (RFC 9110, 13.1.3): the date
+            // goes only to an origin that gave no ETag. Every byte counts in a poll (B7).
+            if let etag = validators?.etag {
+                headers = ccurl_slist_append(headers, "If-None-Match: \(etag)")
+            } else if let date = validators?.lastModified {
+                headers = ccurl_slist_append(headers, "If-Modified-Since: \(date)")
+            }
         case .file:
             if let resume {
                 _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(resume.range)-")
                 headers = ccurl_slist_append(headers, "If-Range: \(resume.ifRange)")
             }
         }
+        // libcurl's "Accept: */*" says what no header says too (RFC 9110, 12.5.1).
+        headers = ccurl_slist_append(headers, "Accept:")
         if !options.headers.isEmpty, let host = Remote.authority(of: transfer.url), options.headerHosts.contains(host) {
             for header in options.headers { headers = ccurl_slist_append(headers, header) }
         }
         if let headers { _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) }
-        let added = ccurl_multi_add_handle(multi, handle)
+        let added = ccurl_multi_add_handle(multi.value, handle)
         guard added == CURLM_OK else {
             recycle(handle, headers)
             return .failure(.internal("curl_multi_add_handle: \(String(cString: ccurl_multi_strerror(added)))"))

@@ -47,6 +47,10 @@ final class Transfer {
     var paused = false
     /// libcurl's detail of the last error (CURLOPT_ERRORBUFFER): the TLS failures are told apart by it.
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// The connection's socket when the last attempt ended, while libcurl keeps it (KeptConnections).
+    var socket: Int32 = -1
+    /// False: libcurl closes the connection when the transfer ends (a daemon's infrequent polls).
+    var keepConnection = true
     /// The start of an error response's body (nginx names a refused client certificate only there).
     var errorBody: [UInt8] = []
 
