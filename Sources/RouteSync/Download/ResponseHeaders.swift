@@ -1,0 +1,96 @@
+import CCurl
+
+/// The few response headers cenariusd acts on.
+struct ResponseHeaders {
+    var statusLine: String?
+    var status = 0
+    var etag: String?
+    var lastModified: String?
+    var retryAfter: Double?
+    var contentLength: Int64?
+    var acceptRanges = false
+
+    /// One raw header line. Byte-wise, because it runs for every header of every file on the
+    /// download loop: only the status line and the values of the fields above become Strings.
+    mutating func consume(_ raw: UnsafeRawBufferPointer) {
+        var end = raw.count
+        while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
+        let line = UnsafeRawBufferPointer(rebasing: raw[0..<end])
+        if line.starts(with: "HTTP/".utf8) {
+            // A new response (after a redirect or a 100): forget the previous one's headers.
+            self = ResponseHeaders()
+            statusLine = String(decoding: line, as: UTF8.self)
+            status = Self.statusCode(line)
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
+              let field = Field(name: UnsafeRawBufferPointer(rebasing: line[..<colon])) else { return }
+        var first = colon + 1, last = line.count
+        while first < last, line[first] == 0x20 || line[first] == 0x09 { first += 1 }
+        while last > first, line[last - 1] == 0x20 || line[last - 1] == 0x09 { last -= 1 }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[first..<last]), as: UTF8.self)
+        switch field {
+        case .etag: etag = value
+        case .lastModified: lastModified = value
+        case .contentLength: contentLength = Int64(value)
+        case .acceptRanges: acceptRanges = value.lowercased() == "bytes"
+        case .retryAfter: retryAfter = Double(value).map { max(0, $0) } ?? HTTPDate.secondsUntil(value)
+        }
+    }
+
+    /// The second word of the status line as a number; 0 when it is not one.
+    static func statusCode(_ line: UnsafeRawBufferPointer) -> Int {
+        guard var index = line.firstIndex(of: 0x20) else { return 0 }
+        index += 1
+        var code = 0
+        let digitsStart = index
+        while index < line.count, line[index] != 0x20 {
+            let digit = Int(line[index]) - 0x30
+            guard (0...9).contains(digit), index - digitsStart < 9 else { return 0 }
+            code = code * 10 + digit
+            index += 1
+        }
+        return index > digitsStart ? code : 0
+    }
+
+    enum Field: CaseIterable {
+        case etag, lastModified, contentLength, acceptRanges, retryAfter
+
+        var lowercased: StaticString {
+            switch self {
+            case .etag: "etag"
+            case .lastModified: "last-modified"
+            case .contentLength: "content-length"
+            case .acceptRanges: "accept-ranges"
+            case .retryAfter: "retry-after"
+            }
+        }
+
+        /// Matches a field name ASCII-case-insensitively.
+        init?(name: UnsafeRawBufferPointer) {
+            for field in Field.allCases {
+                let expected = field.lowercased
+                guard expected.utf8CodeUnitCount == name.count else { continue }
+                let matches = expected.withUTF8Buffer { expected in
+                    zip(expected, name).allSatisfy { e, b in
+                        e >= 0x61 && e <= 0x7A ? b | 0x20 == e : b == e
+                    }
+                }
+                if matches {
+                    self = field
+                    return
+                }
+            }
+            return nil
+        }
+    }
+}
+
+/// Parses the HTTP-date form of `Retry-After` (RFC 9110 §10.2.3) with libcurl's own date parser.
+enum HTTPDate {
+    static func secondsUntil(_ text: String) -> Double? {
+        let when = ccurl_getdate(text)
+        guard when >= 0 else { return nil }
+        return max(0, Double(when) - FileSystem.now())
+    }
+}
