@@ -2,11 +2,11 @@ import Foundation
 import Testing
 import TestOrigin
 
-@Suite struct CommandLineTests {
+@Suite(.awaitsCleanups) struct CommandLineTests {
     @Test func publishSyncResolveAsAUserWould() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         // Publisher: build a table with `routes`, upload it with the files.
         try dir.write("site/index.html", "<h1>hello</h1>")
         try dir.write("site/js/app.js", "go()")
@@ -46,7 +46,7 @@ import TestOrigin
     @Test func everyExitCodeComesFromARealSituation() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["a.txt": "a"])
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
@@ -102,7 +102,7 @@ import TestOrigin
     @Test func strictAndStaleLookups() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         try dir.write("preset/app.js", "old build")
         try dir.write("preset/Routes.json", #"[{"uri": "app.js", "hash": "\#(TestOrigin.md5(Array("old build".utf8)))"}]"#)
         // The cache's table says app.js changed, but the origin is gone before the file arrives.
@@ -119,7 +119,7 @@ import TestOrigin
     @Test func seedFillsAndChecksAPresetFolder() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "i", "js/a.js": "shared", "js/b.js": "shared"])
         let seed = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"])
         #expect(seed.status == 0, "\(seed.stderr)")
@@ -151,7 +151,7 @@ import TestOrigin
     @Test func proxyVariablesAreHonoured() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "i"])
         let seed = ["seed", "--remote", origin.url, "--preset", dir.path("preset")]
         for variable in ["http_proxy", "all_proxy", "ALL_PROXY"] {
@@ -169,7 +169,7 @@ import TestOrigin
     @Test func failedSeedLeavesThePresetAsItWas() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
         origin.publish(["index.html": "i", "deep/er/a.js": "a", "deep/b.js": "b", "copy.js": "a"])
         origin.inject(.corrupt, on: "deep/b.js")
@@ -202,7 +202,7 @@ import TestOrigin
     @Test func seedTurnsAFileIntoAFolderAndBack() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
         let check = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status }
         origin.publish(["index.html": "i", "js": "a file"])
@@ -241,7 +241,7 @@ import TestOrigin
     @Test func verifyDetectsACorruptedObject() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["a.txt": "original"])
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
@@ -265,7 +265,7 @@ import TestOrigin
     @Test func settingsPrecedenceFlagThenEnvironmentThenConfigFile() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["a.txt": "a"])
         try dir.write("config.json", #"{"remote": "http://127.0.0.1:1", "cache": "\#(dir.path("cache"))", "preset": "\#(dir.path("preset"))"}"#)
         // Config file alone: its remote is unreachable.
@@ -289,13 +289,13 @@ import TestOrigin
     }
 }
 
-@Suite struct FastResolvePathTests {
+@Suite(.awaitsCleanups) struct FastResolvePathTests {
     /// `resolve` has a hand-parsed fast path; anything it does not handle goes through the
     /// regular command line (a numeric option forces that). Both must print the same bytes.
     @Test func fastAndRegularPathsAgree() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["a b/ü.txt": "x", "index.html": "i"])
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)

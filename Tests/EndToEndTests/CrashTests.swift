@@ -4,7 +4,7 @@ import TestOrigin
 
 /// G3: `kill -9` at any instant leaves the cache at the old or the new generation, never a mix,
 /// and the next writer cleans up. Rounds: CENARIUS_CRASH_ROUNDS (default 10, the full run uses 50).
-@Suite(.serialized) struct CrashTests {
+@Suite(.serialized, .awaitsCleanups) struct CrashTests {
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["CENARIUS_CRASH_ROUNDS"] ?? "") ?? 10 }
     static let uris = (0..<24).map { "assets/d\($0 % 4)/file\($0).js" }
 
@@ -31,7 +31,7 @@ import TestOrigin
     @Test func killDashNineDuringSyncNeverLeavesAMix() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--grace", "0"]
         publish(origin, version: 0)
         #expect(try Binary.run(["sync"] + common).status == 0)
@@ -68,7 +68,7 @@ import TestOrigin
     @Test func killDashNineDuringServeKeepsTheCacheServable() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         var random = SplitMix(seed: 0x5EED)
         for round in 0..<max(3, Self.rounds / 3) {

@@ -4,11 +4,11 @@ import TestOrigin
 
 /// Pages of other origins cannot drive the control API (confirm, hold, sync) or read local paths;
 /// the daemon's own pages and clients without a browser context (curl, scripts) can.
-@Suite struct CrossOriginTests {
+@Suite(.awaitsCleanups) struct CrossOriginTests {
     @Test func writesFromOtherOriginsAreRefusedAndChangeNothing() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "v1", "app.js": "one()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
                                         "--confirm-timeout", "60", "--allow-origin", "http://app.example:3000"], cache: dir.path("cache"))

@@ -2,13 +2,13 @@ import Foundation
 import Testing
 import TestOrigin
 
-@Suite struct ServeEndToEndTests {
+@Suite(.awaitsCleanups) struct ServeEndToEndTests {
     let page = String(repeating: "<p>Cenarius hot deploy, served by cenariusd.</p>\n", count: 40)
 
     @Test func daemonServesTheSiteAndAnswersTheControlAPI() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": page, "img/logo.png": "PNGDATA", "js/app.js": "v1()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
         let http = try daemon.waitUntilServing()
@@ -100,7 +100,7 @@ import TestOrigin
     @Test func rawRequestPathsNeverEscapeTheServedFolders() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         try dir.write("secret.txt", "TOPSECRET")
         try dir.write("preset/index.html", "home")
         try dir.write("preset/Routes.json", #"[{"uri": "index.html", "hash": "\#(TestOrigin.md5(Array("home".utf8)))"}]"#)
@@ -141,7 +141,7 @@ import TestOrigin
         #expect(open.stderr.contains("--token"))
 
         let origin = try await TestOrigin()
-        defer { Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown() }
         origin.publish(["a.txt": "a"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--token", "s3cret", "--interval", "3600"], cache: dir.path("cache"))
         defer { _ = daemon.terminate() }

@@ -5,7 +5,7 @@ import TestOrigin
 /// G5: a sync that runs out of space fails with exit 5, the previous generation stays intact and
 /// servable, and the next sync after space is freed succeeds. The cache sits on a small tmpfs;
 /// where mounting is not permitted the test says so and checks nothing else.
-@Suite(.serialized) struct DiskFullTests {
+@Suite(.serialized, .awaitsCleanups) struct DiskFullTests {
     func mountTmpfs(_ path: String, mebibytes: Int) -> Bool {
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let mount = Process()
@@ -35,7 +35,7 @@ import TestOrigin
             await origin.shutdown()
             return
         }
-        defer { unmount(cache); dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); unmount(cache); dir.remove() }
         let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
         origin.publish(["index.html": "v1", "app.js": "v1"])
         #expect(try Binary.run(["sync"] + common).status == 0)

@@ -4,11 +4,11 @@ import TestOrigin
 
 /// The daemon's HTTP/1.1 connection handling, byte for byte: pipelined requests answered in
 /// order whatever path each takes, keep-alive rules, big files by sendfile, and bad requests.
-@Suite struct HTTPConnectionTests {
+@Suite(.awaitsCleanups) struct HTTPConnectionTests {
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let page = String(repeating: "<p>pipelined</p>\n", count: 50)
         // Over the 1 MiB kept in memory: sent from the file.
         let big = (0..<(1_600_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }

@@ -5,13 +5,13 @@ import TestOrigin
 /// What a browser relies on from the daemon's file server, against the real binary: the
 /// precondition order, a validator per representation, index and fallback pages, caching
 /// headers, and health that tells the truth.
-@Suite struct HTTPSemanticsTests {
+@Suite(.awaitsCleanups) struct HTTPSemanticsTests {
     let page = String(repeating: "<p>Cenarius hot deploy, served by cenariusd.</p>\n", count: 40)
 
     @Test func preconditionsFollowRFC9110AndEachRepresentationRevalidatesWithItsOwnTag() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": page, "docs/index.html": "docs", "assets/app-1a2b3c4d.js": "hashed()", "app.js": "app()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
                                         "--immutable", "assets/*-????????.js", "--fallback", "index.html"], cache: dir.path("cache"))
@@ -73,7 +73,7 @@ import TestOrigin
     @Test func healthGoesStaleWithADeadOriginAndComesBack() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "v1"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--health-max-age", "2"],
                                        cache: dir.path("cache"))

@@ -5,7 +5,7 @@ import TestOrigin
 
 /// Staged adoption, halts, the compatibility gate and holds (G10) against the real binary, with
 /// the rollout clock moved by the test hook `CENARIUS_CLOCK_OFFSET`.
-@Suite(.serialized) struct RolloutEndToEndTests {
+@Suite(.serialized, .awaitsCleanups) struct RolloutEndToEndTests {
     struct Device {
         let origin: TestOrigin
         let dir: Scratch
@@ -41,7 +41,7 @@ import TestOrigin
 
     @Test func aDeviceAdoptsAtItsOwnMomentAndAsksConditionallyMeanwhile() async throws {
         let d = try await device()
-        defer { d.dir.remove(); Task { await d.origin.shutdown() } }
+        Cleanups.add { await d.origin.shutdown(); d.dir.remove() }
         let start = Date().timeIntervalSince1970.rounded() + 100
         d.origin.publish(["index.html": "v2", "app.js": "two()"])
         d.manifest(#"{"release": "r2", "rollout": {"start": \#(Int(start)), "duration": 1000}}"#)
@@ -77,7 +77,7 @@ import TestOrigin
     @Test func theDaemonSwitchesAtTheDevicesMomentWithoutWaitingForItsNextPoll() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "v1", "app.js": "one()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--device-id", "kiosk-9"],
                                        cache: dir.path("cache"))
@@ -103,7 +103,7 @@ import TestOrigin
 
     @Test func aHaltStopsTheRestAndAnUnhaltedManifestResumes() async throws {
         let d = try await device()
-        defer { d.dir.remove(); Task { await d.origin.shutdown() } }
+        Cleanups.add { await d.origin.shutdown(); d.dir.remove() }
         d.origin.publish(["index.html": "v2", "app.js": "two()"])
         d.manifest(#"{"release": "r2", "rollout": {"start": 0, "duration": 60, "halted": true}}"#)
         let halted = try d.sync().json()
@@ -116,7 +116,7 @@ import TestOrigin
 
     @Test func anIncompatibleHostNeverAdoptsAndSaysWhy() async throws {
         let d = try await device()
-        defer { d.dir.remove(); Task { await d.origin.shutdown() } }
+        Cleanups.add { await d.origin.shutdown(); d.dir.remove() }
         d.origin.publish(["index.html": "v2", "app.js": "two()"])
         d.manifest(#"{"release": "r2", "requires": {"native": "2.10.0"}}"#)
         let old = try d.sync(at: Date().timeIntervalSince1970 + 365 * 86400, ["--native-version", "2.9.1"]).json()
@@ -136,7 +136,7 @@ import TestOrigin
     @Test func aTamperedSignedManifestIsRefusedAndNothingIsAdopted() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
         func publish(_ app: String, _ extra: [String]) throws {
             try dir.write("site/app.js", app)
@@ -174,7 +174,7 @@ import TestOrigin
     @Test func holdsDeferSwitchesUntilDeletedOrExpiredAndSurviveSIGKILL() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "v1", "app.js": "one()"])
         let args = ["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"]
         var daemon = try DaemonProcess(args, cache: dir.path("cache"))

@@ -2,11 +2,11 @@ import Foundation
 import Testing
 import TestOrigin
 
-@Suite struct SigningAndRollbackTests {
+@Suite(.awaitsCleanups) struct SigningAndRollbackTests {
     @Test func signedTablesAreRequiredOnceAKeyIsConfigured() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         #expect(try Binary.run(["keygen", "--output", dir.path("keys/release")]).status == 0)
         #expect(try Binary.run(["keygen", "--output", dir.path("keys/release")]).status == 64)
         let mode = try FileManager.default.attributesOfItem(atPath: dir.path("keys/release.key"))[.posixPermissions] as? Int
@@ -57,7 +57,7 @@ import TestOrigin
     @Test func rollbackRestoresThePreviousGenerationAndHoldsTheBadTableBack() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["rollback"] + common).status == 2)
         origin.publish(["app.js": "good"])

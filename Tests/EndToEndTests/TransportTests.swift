@@ -4,7 +4,7 @@ import TestOrigin
 
 /// Transport as a user meets it: HTTPS with a private CA, TLS errors that say what is wrong,
 /// client certificates, headers for private origins, mirrors and TLS session reuse (CONTRACT, "Transport").
-@Suite(.serialized) struct TransportTests {
+@Suite(.serialized, .awaitsCleanups) struct TransportTests {
     /// Publishes a two-file site with `cenariusd routes` into `folder`.
     private func publish(_ folder: String, version: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -122,7 +122,7 @@ import TestOrigin
         let remote = try await TestOrigin()
         let elsewhere = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await remote.shutdown(); await elsewhere.shutdown() } }
+        Cleanups.add { await remote.shutdown(); await elsewhere.shutdown(); dir.remove() }
         _ = remote.publish(["index.html": "<h1>v1</h1>", "app.js": "go()"])
         elsewhere.put("app.js", "go()")
         remote.inject(.redirect(elsewhere.url + "/app.js"), on: "app.js")
@@ -139,7 +139,7 @@ import TestOrigin
         let first = try await TestOrigin()
         let second = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await first.shutdown(); await second.shutdown() } }
+        Cleanups.add { await first.shutdown(); await second.shutdown(); dir.remove() }
         let common = ["--remote", first.url, "--remote", second.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         for origin in [first, second] { _ = origin.publish(["index.html": "<h1>v1</h1>", "app.js": "one()"]) }
 
@@ -174,7 +174,7 @@ import TestOrigin
     @Test func theFirstSyncWaitsAJitteredMomentOnlyWhenATableIsInForce() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         _ = origin.publish(["index.html": "<h1>v1</h1>"])
 
         // Nothing in force: the first sync cannot wait.
@@ -202,7 +202,7 @@ import TestOrigin
     @Test func maxRateCapsTheDownloadAcrossItsTransfers() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         // Four files of 512 KiB at 512 KiB/s in all: four seconds however many connections (less
         // the quarter second's burst the gate allows at the start).
         var files: [String: [UInt8]] = [:]

@@ -7,7 +7,7 @@ import TestOrigin
 
 /// A large download runs several loops (threads with their own multi handles) that share one
 /// queue of files and one set of check workers (Downloader.download).
-@Suite struct DownloadLoopTests {
+@Suite(.awaitsCleanups) struct DownloadLoopTests {
     /// Deterministic bodies of web-build-like sizes, a few streamed (over 1 MiB) and one empty.
     static func files(_ count: Int, version: UInt8) -> [String: [UInt8]] {
         var files: [String: [UInt8]] = ["f/empty.bin": []]
@@ -23,7 +23,7 @@ import TestOrigin
 
     @Test func everyFileArrivesOnceAndVerifiedAcrossSeveralLoops() async throws {
         var f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.settings.transfer.loops = 3
         f.settings.transfer.connections = 6
         let files = Self.files(300, version: 1)
@@ -64,7 +64,7 @@ import TestOrigin
     /// Every loop takes part, and the progress covers all of them to the last file.
     @Test func aLargeDownloadIsSharedByItsLoops() async throws {
         let origin = try await TestOrigin()
-        defer { Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown() }
         let dir = NSTemporaryDirectory() + "cenarius-loops-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var files: [FileDownload] = []
@@ -90,7 +90,7 @@ import TestOrigin
     /// the files go in table order. One connection: the origin sees the order they are taken in.
     @Test func largerFilesAreFetchedFirstWhenTheTableGivesSizes() async throws {
         var f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.settings.transfer.connections = 1
         let sizes = [("a.bin", 10), ("b.bin", 300_000), ("c.bin", 2_000), ("d.bin", 1_500_000), ("e.bin", 2_000), ("f.bin", 70_000)]
         let files = Dictionary(uniqueKeysWithValues: sizes.enumerated().map { ($1.0, [UInt8](repeating: UInt8($0), count: $1.1)) })

@@ -4,10 +4,10 @@ import Testing
 import RouteSync
 import TestOrigin
 
-@Suite struct LookupTests {
+@Suite(.awaitsCleanups) struct LookupTests {
     @Test func shippedPresetAnswersOfflineAsCurrent() async throws {
         let f = try await Fixture(preset: ["index.html": "shipped"])
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         let r = try f.resolve("index.html?x=1#top", offline: true)
         #expect(r.source == .preset)
         #expect(r.stale == false)
@@ -16,7 +16,7 @@ import TestOrigin
 
     @Test func missingPresetFileIsRefetchedFromTheRemote() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         try f.writePreset([:], table: ["late.js": "late"])
         f.origin.publish(["late.js": "late"])
         let r = try f.resolve("late.js")
@@ -26,7 +26,7 @@ import TestOrigin
 
     @Test func emptyCacheWithoutPresetFetchesTheTableOnFirstLookup() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.origin.publish(["a.txt": "a"])
         let r = try f.resolve("a.txt")
         #expect(f.content(r) == "a")
@@ -34,7 +34,7 @@ import TestOrigin
 
     @Test func notInTheTableIsNotFound() async throws {
         let f = try await Fixture(preset: ["index.html": "x"])
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         #expect(expectError(.notFound) { _ = try f.resolve("nope.html", offline: true) }?.code == .notFound)
         #expect(expectError(.notFound) { _ = try f.resolve("../preset/index.html", offline: true) }?.code == .notFound)
         #expect(expectError(.notFound) { _ = try f.resolve("%2e%2e/preset/index.html", offline: true) }?.code == .notFound)
@@ -42,7 +42,7 @@ import TestOrigin
 
     @Test func originDownServesTheNewestCopyAsStaleAndStrictRefuses() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.origin.publish(["a.txt": "v1", "b.txt": "b"])
         _ = try f.sync()
         // A new table is committed by hand-crafted means: sync v2 while a.txt fails would not
@@ -64,7 +64,7 @@ import TestOrigin
 
     @Test func nothingHeldAndOriginDownIsARemoteError() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         try f.writePreset([:], table: ["a.txt": "a"])
         await f.origin.shutdown()
         #expect(expectError(.remote) { _ = try f.resolve("a.txt") }?.code == .remote)
@@ -73,7 +73,7 @@ import TestOrigin
 
     @Test func refetchesAreThrottledByMinRefetch() async throws {
         var f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.settings.minRefetch = 60
         try f.writePreset([:], table: ["a.txt": "a"])
         f.origin.publish(["b.txt": "b"])
@@ -86,7 +86,7 @@ import TestOrigin
 
     @Test func concurrentRefetchesShareOneRequest() async throws {
         var f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.settings.minRefetch = 60
         try f.writePreset([:], table: ["a.txt": "a"])
         f.origin.publish(["a.txt": "a"])
@@ -104,7 +104,7 @@ import TestOrigin
 
     @Test func developModeServesTheFolderWithoutNetworkAndNeverEscapes() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         let dev = f.root + "/dev"
         try FileManager.default.createDirectory(atPath: dev + "/js", withIntermediateDirectories: true)
         try Data("dev".utf8).write(to: URL(fileURLWithPath: dev + "/js/app.js"))
@@ -125,7 +125,7 @@ import TestOrigin
 
     @Test func presetSymlinksOutsideAreIgnored() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         try Data("secret".utf8).write(to: URL(fileURLWithPath: f.root + "/secret.txt"))
         try f.writePreset([:], table: ["link.txt": "secret"])
         try FileManager.default.createSymbolicLink(atPath: f.root + "/preset/link.txt", withDestinationPath: f.root + "/secret.txt")
@@ -136,7 +136,7 @@ import TestOrigin
     /// by the file it points to (files are otherwise opened without following links).
     @Test func presetSymlinksInsideAreServedVerifiedAndImported() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         try f.writePreset(["js/a.js": "shared"], table: ["js/a.js": "shared", "js/b.js": "shared"])
         try FileManager.default.createSymbolicLink(atPath: f.root + "/preset/js/b.js", withDestinationPath: "a.js")
         #expect(f.content(try f.resolve("js/b.js", offline: true)) == "shared")
@@ -151,7 +151,7 @@ import TestOrigin
 
     @Test func handedOutPathsSurviveASwitch() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.origin.publish(["a.txt": "v1"])
         _ = try f.sync()
         let before = try f.resolve("a.txt")

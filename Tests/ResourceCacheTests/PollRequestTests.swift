@@ -4,10 +4,10 @@ import TestOrigin
 
 /// An unchanged poll is paid for by every device of a fleet many times a day (B7): its request
 /// carries what the origin needs to answer 304 and nothing it would ignore.
-@Suite struct PollRequestTests {
+@Suite(.awaitsCleanups) struct PollRequestTests {
     @Test func anUnchangedPollSendsTheETagAloneAndNoAccept() async throws {
         let f = try await Fixture()
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         f.origin.publish(["a.txt": "a"])
         _ = try f.sync()
         f.origin.resetRequests()

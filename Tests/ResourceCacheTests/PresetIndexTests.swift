@@ -6,10 +6,10 @@ import TestOrigin
 
 /// `resolve` before any sync answers from an index of the preset's table (F), and only while
 /// that index describes the table on disk.
-@Suite struct PresetIndexTests {
+@Suite(.awaitsCleanups) struct PresetIndexTests {
     @Test func firstLookupIndexesThePresetAndLaterOnesUseIt() async throws {
         let f = try await Fixture(preset: ["index.html": "shipped", "js/app.js": "app"])
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         #expect(!FileManager.default.fileExists(atPath: f.settings.cache.presetIndex))
         let first = try f.resolve("index.html", offline: true)
         #expect(first.source == .preset)
@@ -27,7 +27,7 @@ import TestOrigin
 
     @Test func anIndexOfAnotherTableIsNeverUsed() async throws {
         let f = try await Fixture(preset: ["index.html": "v1"])
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         _ = try f.resolve("index.html", offline: true)
         let planted = String(repeating: "cd", count: 16)
         try writeIndex(f, identity: "1-2.3-4.5-6-7 /elsewhere/Routes.json", lines: ["index.html\t\(planted)\tP"])
@@ -43,7 +43,7 @@ import TestOrigin
 
     @Test func aSyncedGenerationTakesOverFromThePresetIndex() async throws {
         let f = try await Fixture(preset: ["index.html": "shipped"])
-        defer { let g = f; Task { await g.cleanup() } }
+        do { let g = f; Cleanups.add { await g.cleanup() } }
         _ = try f.resolve("index.html", offline: true)
         f.origin.publish(["index.html": "synced"])
         _ = try f.sync()

@@ -4,7 +4,7 @@ import TestOrigin
 
 /// Media in a real browser: Chromium plays and seeks a file the daemon serves with Range (206),
 /// and a reload revalidates with 304s instead of downloading again.
-@Suite struct MediaBrowserTests {
+@Suite(.awaitsCleanups) struct MediaBrowserTests {
     /// A 60 s mono 16-bit PCM WAV (about 5 MB): a format Chromium plays without codecs.
     static func wav(seconds: Int = 60, rate: Int = 44100) -> [UInt8] {
         let samples = seconds * rate
@@ -25,7 +25,7 @@ import TestOrigin
     @Test func aSeekIsAnsweredWith206AndAReloadRevalidatesWith304() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         let page = """
             <!doctype html><title>media</title>
             <audio id="a" src="media/tone.wav" preload="auto"></audio>

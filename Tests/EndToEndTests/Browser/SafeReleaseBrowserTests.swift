@@ -5,7 +5,7 @@ import TestOrigin
 /// The bundled sample site in a real browser (headless Chromium) against the real daemon: it
 /// hears of a new release over the event stream, reloads, confirms what it loaded; and a release
 /// that never confirms is rolled back by the daemon, the page following it back (G9).
-@Suite(.serialized) struct SafeReleaseBrowserTests {
+@Suite(.serialized, .awaitsCleanups) struct SafeReleaseBrowserTests {
     static let www = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("www").path
 
@@ -30,7 +30,7 @@ import TestOrigin
     @Test func thePageFollowsReleasesConfirmsThemAndIsRolledBackWithABadOne() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         _ = origin.publish(try Self.site())
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "4"],
                                        cache: dir.path("cache"))
@@ -77,7 +77,7 @@ import TestOrigin
     @Test func aPageOfAnotherOriginCannotSyncConfirmOrHold() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
-        defer { dir.remove(); Task { await origin.shutdown() } }
+        Cleanups.add { await origin.shutdown(); dir.remove() }
         _ = origin.publish(try Self.site())
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "60"],
                                        cache: dir.path("cache"))
