@@ -2,6 +2,7 @@
 with openssl at bench time). `cenariusd seed` against `curl --parallel --parallel-max 16` and wget2
 (16 threads), every tool given the same CA, alternating rounds; bar: cenariusd's median wall time
 ≤ the fastest peer's. The connections each tool opened come from nginx's log ($connection)."""
+import json
 import os
 import shutil
 import statistics
@@ -11,7 +12,7 @@ from tlsorigin import HttpsNginx
 
 
 def b6(timed, count_files, out, binary, www, site, rounds, dest, port):
-    entries = __import__("json").load(open(os.path.join(site, "Routes.json")))
+    entries = json.load(open(os.path.join(site, "Routes.json")))
     nginx = HttpsNginx(out, www, port, name="nginx-b6")
     try:
         base = nginx.url(os.path.basename(site))
@@ -32,7 +33,6 @@ def b6(timed, count_files, out, binary, www, site, rounds, dest, port):
         }
         results = {name: [] for name in tools}
         connections = {name: [] for name in tools}
-        protocols = {name: set() for name in tools}
         for r in range(rounds):
             order = list(tools.items())
             if r % 2:
@@ -47,8 +47,7 @@ def b6(timed, count_files, out, binary, www, site, rounds, dest, port):
                 if got != len(entries):
                     raise RuntimeError(f"B6 {name}: {got} files, expected {len(entries)}")
                 results[name].append((wall, rss))
-                rows = nginx.lines()
-                connections[name].append(len({row["connection"] for row in rows}))
+                connections[name].append(len({row["connection"] for row in nginx.lines()}))
     finally:
         nginx.stop()
     total = sum(os.path.getsize(os.path.join(site, e["uri"])) for e in entries)
