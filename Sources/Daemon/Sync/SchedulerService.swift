@@ -57,8 +57,9 @@ extension SchedulerService {
             await coordinator.timerFired()
         }
         // Once a sync and what follows it (events, receipts, logs) have settled, the code they
-        // and the start-up ran need not stay mapped while the daemon idles (F).
-        let settle = delay > 3 ? Task {
+        // and the start-up ran need not stay mapped while the daemon idles (F). Not before a
+        // sync due within a minute: it would only read those pages back from the file.
+        let settle = delay >= 60 ? Task {
             try await Task.sleep(for: .seconds(1))
             await onThread("cenariusd-idle") { cplatform_release_code_pages() }
         } : nil
