@@ -97,6 +97,43 @@ import TestOrigin
         #expect(typo.stderr.contains("unknown key \"caFile\""), "\(typo.stderr)")
     }
 
+    @Test func httpsGoesThroughTheUsualProxyVariables() throws {
+        let origin = try TLSOrigin()
+        let proxy = try ConnectProxy()
+        let dir = try Scratch()
+        defer { proxy.stop(); dir.remove() }
+        try publish(origin.folder("private"), version: "v1")
+        let common = ["--remote", origin.url(.good, "private"), "--cacert", origin.caFile, "--header", "Authorization: Bearer s3cret"]
+        let viaProxy = ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": ""]
+
+        let sync = try Binary.run(["sync", "--json"] + common + ["--cache", dir.path("c1")], environment: viaProxy)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["downloadedFiles"] as? Int == 2)
+        let tunnels = proxy.requests
+        #expect(!tunnels.isEmpty && tunnels.allSatisfy { $0.hasPrefix("CONNECT 127.0.0.1:\(origin.ports[.good]!) ") }, "\(tunnels)")
+        // The origin's credentials travel inside the tunnel only: the proxy never sees them.
+        #expect(!tunnels.joined().contains("s3cret"), "\(tunnels)")
+
+        // no_proxy names the hosts reached directly.
+        let direct = try Binary.run(["sync"] + common + ["--cache", dir.path("c2")],
+                                    environment: viaProxy.merging(["no_proxy": "127.0.0.1"]) { $1 })
+        #expect(direct.status == 0, "\(direct.stderr)")
+        #expect(proxy.requests.count == tunnels.count)
+
+        // A proxy that wants credentials says so, at once (no retry brings them).
+        proxy.refuse(with: 407)
+        let refused = try Binary.run(["sync"] + common + ["--cache", dir.path("c3")], environment: viaProxy)
+        #expect(refused.status == 3)
+        #expect(refused.stderr.contains("proxy") && refused.stderr.contains("407"), "\(refused.stderr)")
+        #expect(proxy.requests.count == tunnels.count + 1, "\(proxy.requests)")
+
+        // A proxy that is down is a remote error that names where it was looked for.
+        proxy.stop()
+        let down = try Binary.run(["sync"] + common + ["--cache", dir.path("c4")], environment: viaProxy)
+        #expect(down.status == 3)
+        #expect(down.stderr.contains("port \(proxy.port)"), "\(down.stderr)")
+    }
+
     @Test func theDaemonKeepsItsConnectionFromPollToPoll() throws {
         let origin = try TLSOrigin()
         let dir = try Scratch()

@@ -129,7 +129,9 @@ extension Downloader {
         private func finish(_ transfer: Transfer, handle: UnsafeMutableRawPointer, headers: UnsafeMutablePointer<curl_slist>?, code: CURLcode) {
             transfer.socket = ccurl_active_socket(handle)
             let redirect = code == CURLE_OK ? Redirects.target(of: handle, status: transfer.status) : nil
-            let tls = code == CURLE_OK ? nil : TLSFailure.describe(code, handle: handle, transfer: transfer, options: downloader.options)
+            let named = code == CURLE_OK ? nil
+            : TLSFailure.describe(code, handle: handle, transfer: transfer, options: downloader.options)
+                ?? ProxyFailure.describe(code, handle: handle, transfer: transfer)
             ccurl_multi_remove_handle(multi.value, handle)
             downloader.recycle(handle, headers)
             if let redirect {
@@ -140,7 +142,7 @@ extension Downloader {
                 }
                 return
             }
-            if let tls { transfer.failure = tls }
+            if let named { transfer.failure = named }
             // A complete body the transfer held whole goes to a check worker as it is
             // (takeWholeBody only gives up a body that classify passes).
             let wholeBody = code == CURLE_OK ? transfer.takeWholeBody() : nil

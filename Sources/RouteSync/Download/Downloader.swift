@@ -221,8 +221,11 @@ package final class Downloader {
             return .permanent(failure)
         }
         if code != CURLE_OK {
-            let reason = String(cString: ccurl_easy_strerror(code))
-            let message = "\(transfer.label): \(reason) (\(transfer.url))"
+            // libcurl's own detail names the address it tried (the proxy's, when one is set)
+            // and what it got; its one-line summary of the code is the fallback.
+            let detail = transfer.lastErrorDetail
+            let reason = detail.isEmpty ? String(cString: ccurl_easy_strerror(code)) : detail
+            let message = transfer.label == transfer.url ? "\(transfer.label): \(reason)" : "\(transfer.label): \(reason) (\(transfer.url))"
             rememberResumePoint(transfer)
             switch code {
             case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR,
