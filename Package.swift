@@ -172,11 +172,13 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
     ]
 }
 
-// The upcoming-feature settings hummingbird builds with: existentials spelled `any`, and a
-// member visible only where its module is imported.
+// The upcoming-feature settings hummingbird builds with: existentials spelled `any`, a member
+// visible only where its module is imported, and imports internal unless a file says otherwise
+// (a module's types reach its package API only through a `package import`).
 for target in package.targets where !["CCurl", "CMultiMD5", "CPlatform", "CStartup"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
     ]
 }

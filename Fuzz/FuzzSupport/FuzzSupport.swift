@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,9 +2,9 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-import ResourceCache
-import RouteSync
+package import Logging
+package import ResourceCache
+package import RouteSync
 import ServiceLifecycle
 import UnixSignals
 

@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// One setting, once: the key a config file uses, which is also the flag's name (`--key`) and,
 /// upper-cased with underscores, the environment variable (`CENARIUS_KEY`); its type; and the

@@ -1,5 +1,5 @@
 import Configuration
-import RouteSync
+package import RouteSync
 import SystemPackage
 
 /// Every setting's value by key, typed, already in precedence order: what the commands read.

@@ -1,5 +1,5 @@
 import Synchronization
-import Testing
+package import Testing
 
 /// Clean-ups a test registers as it goes (shutting an origin down, removing a folder), awaited
 /// once the test has ended, whether it passed, failed or threw; in reverse order, as `defer`

@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import ResourceCache
-import RouteSync
+package import RouteSync
 import ServiceLifecycle
 import UnixSignals
 

@@ -1,7 +1,7 @@
 import CPlatform
 import Logging
-import ResourceCache
-import RouteSync
+package import ResourceCache
+package import RouteSync
 
 /// Owns every sync the daemon runs: periodic, requested over HTTP, triggered by SIGHUP or by a
 /// lookup that found nothing current. One runs at a time; callers arriving while one runs share

@@ -1,4 +1,4 @@
-import ResourceCache
+package import ResourceCache
 import RouteSync
 
 /// The answer to `POST /_cenarius/sync`, followed at `GET /_cenarius/sync/<id>`.

@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// `cenariusd status`: what is in force and how old it is.
 package struct CacheStatus: Sendable, Codable {

@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 import Synchronization
 
 /// Keeps parsed tables in memory for a long-lived process (the daemon), so a lookup costs a

@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// `<cache>/release.json`: the trial's state, written crash-safely (a temporary file, fsync,
 /// rename, fsync of the folder), so that a kill -9 or a power loss during a trial leaves either

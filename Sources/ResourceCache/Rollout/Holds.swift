@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// Holds (G10): while any is active, new generations are downloaded but not switched to. A kiosk
 /// in the middle of a payment does not get its files changed under it. Kept in the cache

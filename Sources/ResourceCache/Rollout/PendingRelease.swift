@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// A release the remote publishes that this device has not adopted yet (G10), kept in the cache
 /// so that later polls ask for it conditionally instead of downloading the table again, and

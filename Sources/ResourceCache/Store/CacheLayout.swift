@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// Where everything lives inside the cache folder. The layout is private to cenariusd;
 /// only the `generations/<n>/files/<uri>` paths are handed out, and they end in `/<uri>`.

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import RouteSync
+package import RouteSync
 
 /// What a committed generation records besides its table.
 package struct GenerationMeta: Codable, Sendable, Equatable {

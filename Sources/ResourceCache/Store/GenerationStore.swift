@@ -1,5 +1,5 @@
 import CPlatform
-import RouteSync
+package import RouteSync
 #if canImport(Glibc)
 import Glibc
 #endif

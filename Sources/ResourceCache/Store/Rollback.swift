@@ -1,5 +1,5 @@
 import Crypto
-import RouteSync
+package import RouteSync
 #if canImport(Glibc)
 import Glibc
 #endif

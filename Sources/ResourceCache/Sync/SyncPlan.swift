@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// What a sync has to do to make `table` servable, decided without any I/O (G4):
 /// a file is downloaded only if no verified copy of its hash exists in the cache or the preset,

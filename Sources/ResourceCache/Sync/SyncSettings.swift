@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 
 /// Everything a sync or a lookup needs to know about the places it works with.
 package struct SyncSettings: Sendable {

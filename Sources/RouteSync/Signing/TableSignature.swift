@@ -1,4 +1,4 @@
-import Crypto
+package import Crypto
 
 /// The `Routes.json.sig` sidecar (G8): an Ed25519 signature over the exact table bytes and a
 /// version that must only ever grow (anti-rollback).

@@ -1,4 +1,4 @@
-import Crypto
+package import Crypto
 
 /// With a public key configured, every table must come with a valid `Routes.json.sig`, and its
 /// version may never go down (G8). Unsigned, badly signed and older tables are integrity errors.
