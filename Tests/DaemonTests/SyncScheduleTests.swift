@@ -13,12 +13,13 @@ import TestOrigin
 
     @Test func failuresBackOffInProportionToTheIntervalWithEqualJitter() {
         var schedule = SyncSchedule(interval: 80)
-        // Ceilings interval/4, /2, then the interval; each wait is between half the ceiling and the ceiling.
+        // Ceilings interval/4, /2: each wait between half the ceiling and the ceiling.
         #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0, elapsedInWindow: 0) == 10)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0, elapsedInWindow: 0) == 20)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0.5, elapsedInWindow: 0) == 30)
+        // Then a window of one interval around the interval: on average one retry per interval.
         #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0, elapsedInWindow: 0) == 40)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0.5, elapsedInWindow: 0) == 60)
-        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 80)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 0.5, elapsedInWindow: 0) == 80)
+        #expect(schedule.delay(after: .failure(retryAfter: nil), random: 1, elapsedInWindow: 0) == 120)
         #expect(schedule.failures == 5)
         _ = schedule.delay(after: .success, random: 0, elapsedInWindow: 0)
         #expect(schedule.failures == 0)
@@ -48,6 +49,34 @@ import TestOrigin
         }
         let normal = Double(devices) * outage / interval
         #expect(Double(requests) <= 3 * normal, "\(requests) requests in the outage, \(Int(normal)) in a normal 60 s")
+    }
+
+    /// B7's recovery bar on the schedule alone: once an outage has lasted longer than the backoff
+    /// takes to reach the interval, the fleet comes back at its normal rate, not above it. Each
+    /// device is run as SchedulerService runs it (its window, the first success after the outage).
+    @Test(arguments: [10.0, 20.0, 30.0])
+    func afterAnOutageTheFleetComesBackAtItsNormalRate(interval: Double) {
+        var random = SplitMix(seed: 7 + UInt64(interval))
+        let devices = 5000, outage = 60.0
+        var seconds = [Int](repeating: 0, count: 40)
+        for _ in 0..<devices {
+            var schedule = SyncSchedule(interval: interval)
+            var t = interval * random.next()
+            var windowStart = t - interval * random.next()
+            while t < outage + Double(seconds.count) {
+                if t >= outage { seconds[Int(t - outage)] += 1 }
+                if t - windowStart >= interval { windowStart = t }
+                let outcome: SyncSchedule.Outcome = t < outage ? .failure(retryAfter: nil) : .success
+                let delay = schedule.delay(after: outcome, random: random.next(), elapsedInWindow: t - windowStart)
+                if outcome == .success { windowStart += interval }
+                t += delay
+            }
+        }
+        let normal = Double(devices) / interval
+        let firstTen = Double(seconds.prefix(10).reduce(0, +)) / 10
+        // Retries at up to the interval with equal jitter came back a third above it (1.2–1.4×).
+        #expect(firstTen <= 1.15 * normal, "\(firstTen) a second in the first 10 s after the outage, \(normal) normally")
+        #expect(Double(seconds.max()!) <= 1.5 * normal, "\(seconds)")
     }
 }
 

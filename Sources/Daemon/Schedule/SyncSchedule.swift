@@ -6,7 +6,10 @@
 /// interval up to the interval, with equal jitter, never sooner than the origin's `Retry-After`.
 /// Proportional to the interval, so that a fleet in an outage sends at most about twice the
 /// requests it sends in steady state (B7), whatever the interval; equal jitter (half fixed, half
-/// random) so that no device retries at once after a failure.
+/// random) so that no device retries at once after a failure. Once the backoff has reached the
+/// interval, a retry comes at a random moment of an interval-long window around it (half to one
+/// and a half intervals): a long outage then costs the origin what steady state does, and the
+/// fleet comes back at its normal rate instead of a third above it.
 package struct SyncSchedule: Sendable, Equatable {
     package var interval: Double
     package private(set) var failures = 0
@@ -36,7 +39,8 @@ package struct SyncSchedule: Sendable, Equatable {
         case .failure(let retryAfter):
             failures += 1
             let ceiling = backoffCeiling(failures: failures)
-            return max(ceiling * (0.5 + 0.5 * random), retryAfter ?? 0)
+            let wait = ceiling < interval ? ceiling * (0.5 + 0.5 * random) : interval * (0.5 + random)
+            return max(wait, retryAfter ?? 0)
         }
     }
 }
