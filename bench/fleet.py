@@ -224,6 +224,10 @@ def markdown(result):
                 w = wire_result[case]
                 lines.append(f"| {label} | {w['bytes_per_poll']:.0f} | {w['ip_bytes_per_poll']:.0f} | {w['packets_per_poll']:.1f} | "
                              f"{w['resumed']} of {w['polls']} | {'met' if w['bytes_per_poll'] <= 1536 else 'NOT met'} |")
+        lines.append(f"\nThe fleet above polls every {r['interval']} s, within nginx's 75 s keepalive: its polls are the first row. "
+                     "A new connection cannot come under 1.5 KiB whatever the client does (the TCP handshake and close, ~480 B; a "
+                     "ClientHello carrying nginx's session ticket, ~680 B; the new ticket nginx sends on every resumption, ~350 B): "
+                     "see docs/fleet-transport.md.")
         if "per_device_per_day_default_interval" in wire_result:
             closed = "long" in wire_result
             lines.append(f"\nPer device per day at the default interval (300 s, each poll a new connection with nginx's 75 s keepalive): "
