@@ -6,8 +6,8 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 
+import seedrounds
 from tlsorigin import HttpsNginx
 
 
@@ -31,36 +31,15 @@ def b6(timed, count_files, out, binary, www, site, rounds, dest, port):
             "wget2 (16 threads)": ["wget2", "-q", "--max-threads=16", "-x", "-nH", "--cut-dirs=1", "-P", dest,
                                    "--ca-certificate", ca, "-i", wget_list],
         }
-        results = {name: [] for name in tools}
         connections = {name: [] for name in tools}
-        for r in range(rounds):
-            order = list(tools.items())
-            if r % 2:
-                order.reverse()
-            for name, cmd in order:
-                shutil.rmtree(dest, ignore_errors=True)
-                os.makedirs(dest)
-                subprocess.run("sync", shell=True, check=True)
-                nginx.reset_log()
-                wall, rss, _ = timed(cmd)
-                got = count_files(dest) - (1 if name.startswith("cenariusd") else 0)
-                if got != len(entries):
-                    raise RuntimeError(f"B6 {name}: {got} files, expected {len(entries)}")
-                results[name].append((wall, rss))
-                connections[name].append(len({row["connection"] for row in nginx.lines()}))
+        results = seedrounds.run(tools, rounds, dest, len(entries), timed, count_files, before_each=nginx.reset_log,
+                                 after_each=lambda name: connections[name].append(len({row["connection"] for row in nginx.lines()})))
     finally:
         nginx.stop()
     total = sum(os.path.getsize(os.path.join(site, e["uri"])) for e in entries)
-    peers = [k for k in tools if not k.startswith("cenariusd")]
-    table = {}
-    for name, samples in results.items():
-        walls = [s[0] for s in samples]
-        table[name] = {"median": statistics.median(walls), "min": min(walls), "rss": max(s[1] for s in samples),
-                       "walls": [round(w, 4) for w in walls], "connections": statistics.median(connections[name])}
-    best = min(table[p]["median"] for p in peers)
+    table, best = seedrounds.score(results, rounds)
     for name, row in table.items():
-        row["ratio"] = row["median"] / best
-        row["paired_ratio"] = statistics.median(results[name][r][0] / min(results[p][r][0] for p in peers) for r in range(rounds))
+        row["connections"] = statistics.median(connections[name])
     shutil.rmtree(dest, ignore_errors=True)
     return {"files": len(entries), "bytes": total, "rounds": rounds, "rows": table,
             "met": table["cenariusd seed"]["median"] <= best}

@@ -16,6 +16,8 @@ import sys
 import time
 
 from events import EventClients, idle_cpu
+import seedrounds
+from seedrounds import summary
 import b6 as real_origin
 import fleet
 import footprint
@@ -102,13 +104,6 @@ def table_entries(path):
     return json.load(open(os.path.join(path, "Routes.json")))
 
 
-def summary(samples):
-    walls = [s[0] for s in samples]
-    # Every run's wall time is kept in the JSON: on a noisy machine the spread says more than the median.
-    return {"median": statistics.median(walls), "min": min(walls), "rss": max(s[1] for s in samples), "runs": len(walls),
-            "walls": [round(w, 4) for w in walls]}
-
-
 def b1(nginx, rounds, dest):
     entries = table_entries(SITE)
     base = nginx.url("site")
@@ -133,30 +128,10 @@ def b1(nginx, rounds, dest):
         "aria2c -j16 + md5": ["aria2c", "-q", "-j16", "--allow-overwrite=true", "--auto-file-renaming=false", "-i", aria_md5],
         "wget2 (16 threads)": ["wget2", "-q", "--max-threads=16", "-x", "-nH", "--cut-dirs=1", "-P", dest, "-i", wget_list],
     }
-    results = {name: [] for name in tools}
     total = sum(os.path.getsize(os.path.join(SITE, e["uri"])) for e in entries)
-    for r in range(rounds):
-        order = list(tools.items())
-        if r % 2:
-            order.reverse()
-        for name, cmd in order:
-            shutil.rmtree(dest, ignore_errors=True)
-            os.makedirs(dest)
-            sh("sync")
-            wall, rss, _ = timed(cmd)
-            got = count_files(dest) - (1 if name.startswith("cenariusd") else 0)
-            if got != len(entries):
-                raise RuntimeError(f"{name}: {got} files, expected {len(entries)}")
-            results[name].append((wall, rss))
-    rows = {name: summary(s) | {"bytes": total} for name, s in results.items()}
-    best_peer = min(v["median"] for k, v in rows.items() if not k.startswith("cenariusd"))
-    peers = [k for k in rows if not k.startswith("cenariusd")]
-    for name, v in rows.items():
-        v["ratio"] = v["median"] / best_peer
-        # Each round against the fastest peer of the same round, seconds apart: on a machine
-        # whose speed drifts (hypervisor steal), the median of these says more than a ratio of medians.
-        v["paired_ratio"] = statistics.median(
-            results[name][r][0] / min(results[p][r][0] for p in peers) for r in range(rounds))
+    rows, _ = seedrounds.score(seedrounds.run(tools, rounds, dest, len(entries), timed, count_files), rounds)
+    for row in rows.values():
+        row["bytes"] = total
     shutil.rmtree(dest, ignore_errors=True)
     return {"files": len(entries), "bytes": total, "rows": rows, "dest": dest}
 
