@@ -15,7 +15,7 @@
    bodies freed in it: with one arena a B1 seed peaks at 36.6 MiB instead of 39.0 (median of 8
    alternating seeds; F's bar is 40) in the same time. The daemon keeps glibc's default for its
    event loops' threads. */
-__attribute__((constructor(101))) static void preload_libcurl_for_downloads(int argc, char **argv) {
+__attribute__((constructor(101))) static void prepare_for_downloads(int argc, char **argv) {
     if (argc < 2 || (strcmp(argv[1], "sync") != 0 && strcmp(argv[1], "seed") != 0)) return;
     mallopt(M_ARENA_MAX, 1);
     for (int i = 2; i < argc; i++) {

@@ -13,24 +13,16 @@ final class ConnectProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var heads: [String] = []
     private var refusal: Int?
+    private var stopped = false
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0, listen(fd, 16) == 0 else {
+        let cannotListen = CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "proxy: cannot listen on 127.0.0.1"])
+        guard let (fd, port) = LoopbackSocket.bind() else { throw cannotListen }
+        guard listen(fd, 16) == 0 else {
             close(fd)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "proxy: cannot listen on 127.0.0.1"])
+            throw cannotListen
         }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         listener = fd
         Thread.detachNewThread { [self] in
             while true {
@@ -47,8 +39,13 @@ final class ConnectProxy: @unchecked Sendable {
     /// Answers every later CONNECT with `status` instead of opening the tunnel.
     func refuse(with status: Int) { lock.withLock { refusal = status } }
 
-    /// Stops accepting; a later connection to the port is refused.
+    /// Stops accepting; a later connection to the port is refused. Once only: a second close
+    /// could close a descriptor another test has been given since.
     func stop() {
+        guard lock.withLock({ () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }) else { return }
         _ = Glibc.shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }

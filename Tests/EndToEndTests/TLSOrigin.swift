@@ -146,18 +146,9 @@ final class TLSOrigin {
 
     /// A port the kernel just handed out and took back: free unless another process grabs it at once.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let (fd, port) = LoopbackSocket.bind() else { throw Failure("no free port") }
+        close(fd)
+        return port
     }
 
     struct Failure: Error, CustomStringConvertible {

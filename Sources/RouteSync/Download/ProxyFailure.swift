@@ -9,9 +9,8 @@ enum ProxyFailure {
         var status = 0
         guard code != CURLE_OK, ccurl_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &status) == CURLE_OK,
               status == 403 || status == 407 else { return nil }
-        let host = Remote.authority(of: transfer.url) ?? transfer.url
         let hint = status == 407 ? " (it wants credentials: give them in the proxy variable's URL, http://user:password@proxy:port)" : ""
-        return CenariusError(.remote, "\(transfer.label): the proxy refused a tunnel to \(host) with HTTP \(status)\(hint)",
+        return CenariusError(.remote, "\(transfer.label): the proxy refused a tunnel to \(transfer.host) with HTTP \(status)\(hint)",
                              cause: .httpStatus(status))
     }
 }

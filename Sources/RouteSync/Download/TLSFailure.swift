@@ -5,7 +5,7 @@ import CCurl
 /// by trying again: they are permanent (another mirror may still be tried).
 enum TLSFailure {
     static func describe(_ code: CURLcode, handle: UnsafeMutableRawPointer, transfer: Transfer, options: TransferOptions) -> CenariusError? {
-        let host = Remote.authority(of: transfer.url) ?? transfer.url
+        let host = transfer.host
         let detail = transfer.lastErrorDetail
         let cause: String
         switch code {
@@ -32,8 +32,7 @@ enum TLSFailure {
         guard transfer.status == 400, transfer.url.lowercased().hasPrefix("https://") else { return nil }
         let body = String(decoding: transfer.errorBody, as: UTF8.self)
         guard body.contains("SSL certificate") else { return nil }
-        let host = Remote.authority(of: transfer.url) ?? transfer.url
-        return .remote("\(transfer.label): TLS: \(clientCertificateCause(options)) (host \(host), HTTP 400)")
+        return .remote("\(transfer.label): TLS: \(clientCertificateCause(options)) (host \(transfer.host), HTTP 400)")
     }
 
     static func certificateCause(verifyResult: Int, detail: String, host: String, caFile: String?) -> String {

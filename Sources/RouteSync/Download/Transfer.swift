@@ -31,6 +31,8 @@ final class Transfer {
     /// Where the current attempt goes: the first mirror's URL, a redirect's target, or the next mirror's.
     var url: String
     let label: String
+    /// The host (and port) of the current attempt, as errors name it.
+    var host: String { Remote.authority(of: url) ?? url }
     let sink: Sink
     let maxBytes: Int64
     var attempt = 0
