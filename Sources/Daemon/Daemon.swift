@@ -50,7 +50,8 @@ package enum Daemon {
             DaemonTransport.prepare(try await reload(), sessions: sessions)
         }
         let layout = settings.cache
-        try FileSystem.makeDirectories(layout.root)
+        // Made and checked like a sync does: a cache another user owns or others can write is refused (G5).
+        _ = try CacheFolder.root(layout.root)
         // One daemon per cache (G6); the lock lives as long as this process.
         guard let lock = try WriterLock.tryAcquire(path: layout.daemonLock) else {
             let holder = WriterLock.holder(layout.daemonLock).map { "pid \($0)" } ?? "another process"
