@@ -68,7 +68,7 @@ package actor SyncCoordinator {
     /// SIGHUP: new settings, then a sync.
     package func reload(_ settings: SyncSettings) {
         self.settings = settings
-        logger.info("configuration reloaded", metadata: ["remote": "\(settings.remote?.base ?? "-")"])
+        logger.info("configuration reloaded", metadata: ["remote": "\(Secrets.redact(settings.remote?.base ?? "-"))"])
         _ = request(reason: "signal")
     }
 

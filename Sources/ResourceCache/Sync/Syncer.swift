@@ -82,7 +82,8 @@ package struct Syncer: Sendable {
         let currentMeta = try? current?.meta()
         // A release this device has not adopted yet is asked for with its own validators, so a
         // poll while it waits costs a 304, not the table (G4, G10).
-        let remoteName = remote.tableURL
+        // The cache records the remote as it may be shown: without credentials (G11).
+        let remoteName = Secrets.redact(remote.tableURL)
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
 

@@ -46,7 +46,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
 
     package init(_ code: Code, _ message: String, retryAfter: Double? = nil, cause: Cause? = nil) {
         self.code = code
-        self.message = message
+        // Every message passes the one redaction: no URL credentials or header values (G11).
+        self.message = Secrets.redact(message)
         self.retryAfter = retryAfter
         self.cause = cause
     }
@@ -54,7 +55,7 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The same error with more said at the end of its message.
     package func appending(_ text: String) -> Self {
         var error = self
-        error.message += text
+        error.message += Secrets.redact(text)
         return error
     }
 
