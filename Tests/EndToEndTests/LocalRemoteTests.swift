@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestOrigin
 
 /// G5: nothing blocks past --timeout. A `file://` remote whose table or listed file is a FIFO
 /// (nobody ever writes it) is refused at once with exit 3 naming the file, instead of a sync
@@ -25,5 +26,36 @@ import Testing
         let file = try Binary.run(["sync"] + common, killAfter: 30)
         #expect(file.status == 3, "\(file.stderr)")
         #expect(file.stderr.contains("index.html") && file.stderr.contains("FIFO"), "\(file.stderr)")
+    }
+}
+
+/// A table no file system can hold is an invalid table (exit 4, naming the entries), refused
+/// when read: not a storage error about an internal `.building` path half-way through a build.
+@Suite(.awaitsCleanups) struct UnholdableTableTests {
+    @Test func aFileThatIsAFolderOrAnOverlongNameIsExit4() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        origin.publish(["index.html": "v1"])
+        try #require(try Binary.run(["sync"] + common).status == 0)
+
+        let hash = TestOrigin.md5(Array("x".utf8))
+        origin.put("conf", "x")
+        origin.put("conf/b", "x")
+        origin.put("Routes.json", #"[{"uri":"conf","hash":"\#(hash)"},{"uri":"conf/b","hash":"\#(hash)"}]"#)
+        let both = try Binary.run(["sync"] + common)
+        #expect(both.status == 4, "\(both.stderr)")
+        #expect(both.stderr.contains("\"conf\"") && both.stderr.contains("\"conf/b\""), "\(both.stderr)")
+        #expect(!both.stderr.contains(".building"))
+
+        let long = String(repeating: "n", count: 300)
+        origin.put(long, "x")
+        origin.put("Routes.json", #"[{"uri":"\#(long)","hash":"\#(hash)"}]"#)
+        let overlong = try Binary.run(["sync"] + common)
+        #expect(overlong.status == 4, "\(overlong.stderr)")
+        #expect(overlong.stderr.contains("longer than 255 bytes"), "\(overlong.stderr)")
+        let resolved = try Binary.run(["resolve", "index.html", "--offline"] + common)
+        #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "v1", "the previous table stays in force")
     }
 }

@@ -33,8 +33,42 @@ package struct RouteTable: Sendable, Equatable {
             index[entry.uri] = entries.count
             entries.append(entry)
         }
+        if let (file, inside) = RouteTable.folderConflict(entries) {
+            throw .integrity("route table lists \"\(file)\" as a file and as the folder of \"\(inside)\": no file system can hold both")
+        }
         self.entries = entries
         self.index = index
+    }
+
+    /// A uri that is also another uri's folder (`conf` and `conf/b`): the first such pair.
+    private static func folderConflict(_ entries: [RouteEntry]) -> (file: URIPath, inside: URIPath)? {
+        var folders: [FolderKey: Int] = [:]
+        var lastParent: Substring = ""
+        for (position, entry) in entries.enumerated() {
+            let value = entry.uri.value
+            guard let slash = value.utf8.lastIndex(of: UInt8(ascii: "/")) else { continue }
+            let parent = value[..<slash]
+            // Tables list a folder's files together: its prefixes were just recorded.
+            if parent.utf8.elementsEqual(lastParent.utf8) { continue }
+            lastParent = parent
+            for index in parent.utf8.indices where parent.utf8[index] == UInt8(ascii: "/") {
+                let key = FolderKey(text: value[..<index])
+                if folders[key] == nil { folders[key] = position }
+            }
+            if folders[FolderKey(text: parent)] == nil { folders[FolderKey(text: parent)] = position }
+        }
+        guard !folders.isEmpty else { return nil }
+        for entry in entries {
+            if let inside = folders[FolderKey(text: Substring(entry.uri.value))] { return (entry.uri, entries[inside].uri) }
+        }
+        return nil
+    }
+
+    /// A folder's path, compared as bytes like the uris themselves.
+    private struct FolderKey: Hashable {
+        let text: Substring
+        static func == (lhs: FolderKey, rhs: FolderKey) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+        func hash(into hasher: inout Hasher) { URIPath.hashBytes(text.utf8, into: &hasher) }
     }
 
     package static let empty = try! RouteTable(entries: [])
