@@ -83,6 +83,8 @@ package enum Daemon {
                     if report.outcome == .committed, let number = report.generation {
                         await releases.committed(number, previous: finished.previous, reason: finished.reason)
                     }
+                case .failure(let error) where error.isCancelled:
+                    logger.debug("no sync-failed event: the sync was cancelled by shutdown")
                 case .failure(let error):
                     events.publish("sync-failed", generation: GenerationStore(layout: layout).current()?.number, [
                         "error": .int(Int(error.code.rawValue)), "desc": .string(error.code.name), "message": .string(error.message),

@@ -35,6 +35,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
         case locked(holder: Int32?)
         /// A POST to the daemon without its bearer token.
         case unauthorized
+        /// The work was cancelled (graceful shutdown), not failed: nothing is wrong with the remote.
+        case cancelled
     }
 
     package var code: Code
@@ -72,6 +74,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
 extension CenariusError {
     /// The remote has no such file (HTTP 404, or a `file://` path that does not exist): for the
     /// optional sidecars (signature, release manifest), whose absence is an answer, not a failure.
+    package var isCancelled: Bool { cause == .cancelled }
+
     package var isMissingRemoteFile: Bool {
         cause == .httpStatus(404) || cause == .missingFile
     }
