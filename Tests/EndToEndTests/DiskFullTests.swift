@@ -10,7 +10,8 @@ import TestOrigin
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let mount = Process()
         mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=\(mebibytes)m", "tmpfs", path]
+        // mode=0755: a fresh tmpfs is 1777, and a cache others can write is refused (G5).
+        mount.arguments = ["-t", "tmpfs", "-o", "size=\(mebibytes)m,mode=0755", "tmpfs", path]
         mount.standardError = FileHandle.nullDevice
         guard (try? mount.run()) != nil else { return false }
         mount.waitUntilExit()
