@@ -32,6 +32,8 @@ package struct DaemonOptions: Sendable {
     /// `--immutable` globs and the `--fallback` uri of the file server.
     package var immutable: [String] = []
     package var fallback: String?
+    /// `--max-connections`; nil: `DescriptorLimit.defaultMaxConnections` of the raised limit.
+    package var maxConnections: Int?
 
     package init() {}
 }
@@ -107,7 +109,12 @@ package enum Daemon {
             memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
             gzipFolder: develop == nil ? layout.compressed : nil,
             prepared: PreparedFiles(budget: options.memoryBudget), immutable: options.immutable, fallback: options.fallback))
-        let server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
+        let descriptors = DescriptorLimit.raiseSoftLimit()
+        let maxConnections = options.maxConnections ?? DescriptorLimit.defaultMaxConnections(limit: descriptors.after)
+        logger.info("descriptors", metadata: [
+            "open-files": "\(descriptors.after)", "raised-from": "\(descriptors.before)", "max-connections": "\(maxConnections)",
+        ])
+        var server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
             let url = "http://\(options.bind):\(port)"
             var running = info
             running.url = url
@@ -116,6 +123,7 @@ package enum Daemon {
             onListening(url)
             SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
         }
+        server.limit = ConnectionLimit(maximum: maxConnections)
 
         var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
         if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
