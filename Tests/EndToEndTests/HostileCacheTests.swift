@@ -109,6 +109,27 @@ import TestOrigin
         #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "two")
     }
 
+    @Test func aLookupNeverTakesAFileOutsideTheCacheForAnObject() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let cache = dir.path("cache")
+        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
+        origin.publish(["index.html": "v1", "app.js": "one"])
+        try #require(try Binary.run(["sync"] + common).status == 0)
+        let hash = TestOrigin.md5(Array("one".utf8))
+        // A victim file named like the object, behind a link where the object's shard belongs; the
+        // generation lacks the file, so a lookup links it in from the store on the spot.
+        try dir.write("victim/" + hash, "not verified")
+        try Self.replace(cache + "/objects/" + hash.prefix(2), withLinkTo: dir.path("victim"))
+        try FileManager.default.removeItem(atPath: cache + "/generations/1/files/app.js")
+        let resolved = try Binary.run(["resolve", "app.js", "--offline"] + common)
+        let path = resolved.stdout.trimmingCharacters(in: .newlines)
+        #expect(path.isEmpty || (try? String(contentsOfFile: path, encoding: .utf8)) != "not verified", "handed out \(path)")
+        #expect(try Binary.run(["verify"] + common).stdout.contains("not verified") == false)
+        #expect(dir.read("victim/" + hash) == "not verified")
+    }
+
     @Test func aCacheOthersCanWriteOrAnotherUserOwnsIsRefused() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()

@@ -64,10 +64,13 @@ package struct ObjectStore: Sendable {
     /// All objects, for `verify`.
     package func all() -> [(hash: ContentHash, path: String)] {
         var out: [(ContentHash, String)] = []
-        for shard in FileSystem.listDirectory(layout.objects) {
-            let dir = layout.objects + "/" + shard
-            for name in FileSystem.listDirectory(dir) {
-                if let hash = ContentHash(hex: name) { out.append((hash, dir + "/" + name)) }
+        // Real folders and regular files only: nothing planted leads the listing outside (G5).
+        guard let objects = CacheFolder.at(layout.root)?.existingFolder("objects") else { return [] }
+        for name in objects.entries() {
+            guard let shard = objects.existingFolder(name) else { continue }
+            for name in shard.entries() {
+                guard let hash = ContentHash(hex: name), let info = shard.status(name), info.st_mode & S_IFMT == S_IFREG else { continue }
+                out.append((hash, shard.path + "/" + name))
             }
         }
         return out

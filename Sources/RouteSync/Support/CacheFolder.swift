@@ -72,6 +72,13 @@ package final class CacheFolder: Sendable {
         throw .storage("cannot open \(childPath): it keeps changing under this process")
     }
 
+    /// The sub-folder `name` when it is one; nil for anything else, which is left as it is (for
+    /// readers, who take no lock and leave repairs to the writer).
+    package func existingFolder(_ name: String) -> CacheFolder? {
+        let fd = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        return fd >= 0 ? CacheFolder(descriptor: fd, path: path + "/" + name) : nil
+    }
+
     /// The folder at `relative` (`a/b/c`), each level made or repaired as `folder` does.
     package func folders(_ relative: Substring) throws(CenariusError) -> CacheFolder {
         var folder = self
