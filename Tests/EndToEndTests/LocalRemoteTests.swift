@@ -59,3 +59,19 @@ import TestOrigin
         #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "v1", "the previous table stays in force")
     }
 }
+
+/// A preset table is capped like a remote one (64 MiB): a bigger one is refused before it is read,
+/// rather than parsed at several times its size by every `resolve`.
+@Suite struct PresetTableCapTests {
+    @Test func anOversizedPresetTableIsRefusedUnread() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.path("preset"), withIntermediateDirectories: true)
+        // Sparse: 80 MiB that cost no disk.
+        #expect(FileManager.default.createFile(atPath: dir.path("preset/Routes.json"), contents: Data("[".utf8)))
+        #expect(truncate(dir.path("preset/Routes.json"), 80 << 20) == 0)
+        let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        #expect(resolved.status == 4, "\(resolved.stderr)")
+        #expect(resolved.stderr.contains("more than the 67108864 a route table may be"), "\(resolved.stderr)")
+    }
+}

@@ -73,6 +73,10 @@ package struct RouteTable: Sendable, Equatable {
 
     package static let empty = try! RouteTable(entries: [])
 
+    /// The largest table read, from a remote or a preset (64 MiB: about a million entries). A
+    /// bigger one is refused before it is read: parsing costs a few times its size in memory.
+    package static let maxBytes = 64 << 20
+
     package var count: Int { entries.count }
 
     package subscript(uri: URIPath) -> RouteEntry? {
