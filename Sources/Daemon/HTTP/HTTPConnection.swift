@@ -93,8 +93,9 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         guard state.takesRequests else { return }
         state.read()
         switch unwrapInboundIn(data) {
-        case .head(let head):
+        case .head(var head):
             slot?.touch()
+            RequestTarget.makeOriginForm(&head)
             receiving = PendingRequest(head: head)
             bodyBytes = 0
         case .body(var chunk):
