@@ -320,7 +320,16 @@ import TestOrigin
     }
 
     @Test func helpShowsAnExampleForEveryCommand() throws {
-        for command in ["resolve", "sync", "seed", "routes", "verify", "status", "origin"] {
+        // Every subcommand the top-level help lists, so that a new command cannot be left out.
+        let top = try Binary.run(["--help"])
+        let listed = top.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
+        // A command's line is indented by two spaces; its wrapped description, by more.
+        let commands = listed.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), !line.hasPrefix("  See ") else { return nil }
+            return line.split(separator: " ").first.map(String.init)
+        }
+        #expect(Set(["resolve", "sync", "serve", "seed", "routes", "verify", "status", "origin", "confirm", "rollback", "keygen"]).isSubset(of: Set(commands)), "\(commands)")
+        for command in commands {
             let help = try Binary.run([command, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("Example"), "\(command) --help has no example")
