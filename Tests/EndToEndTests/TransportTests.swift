@@ -44,6 +44,27 @@ import TestOrigin
         #expect(missingCA.status == 64, "\(missingCA.stderr)")
     }
 
+    /// G7 over https: HTTP/2 is negotiated (as nginx logs it, not assumed) and the files share at most
+    /// `--connections` connections.
+    @Test func httpsNegotiatesHTTP2WithinTheConnectionCap() throws {
+        let origin = try TLSOrigin()
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let site = origin.folder("site")
+        try FileManager.default.createDirectory(atPath: site + "/js", withIntermediateDirectories: true)
+        for i in 0..<40 {
+            try String(repeating: "file \(i);", count: 2000).write(toFile: site + "/js/f\(i).js", atomically: true, encoding: .utf8)
+        }
+        #expect(try Binary.run(["routes", site]).status == 0)
+        let sync = try Binary.run(["sync", "--remote", origin.url(.good), "--cacert", origin.caFile, "--connections", "2",
+                                   "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let files = origin.requests(endingWith: ".js").filter { $0.status == 200 }
+        #expect(files.count == 40)
+        #expect(files.allSatisfy { $0.protocol == "HTTP/2.0" }, "\(Set(files.map(\.protocol)))")
+        #expect((1...2).contains(Set(files.map(\.connection)).count), "\(Set(files.map(\.connection)))")
+    }
+
     @Test func clientCertificatesIdentifyTheDevice() throws {
         let origin = try TLSOrigin()
         let dir = try Scratch()
