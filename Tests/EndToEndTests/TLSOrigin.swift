@@ -58,6 +58,20 @@ final class TLSOrigin {
         }
     }
 
+    /// Whether any TCP connection to `server`'s port is still established (as `ss` sees the kernel's sockets).
+    func hasEstablishedConnections(_ server: Server) throws -> Bool {
+        let ss = Process()
+        ss.executableURL = URL(fileURLWithPath: "/usr/bin/ss")
+        ss.arguments = ["-Htn", "state", "established", "( sport = :\(ports[server]!) )"]
+        let out = Pipe()
+        ss.standardOutput = out
+        try ss.run()
+        let listed = out.fileHandleForReading.readDataToEndOfFile()
+        ss.waitUntilExit()
+        guard ss.terminationStatus == 0 else { throw Failure("ss failed (\(ss.terminationStatus))") }
+        return !listed.isEmpty
+    }
+
     private func makeCertificates() throws {
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
         try openssl(["req", "-x509"] + ec + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=cenariusd test CA"])
