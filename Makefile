@@ -29,7 +29,7 @@ deps:
 # iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive).
 test-deps:
 	@missing=""; \
-	for p in chromium nginx openssl iproute2; do \
+	for p in chromium nginx openssl iproute2 e2fsprogs; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \

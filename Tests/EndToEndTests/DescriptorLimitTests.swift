@@ -23,23 +23,11 @@ import TestOrigin
         return Int(line.split(separator: " ", omittingEmptySubsequences: true)[3])
     }
 
-    /// This test process must hold more than 1024 sockets itself.
-    static func raiseOwnLimit(to wanted: rlim_t) -> Bool {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return false }
-        if limit.rlim_cur >= wanted { return true }
-        guard limit.rlim_max >= wanted else { return false }
-        limit.rlim_cur = wanted
-        return setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0
-    }
-
-    @Test(arguments: [1024, 4096])
+    // The test itself holds more than 1024 sockets.
+    @Test(.enabled(if: Requirement.inCI || Requirement.descriptors(4096), "needs /usr/bin/prlimit and 4096 open files for the test process"),
+          arguments: [1024, 4096])
     func idleConnectionsPastTheLimitLockNobodyOutAndSpinNothing(hard: Int) async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), Self.raiseOwnLimit(to: 4096) else {
-            let reason = "needs /usr/bin/prlimit and a hard limit of at least 4096 open files for the test itself"
-            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record(Comment(rawValue: reason)) } else { print("DescriptorLimitTests: skipped: \(reason)") }
-            return
-        }
+        try #require(Requirement.descriptors(4096), "needs /usr/bin/prlimit and 4096 open files for the test process")
         let origin = try await TestOrigin()
         let dir = try Scratch()
         Cleanups.add { await origin.shutdown(); dir.remove() }

@@ -86,14 +86,20 @@ import TestOrigin
         #expect(Self.snapshot(victim) == before)
     }
 
-    @Test func fifosPlantedInTheCacheAreRemovedNotOpened() async throws {
+    /// An origin publishing index.html and app.js ("one"), and a cache synced from it once.
+    static func syncedOnce() async throws -> (TestOrigin, Scratch, cache: String, common: [String]) {
         let origin = try await TestOrigin()
         let dir = try Scratch()
         Cleanups.add { await origin.shutdown(); dir.remove() }
-        let cache = dir.path("cache")
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         origin.publish(["index.html": "v1", "app.js": "one"])
-        try #require(try Binary.run(["sync"] + common).status == 0)
+        let first = try Binary.run(["sync"] + common)
+        try #require(first.status == 0, "\(first.stderr)")
+        return (origin, dir, dir.path("cache"), common)
+    }
+
+    @Test func fifosPlantedInTheCacheAreRemovedNotOpened() async throws {
+        let (origin, _, cache, common) = try await Self.syncedOnce()
         let hash = TestOrigin.md5(Array("two".utf8))
         for entry in ["tmp/stale.part", "objects/\(hash.prefix(2))/\(hash)", "lock", "generations/7"] {
             let path = cache + "/" + entry
@@ -110,13 +116,7 @@ import TestOrigin
     }
 
     @Test func aLookupNeverTakesAFileOutsideTheCacheForAnObject() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let cache = dir.path("cache")
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
-        origin.publish(["index.html": "v1", "app.js": "one"])
-        try #require(try Binary.run(["sync"] + common).status == 0)
+        let (_, dir, cache, common) = try await Self.syncedOnce()
         let hash = TestOrigin.md5(Array("one".utf8))
         // A victim file named like the object, behind a link where the object's shard belongs; the
         // generation lacks the file, so a lookup links it in from the store on the spot.

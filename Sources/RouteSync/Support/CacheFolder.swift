@@ -112,14 +112,7 @@ package final class CacheFolder: Sendable {
             return []
         }
         defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        return FileSystem.names(in: dir)
     }
 
     /// `lstat` of an entry: links are reported as links.

@@ -212,6 +212,11 @@ package enum FileSystem {
     package static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
+        return names(in: dir)
+    }
+
+    /// The names an open directory stream holds (`.` and `..` left out).
+    package static func names(in dir: OpaquePointer) -> [String] {
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafePointer(to: entry.pointee.d_name) {
