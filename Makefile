@@ -26,7 +26,8 @@ deps:
 
 # What the tests need beyond the build: a real browser for the tests of what pages use, and
 # nginx with openssl for the HTTPS tests (a test CA, TLS 1.3, HTTP/2, client certificates), and
-# iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive).
+# iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive), and
+# e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image).
 test-deps:
 	@missing=""; \
 	for p in chromium nginx openssl iproute2 e2fsprogs; do \

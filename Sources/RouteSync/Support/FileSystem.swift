@@ -50,6 +50,12 @@ package enum FileSystem {
 
     /// Writes to `path.tmp-<pid>`, optionally fsyncs, renames over `path`: readers see the old or the new file.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(CenariusError) {
+        try writeAtomically(to: path, durable: durable) { writeAll($0, bytes) }
+    }
+
+    /// The same, with the content written by `produce` to the descriptor it is given (false: it
+    /// failed, with `errno` set), so that a large file need not be held in memory whole.
+    package static func writeAtomically(to path: String, durable: Bool = true, _ produce: (Int32) -> Bool) throws(CenariusError) {
         let temporary = "\(path).tmp-\(getpid())"
         // O_EXCL | O_NOFOLLOW: a link planted at the temporary name is removed, never written through.
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
@@ -58,7 +64,7 @@ package enum FileSystem {
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw failure("cannot create", temporary) }
-        var ok = writeAll(fd, bytes)
+        var ok = produce(fd)
         let code = errno
         if ok && durable { ok = fsync(fd) == 0 }
         close(fd)

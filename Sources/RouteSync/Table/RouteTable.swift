@@ -19,6 +19,26 @@ package struct RouteTable: Sendable, Equatable {
     private let index: [URIPath: Int]
 
     package init(entries list: [RouteEntry]) throws(CenariusError) {
+        // Tables rarely list a uri twice: then `list` is kept as it is, not copied (a million
+        // entries are tens of MB), and only the index is built.
+        var firstIndex: [URIPath: Int] = [:]
+        firstIndex.reserveCapacity(list.count)
+        var folded = false
+        for (position, entry) in list.enumerated() {
+            if firstIndex.updateValue(position, forKey: entry.uri) != nil {
+                folded = true
+                break
+            }
+        }
+        if !folded {
+            if let (file, inside) = RouteTable.folderConflict(list) {
+                throw .integrity("route table lists \"\(file)\" as a file and as the folder of \"\(inside)\": no file system can hold both")
+            }
+            self.entries = list
+            self.index = firstIndex
+            return
+        }
+        firstIndex = [:]
         var entries: [RouteEntry] = []
         entries.reserveCapacity(list.count)
         var index: [URIPath: Int] = [:]
