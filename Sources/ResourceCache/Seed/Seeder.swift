@@ -41,7 +41,7 @@ package struct Seeder: Sendable {
     package func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
         let started = FileSystem.monotonic()
         let downloader = try Downloader(options: transfer)
-        let (remote, bytes, table) = try fetchTable(downloader)
+        let (remote, bytes, table, sidecar) = try fetchTable(downloader)
         let mirrors = ([self.remote] + self.mirrors).filter { $0 != remote }
         var report = Report()
         report.entries = table.count
@@ -86,16 +86,15 @@ package struct Seeder: Sendable {
                 }
             }
         }
-        if verifier != nil, case .content(let signature, _) = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10) {
-            try FileSystem.writeAtomically(signature, to: preset.tablePath + ".sig")
-        }
+        // Exactly the sidecar verified with this table: a second fetch could bring another (G8).
+        if let sidecar { try FileSystem.writeAtomically(sidecar, to: preset.tablePath + ".sig") }
         try FileSystem.writeAtomically(bytes, to: preset.tablePath)
         report.seconds = FileSystem.monotonic() - started
         return report
     }
 
-    /// The table (verified when signing is on) from the first remote that gives a good one.
-    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable) {
+    /// The table (verified when signing is on, with the sidecar bytes verified) from the first remote that gives a good one.
+    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, [UInt8]?) {
         var failures: [CenariusError] = []
         for remote in [remote] + mirrors {
             do throws(CenariusError) {
@@ -103,10 +102,8 @@ package struct Seeder: Sendable {
                     throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
                 }
                 let table = try RouteTable.parse(bytes, source: remote.tableURL)
-                if let verifier {
-                    _ = try verifier.verify(table: bytes, remote: remote, downloader: downloader, inForce: nil)
-                }
-                return (remote, bytes, table)
+                let sidecar = try verifier?.verify(table: bytes, remote: remote, downloader: downloader, inForce: nil).sidecar
+                return (remote, bytes, table, sidecar)
             } catch {
                 failures.append(error)
                 guard error.code == .remote || error.code == .integrity else { break }

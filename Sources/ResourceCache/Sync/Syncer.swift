@@ -125,8 +125,9 @@ package struct Syncer: Sendable {
             return finished(.unchanged, generation: current.number)
         }
         let manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
-        let signedVersion = try settings.tableVerifier?.verify(
-            table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
+        let signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
+                                         inForce: currentMeta?.signedVersion, cancel: cancel)
+        let signedVersion = signed?.version
         if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce {
             throw .integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
         }
@@ -176,7 +177,8 @@ package struct Syncer: Sendable {
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
             number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
-            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion, entries: table.count))
+            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion, entries: table.count,
+            signedAt: signed?.signedAt, signatureExpires: signed?.expires))
         _ = try store.commit(building: generation, number: number)
         unlink(layout.heldBack)
         PendingStore(layout: layout).clear()
