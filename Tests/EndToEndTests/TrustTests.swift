@@ -165,6 +165,17 @@ import TestOrigin
         #expect(try p.app(device) == "two()")
         let clock = try #require(try Binary.run(["status", "--json"] + device, environment: behind).json()["signature"] as? [String: Any])
         #expect((clock["clock"] as? String)?.contains("clock looks wrong") == true)
+
+        // Two hours on, two() has expired; the same table re-signed with a later expiry (a
+        // scheduled routes --expires) is picked up though the table did not change (304).
+        #expect(try Binary.run(["sync"] + device, environment: hours).stderr.contains("expired at"))
+        try p.publish(nil, ["--sign-key", "@release.key", "--expires", "3h"])
+        let refreshed = try Binary.run(["sync", "--json"] + device, environment: hours)
+        #expect(try refreshed.json()["outcome"] as? String == "not-modified")
+        #expect(!refreshed.stderr.contains("expired at"), "\(refreshed.stderr)")
+        let renewed = try #require(try Binary.run(["status", "--json"] + device, environment: hours).json()["signature"] as? [String: Any])
+        #expect(renewed["expired"] as? Bool == false)
+        #expect((renewed["version"] as? NSNumber)?.int64Value == (try p.sidecar().version))
     }
 
     @Test func aRotationMovesTheFleetToTheNewKeyAndAChainIsFollowed() async throws {

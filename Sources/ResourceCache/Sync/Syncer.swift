@@ -92,6 +92,7 @@ package struct Syncer: Sendable {
             newValidators = received
         case .notModified:
             guard let pending else {
+                if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta, remote: remote, downloader: downloader, cancel: cancel) }
                 markChecked()
                 var report = SyncReport(outcome: .notModified, generation: current?.number)
                 report.entries = currentMeta?.entries ?? 0
@@ -122,6 +123,7 @@ package struct Syncer: Sendable {
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
             PendingStore(layout: layout).clear()
+            refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
             return finished(.unchanged, generation: current.number)
         }
         let manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)

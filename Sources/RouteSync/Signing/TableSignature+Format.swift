@@ -2,6 +2,8 @@
 /// point); `serialized` writes the first format whenever it can say everything, so that devices on
 /// older code keep verifying what a newer `routes` writes.
 extension TableSignature {
+    static let maxEntries = 64
+
     /// Whether older devices (which know only `cenarius-sig-1`) can read this sidecar.
     package var isFirstFormat: Bool { fitsFirstFormat && signatures.count == 1 && rotations.isEmpty }
 
@@ -93,6 +95,10 @@ extension TableSignature {
         case Self.multiFormat?:
             guard let version, !entries.isEmpty else { throw .integrity("signature file \(source) lacks a version or a signature") }
             guard covers[tableRole] != nil else { throw .integrity("signature file \(source) does not cover the table") }
+            // Each signature and statement costs a verification: a sidecar cannot make a device spin.
+            guard entries.count <= maxEntries, rotations.count <= maxEntries, covers.count <= maxEntries else {
+                throw .integrity("signature file \(source) holds more than \(maxEntries) signatures, rotations or covered files")
+            }
             var checked: [String: String] = [:]
             for (role, digest) in covers {
                 guard isRole(role) else { throw .integrity("signature file \(source) covers a file with the bad role name \(JSONText.quoted(role))") }
