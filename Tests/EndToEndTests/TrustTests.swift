@@ -22,7 +22,7 @@ import TestOrigin
             if let app { try dir.write(site + "/app.js", app) }
             let run = try Binary.run(["routes", dir.path(site)] + options.map { $0.hasPrefix("@") ? dir.path(String($0.dropFirst())) : $0 })
             #expect(run.status == 0, "\(run.stderr)")
-            for name in ["app.js", "Routes.json", "Routes.json.sig"] {
+            for name in ["app.js", "Routes.json", "Routes.json.sig", "Routes.json.release"] {
                 if let text = dir.read(site + "/" + name) { origin.put(name, text) } else { origin.remove(name) }
             }
             return run
@@ -77,6 +77,16 @@ import TestOrigin
         // One fetch: a second one could bring a sidecar that was never verified with this table.
         #expect(p.origin.requests(for: "Routes.json.sig").count == 1)
         #expect(p.dir.read("seeded/Routes.json.sig") == p.dir.read("site/Routes.json.sig"))
+        // A release manifest under the same signature is checked too, and lands beside the table.
+        try p.publish("two()", ["--sign-key", "@release.key", "--release", "r2"])
+        let withManifest = try Binary.run(["seed", "--remote", p.origin.url, "--preset", p.dir.path("seeded"), "--public-key", p.dir.path("release.pub")])
+        #expect(withManifest.status == 0, "\(withManifest.stderr)")
+        #expect(p.dir.read("seeded/Routes.json.release") == p.dir.read("site/Routes.json.release"))
+        #expect(p.dir.read("seeded/Routes.json.sig") == p.dir.read("site/Routes.json.sig"))
+        p.origin.put("Routes.json.release", #"{"release": "r2", "rollout": {"start": 0, "duration": 0, "halted": true}}"#)
+        let tampered = try Binary.run(["seed", "--remote", p.origin.url, "--preset", p.dir.path("seeded-2"), "--public-key", p.dir.path("release.pub")])
+        #expect(tampered.status == 4)
+        #expect(tampered.stderr.contains("does not match its signature"), "\(tampered.stderr)")
     }
 
     @Test func aThresholdNeedsSignaturesFromDistinctTrustedKeys() async throws {
