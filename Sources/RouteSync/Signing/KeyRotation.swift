@@ -52,17 +52,7 @@ package struct KeyRotation: Sendable, Equatable {
     /// A statement file's bytes (pure: no file system).
     package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> KeyRotation {
         var fields = Fields()
-        let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = JSONScanner(buffer)
-            do throws(JSONScanner.Failure) {
-                fields = try scan(&scanner)
-                scanner.skipWhitespace()
-                if !scanner.atEnd { throw scanner.fail("trailing data") }
-                return nil
-            } catch {
-                return error
-            }
-        }
+        let failure = JSONScanner.scanDocument(bytes) { scanner throws(JSONScanner.Failure) in fields = try scan(&scanner) }
         if let failure { throw .integrity("invalid rotation statement \(source): \(failure.reason) at byte \(failure.offset)") }
         return try KeyRotation(fields, source: source)
     }

@@ -36,40 +36,32 @@ extension TableSignature {
         var covers: [String: String] = [:]
         var entries: [(key: String, signature: String)] = []
         var rotations: [KeyRotation.Fields] = []
-        let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = JSONScanner(buffer)
-            do throws(JSONScanner.Failure) {
-                try scanner.object { s, name throws(JSONScanner.Failure) in
-                    switch name {
-                    case "format": format = try s.string()
-                    case "version": version = try s.integer()
-                    case "signed": signedAt = try s.integer()
-                    case "expires": expires = try s.integer()
-                    case "key": key = try s.string()
-                    case "signature": signature = try s.string()
-                    case "release": manifest = try s.string()
-                    case "covers": try s.object { s, role throws(JSONScanner.Failure) in covers[role] = try s.string() }
-                    case "signatures":
-                        try s.array { s throws(JSONScanner.Failure) in
-                            var entry = (key: "", signature: "")
-                            try s.object { s, name throws(JSONScanner.Failure) in
-                                switch name {
-                                case "key": entry.key = try s.string()
-                                case "signature": entry.signature = try s.string()
-                                default: try s.skipValue()
-                                }
+        let failure = JSONScanner.scanDocument(bytes) { scanner throws(JSONScanner.Failure) in
+            try scanner.object { s, name throws(JSONScanner.Failure) in
+                switch name {
+                case "format": format = try s.string()
+                case "version": version = try s.integer()
+                case "signed": signedAt = try s.integer()
+                case "expires": expires = try s.integer()
+                case "key": key = try s.string()
+                case "signature": signature = try s.string()
+                case "release": manifest = try s.string()
+                case "covers": try s.object { s, role throws(JSONScanner.Failure) in covers[role] = try s.string() }
+                case "signatures":
+                    try s.array { s throws(JSONScanner.Failure) in
+                        var entry = (key: "", signature: "")
+                        try s.object { s, name throws(JSONScanner.Failure) in
+                            switch name {
+                            case "key": entry.key = try s.string()
+                            case "signature": entry.signature = try s.string()
+                            default: try s.skipValue()
                             }
-                            entries.append(entry)
                         }
-                    case "rotations": try s.array { s throws(JSONScanner.Failure) in rotations.append(try KeyRotation.scan(&s)) }
-                    default: try s.skipValue()
+                        entries.append(entry)
                     }
+                case "rotations": try s.array { s throws(JSONScanner.Failure) in rotations.append(try KeyRotation.scan(&s)) }
+                default: try s.skipValue()
                 }
-                scanner.skipWhitespace()
-                if !scanner.atEnd { throw scanner.fail("trailing data") }
-                return nil
-            } catch {
-                return error
             }
         }
         if let failure { throw .integrity("invalid signature file \(source): \(failure.reason) at byte \(failure.offset)") }

@@ -24,20 +24,14 @@ package struct TrustState: Sendable, Equatable {
         var format = ""
         var added: [String] = []
         var retired: [String] = []
-        let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = JSONScanner(buffer)
-            do throws(JSONScanner.Failure) {
-                try scanner.object { s, name throws(JSONScanner.Failure) in
-                    switch name {
-                    case "format": format = try s.string()
-                    case "added": try s.array { s throws(JSONScanner.Failure) in added.append(try s.string()) }
-                    case "retired": try s.array { s throws(JSONScanner.Failure) in retired.append(try s.string()) }
-                    default: try s.skipValue()
-                    }
+        let failure = JSONScanner.scanDocument(bytes) { scanner throws(JSONScanner.Failure) in
+            try scanner.object { s, name throws(JSONScanner.Failure) in
+                switch name {
+                case "format": format = try s.string()
+                case "added": try s.array { s throws(JSONScanner.Failure) in added.append(try s.string()) }
+                case "retired": try s.array { s throws(JSONScanner.Failure) in retired.append(try s.string()) }
+                default: try s.skipValue()
                 }
-                return nil
-            } catch {
-                return error
             }
         }
         if let failure { throw .storage("corrupt cache: \(source): \(failure.reason) at byte \(failure.offset)") }
