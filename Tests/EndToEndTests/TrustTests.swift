@@ -214,6 +214,7 @@ import TestOrigin
         let old = try Binary.run(["sync"] + device)
         #expect(old.status == 4)
         #expect(old.stderr.contains("bad signature"), "\(old.stderr)")
+        #expect(old.stderr.contains("which this device retired"), "\(old.stderr)")
 
         // A chain, oldest first: followed from where each device is, and from the start by a new one.
         try p.keygen("k3", ["--rotate-from", p.dir.path("k2.key")])

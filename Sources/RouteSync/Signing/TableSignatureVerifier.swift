@@ -62,7 +62,8 @@ package struct TableSignatureVerifier: Sendable {
             }
             if required == 1 {
                 let expected = trusted.ids.joined(separator: " or ")
-                let other = signature.signatures.contains { trusted.ids.contains($0.keyID) } ? "" : " (signed with key \(signature.keyID), expected \(expected))"
+                let retired = trusted.state.retired.contains(signature.keyID) ? ", which this device retired in a key rotation" : ""
+                let other = signature.signatures.contains { trusted.ids.contains($0.keyID) } ? "" : " (signed with key \(signature.keyID)\(retired), expected \(expected))"
                 throw .integrity("bad signature on \(source)\(other)")
             }
             throw .integrity("\(source) has \(signers.count) valid signature\(signers.count == 1 ? "" : "s") from trusted keys, \(required) required")
