@@ -3,15 +3,16 @@ import ResourceCache
 import RouteSync
 import Synchronization
 
-/// Says once per generation, by a `table-expired` event and a log line, that the signed table in
+/// Says once per expiry of the table in force, by a `table-expired` event and a log line, that the signed table in
 /// force has expired (G8, `routes --expires`): the device keeps serving it, but a fleet held on an
 /// old release by a replaying mirror or a frozen CDN must be visible.
 final class ExpiryWatch: Sendable {
     private let settings: SyncSettings
     private let events: EventHub
     private let logger: Logger
-    /// The generation whose expiry was announced last.
-    private let announced = Mutex<Int?>(nil)
+    /// The generation and expiry announced last: a table re-signed with a later expiry that then
+    /// expires again is announced again.
+    private let announced = Mutex<[Int64]>([])
 
     init(settings: SyncSettings, events: EventHub, logger: Logger) {
         self.settings = settings
@@ -22,9 +23,10 @@ final class ExpiryWatch: Sendable {
     func check() {
         guard let current = GenerationStore(layout: settings.cache).current(), let meta = try? current.meta(),
               let expires = meta.signatureExpires, Double(expires) <= settings.rollout.now() else { return }
+        let key = [Int64(current.number), expires]
         let first = announced.withLock { last in
-            defer { last = current.number }
-            return last != current.number
+            defer { last = key }
+            return last != key
         }
         guard first else { return }
         let message = "the signed table in force (generation \(current.number)) expired at \(UTCTime.text(Double(expires))) and the remote offers nothing newer; still serving it"
