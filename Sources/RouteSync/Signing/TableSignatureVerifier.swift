@@ -82,6 +82,15 @@ package struct TableSignatureVerifier: Sendable {
     /// remote has one).
     package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?,
                         trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
+        var files = [TableSignature.tableRole: table]
+        files[TableSignature.releaseRole] = manifest
+        return try verify(files: files, remote: remote, downloader: downloader, inForce: inForce, trust: trust, now: now, cancel: cancel)
+    }
+
+    /// Fetches the remote's sidecar and checks it against `files`, every file the remote publishes
+    /// with the table, by role (`table`, `release`, ...).
+    package func verify(files: [String: [UInt8]], remote: Remote, downloader: Downloader, inForce: Int64?,
+                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)
@@ -94,8 +103,6 @@ package struct TableSignatureVerifier: Sendable {
         guard case .content(let bytes, _) = document else {
             throw .remote("\(remote.signatureURL) answered 304 to an unconditional request")
         }
-        var files = [TableSignature.tableRole: table]
-        files[TableSignature.releaseRole] = manifest
         return try check(sidecar: bytes, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
                          inForce: inForce, trust: trust, now: now)
     }
