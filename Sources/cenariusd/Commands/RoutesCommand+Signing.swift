@@ -15,6 +15,9 @@ extension RoutesCommand {
         if let previous, tableVersion == nil, expires == nil, rotations.isEmpty || rotations == previous.rotations,
            let same = try? previous.bound(to: files, source: path) {
             signature = same
+            if let expires = same.expires, Double(expires) <= FileSystem.now() {
+                Output.warn("\(path) expired at \(UTCTime.text(Double(expires))); devices refuse it with any number of signatures (pass --expires to sign a new version)")
+            }
         } else {
             let now = FileSystem.now()
             let lifetime = expires.flatMap(Self.seconds)
