@@ -44,6 +44,12 @@ extension RoutesCommand {
         return max(milliseconds, (previous?.version ?? 0) + 1)
     }
 
+    /// The default version after the sidecar at `path`, if any (`fleet --halt-above` re-signing).
+    static func nextVersion(previousSidecar path: String) -> Int64 {
+        let previous = try? TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path)
+        return nextVersion(after: previous, now: FileSystem.now())
+    }
+
     /// The statements of `--rotation`, checked as a chain that ends at the signing key, so that a
     /// mistake shows here and not as a fleet refusing the release.
     static func rotations(_ paths: [String], endingAt keyID: String) throws(CenariusError) -> [KeyRotation] {
