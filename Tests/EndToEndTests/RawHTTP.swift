@@ -79,7 +79,7 @@ final class DaemonProcess {
     private(set) var port = 0
 
     /// `wrapper`: a command that execs the daemon (`prlimit --nofile=…`), keeping its pid.
-    init(_ arguments: [String], cache: String, wrapper: [String] = []) throws {
+    init(_ arguments: [String], cache: String, environment: [String: String] = [:], wrapper: [String] = []) throws {
         self.cache = cache
         workingDirectory = URL(fileURLWithPath: cache).deletingLastPathComponent().path
         // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
@@ -91,6 +91,7 @@ final class DaemonProcess {
         process.arguments = command + ["serve", "--port", "0", "--cache", cache] + jitter + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
+        for (key, value) in environment { env[key] = value }
         process.environment = env
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         process.standardError = stderrPipe
