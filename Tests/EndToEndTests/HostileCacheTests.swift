@@ -130,6 +130,20 @@ import TestOrigin
         #expect(dir.read("victim/" + hash) == "not verified")
     }
 
+    @Test func aReleaseWaitingForItsMomentIsNeverWrittenThroughALink() async throws {
+        let (origin, dir, cache, common) = try await Self.syncedOnce()
+        try Self.makeVictim(dir.path("victim"))
+        let before = Self.snapshot(dir.path("victim"))
+        try Self.replace(cache + "/pending", withLinkTo: dir.path("victim"))
+        origin.publish(["index.html": "v2", "app.js": "two"])
+        let start = Int(Date().timeIntervalSince1970) + 100_000
+        origin.put("Routes.json.release", #"{"release": "r2", "rollout": {"start": \#(start), "duration": 1000}}"#)
+        let sync = try Binary.run(["sync", "--json"] + common)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["outcome"] as? String == "deferred")
+        #expect(Self.snapshot(dir.path("victim")) == before, "the pending release was written into the victim")
+    }
+
     @Test func aCacheOthersCanWriteOrAnotherUserOwnsIsRefused() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
