@@ -61,6 +61,10 @@ struct DaemonRouter: HTTPResponder {
                 guard method == .POST else { throw .usage("use POST with {\"generation\": N} to confirm a generation") }
                 try authorize(head.headers)
                 return try await ready(body, id: id)
+            case "/_cenarius/rollback":
+                guard method == .POST else { throw .usage("use POST to roll back to the last confirmed generation") }
+                try authorize(head.headers)
+                return try await rollback(id: id)
             case "/_cenarius/events":
                 return events(head)
             case "/_cenarius/hold":
@@ -152,6 +156,7 @@ struct DaemonRouter: HTTPResponder {
         case "/_cenarius/resolve": "resolve"
         case "/_cenarius/ready": "ready"
         case "/_cenarius/events": "events"
+        case "/_cenarius/rollback": "rollback"
         default:
             path.hasPrefix("/_cenarius/hold") ? "hold" : path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
         }

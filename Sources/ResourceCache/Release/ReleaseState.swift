@@ -41,11 +41,57 @@ package struct ReleaseState: Sendable, Codable, Equatable {
     package var confirmed: Int?
     package var trial: Trial?
     package var lastRollback: RollbackRecord?
+    /// Every generation confirmed, oldest first (the last few): where an operator's rollback of a
+    /// confirmed release goes back to.
+    package var confirmedHistory: [Int]
+    /// Generations rolled back from: never current again (the remote publishing the same table
+    /// again makes a new generation).
+    package var failed: [Int]
+    /// A switch back decided and not yet made, written before it is made: a daemon killed
+    /// between the switch and the state write learns at its start which one it was.
+    package var switching: RollbackRecord?
 
-    package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil) {
+    package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil,
+                 confirmedHistory: [Int]? = nil, failed: [Int] = []) {
         self.confirmed = confirmed
         self.trial = trial
         self.lastRollback = lastRollback
+        self.confirmedHistory = confirmedHistory ?? confirmed.map { [$0] } ?? []
+        self.failed = failed
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case confirmed, trial, lastRollback, confirmedHistory, failed, switching
+    }
+
+    /// A state file written before the history and the failed list existed reads with both
+    /// derived from what it has.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        confirmed = try container.decodeIfPresent(Int.self, forKey: .confirmed)
+        trial = try container.decodeIfPresent(Trial.self, forKey: .trial)
+        lastRollback = try container.decodeIfPresent(RollbackRecord.self, forKey: .lastRollback)
+        confirmedHistory = try container.decodeIfPresent([Int].self, forKey: .confirmedHistory) ?? confirmed.map { [$0] } ?? []
+        failed = try container.decodeIfPresent([Int].self, forKey: .failed) ?? lastRollback.map { [$0.from] } ?? []
+        switching = try container.decodeIfPresent(RollbackRecord.self, forKey: .switching)
+    }
+
+    /// How many confirmed generations are remembered (older ones are long collected).
+    static let keptHistory = 32
+
+    mutating func markConfirmed(_ generation: Int?) {
+        confirmed = generation
+        guard let generation, confirmedHistory.last != generation else { return }
+        confirmedHistory.removeAll { $0 == generation }
+        confirmedHistory.append(generation)
+        if confirmedHistory.count > Self.keptHistory { confirmedHistory.removeFirst(confirmedHistory.count - Self.keptHistory) }
+    }
+
+    mutating func markFailed(_ generation: Int) {
+        guard !failed.contains(generation) else { return }
+        failed.append(generation)
+        if failed.count > Self.keptHistory { failed.removeFirst(failed.count - Self.keptHistory) }
+        confirmedHistory.removeAll { $0 == generation }
     }
 }
 
