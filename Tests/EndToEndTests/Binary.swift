@@ -22,9 +22,10 @@ struct Binary {
         return dir.appendingPathComponent("cenariusd").path
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], cwd: String? = nil) throws -> Run {
+    /// `executable`: another program that runs `cenariusd` (strace).
+    static func run(_ arguments: [String], environment: [String: String] = [:], cwd: String? = nil, executable: String? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: executable ?? path)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"

@@ -21,14 +21,26 @@ package struct ObjectStore: Sendable {
     /// A temporary path for downloading `hash`, inside the cache (same filesystem, so adopt is a rename).
     package func temporaryPath(_ hash: ContentHash) -> String { layout.tmp + "/" + hash.hex + ".part" }
 
-    /// Moves a verified temporary file into the store.
+    /// Moves a verified temporary file into the store. Presence means verified, and a later sync
+    /// counts on presence alone: so the bytes reach the disk before the name does (fsync of the
+    /// file, then of its folder after the rename). Without it a power cut could leave an object
+    /// whose name survived and whose bytes did not, linked into the next generation.
     package func adopt(_ temporary: String, as hash: ContentHash) throws(CenariusError) {
         let destination = layout.object(hash)
+        try Self.syncFile(temporary)
         if rename(temporary, destination) != 0 {
             guard errno == ENOENT else { throw FileSystem.failure("cannot store object", destination) }
             try FileSystem.makeDirectories(FileSystem.parentDirectory(of: destination))
             guard rename(temporary, destination) == 0 else { throw FileSystem.failure("cannot store object", destination) }
         }
+        try Self.syncFile(FileSystem.parentDirectory(of: destination), directory: true)
+    }
+
+    static func syncFile(_ path: String, directory: Bool = false) throws(CenariusError) {
+        let fd = open(path, (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.failure("cannot open", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileSystem.failure("cannot sync", path) }
     }
 
     /// Copies a file from outside the cache (the preset) into the store, hashing as it copies;
