@@ -71,6 +71,7 @@ package enum Settings {
         Setting("min-refetch", .double), Setting("user-agent", .string), Setting("keep", .int), Setting("grace", .double),
         Setting("device-id", .string), Setting("native-version", .string), Setting("cacert", .string),
         Setting("client-cert", .string), Setting("client-key", .string), Setting("header", .list), Setting("max-rate", .int),
+        Setting("report", .bool),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [

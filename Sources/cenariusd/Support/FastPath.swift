@@ -54,6 +54,8 @@ enum FastPath {
                 request.flags[name] = value
             case "develop" where inline == nil: request.flags["develop"] = "true"
             case "no-develop" where inline == nil: request.flags["develop"] = "false"
+            case "report" where inline == nil: request.flags["report"] = "true"
+            case "no-report" where inline == nil: request.flags["report"] = "false"
             case _ where valueOptions.contains(name):
                 guard let value = inline ?? rest.popFirst(), !value.hasPrefix("--") else { return nil }
                 if let earlier = request.flags[name] {

@@ -25,6 +25,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Develop folder (default $HOME/Documents/www).", valueName: "dir"))
     var developDir: String?
 
+    @Flag(inversion: .prefixedNo, help: "Send the device's state (Cenarius-Report) with each table request (default on).")
+    var report: Bool?
+
     @Option(help: ArgumentHelp("JSON config file (default $XDG_CONFIG_HOME/cenarius/config.json if present).", valueName: "file"))
     var config: String?
 
@@ -92,6 +95,7 @@ struct GlobalOptions: ParsableArguments {
         values["cache"] = cache
         values["develop"] = develop.map { $0 ? "true" : "false" }
         values["develop-dir"] = developDir
+        values["report"] = report.map { $0 ? "true" : "false" }
         values["public-key"] = publicKey
         values["connections"] = connections.map(String.init)
         values["timeout"] = timeout.map(String.init)
@@ -155,6 +159,7 @@ struct ResolvedSettings: Sendable {
         try applyTransport(source, to: &sync)
         if let keyPath = source.string("public-key") { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
         sync.rollout.deviceID = source.string("device-id")
+        sync.report = source.bool("report") ?? true
         if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
         // Test hook for rollout decisions (docs/rollout.md); read from the environment only.
         if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init) { sync.rollout.clockOffset = offset }
