@@ -1,6 +1,7 @@
 import Foundation
 import ResourceCache
 import Testing
+import TestOrigin
 
 /// `ReleaseMachine` driven by thousands of random interleavings of every event the daemon feeds
 /// it — commits (its own and other processes'), reads of the `current` link, `ready`/`confirm`,
@@ -12,16 +13,11 @@ import Testing
     static let sequences = 5000
     static let eventsPerSequence = 80
 
+    /// TestOrigin's seeded generator, with the two draws the sequences use.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+        var generator: SplitMix
+        init(state: UInt64) { generator = SplitMix(seed: state) }
+        mutating func below(_ n: Int) -> Int { min(n - 1, Int(generator.next() * Double(n))) }
         mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
     }
 
