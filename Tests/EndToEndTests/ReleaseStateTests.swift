@@ -39,7 +39,7 @@ import Glibc
 
     @Test func racingConfirmRollbackAndReadyOnOneTrialEndConsistent() async throws {
         let f = try await Fixture.start(["--confirm-timeout", "60"])
-        let rounds = 8
+        let rounds = 16
         for round in 0..<rounds {
             let receipt = try f.publishAndSync(["index.html": "v\(round)", "app.js": "round\(round)()"])
             let generation = try #require((receipt["report"] as? [String: Any])?["generation"] as? Int)
