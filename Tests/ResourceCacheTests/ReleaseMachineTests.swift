@@ -21,10 +21,10 @@ import Testing
         let (answer, after) = machine.confirm(6)
         #expect(answer == .confirmed)
         #expect(after == [.confirmed(generation: 6)])
-        #expect(machine.state == ReleaseState(confirmed: 6, confirmedHistory: [5, 6]))
+        #expect(machine.state == ReleaseState(confirmed: 6))
         // Confirming again is accepted (idempotent) and changes nothing.
         #expect(machine.confirm(6).0 == .alreadyConfirmed)
-        #expect(machine.state == ReleaseState(confirmed: 6, confirmedHistory: [5, 6]))
+        #expect(machine.state == ReleaseState(confirmed: 6))
     }
 
     @Test func aConfirmationFromAnotherGenerationIsRefused() {
@@ -48,7 +48,7 @@ import Testing
         #expect(actions == [.switchBack(record)])
         #expect(machine.switching == record, "the switch back is a state of its own until it is made")
         #expect(machine.switchFinished(record, .made) == [.endTrialWork, .rolledBack(record)])
-        #expect(machine.state == ReleaseState(confirmed: 5, trial: nil, lastRollback: record, confirmedHistory: [5], failed: [6]))
+        #expect(machine.state == ReleaseState(confirmed: 5, trial: nil, lastRollback: record, failed: [6]))
         #expect(machine.current == 5)
     }
 
@@ -112,10 +112,10 @@ import Testing
     @Test func withoutAPolicyEverySwitchIsConfirmedAtOnce() {
         var machine = ReleaseMachine(state: ReleaseState(confirmed: 5), policy: nil, current: 5)
         #expect(machine.committed(6, provenance: fresh, now: 1000) == [.confirmed(generation: 6)])
-        #expect(machine.state == ReleaseState(confirmed: 6, confirmedHistory: [5, 6]))
+        #expect(machine.state == ReleaseState(confirmed: 6))
         var restarted = ReleaseMachine(state: ReleaseState(confirmed: 5, trial: .init(generation: 6, startedAt: 0, deadline: 1)), policy: nil)
         #expect(restarted.start(current: 6, committedAt: 0, provenance: fresh, now: 100).isEmpty)
-        #expect(restarted.state == ReleaseState(confirmed: 6, confirmedHistory: [5, 6]))
+        #expect(restarted.state == ReleaseState(confirmed: 6))
     }
 
     @Test func releasesThatCannotFailAreNotOnTrial() {
@@ -164,6 +164,26 @@ import Testing
         // From the confirmed 1 an operator goes further back only to an older confirmed release.
         #expect(machine.rollbackRequested(kept: [1, 2, 3], now: 120) == .switching(.init(from: 1, to: nil, reason: .manual, at: 120, detail: "requested by an operator")))
         #expect(machine.violations().isEmpty)
+    }
+
+    @Test func anOperatorsRollbackOfAConfirmedReleaseSkipsATrialThatWasNeverConfirmed() {
+        var machine = confirmedAt(1)
+        _ = machine.committed(2, provenance: fresh, now: 0)
+        // 3 supersedes 2's trial and is confirmed: 2 was never proven.
+        _ = machine.committed(3, provenance: fresh, now: 10)
+        _ = machine.confirm(3)
+        guard case .switching(let record) = machine.rollbackRequested(kept: [1, 2, 3], now: 20) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(record.from == 3 && record.to == 1)
+        // Without trials (or committed by a `sync` with no daemon) every generation was confirmed at once.
+        var plain = ReleaseMachine(state: ReleaseState(), policy: nil, current: 3)
+        guard case .switching(let previous) = plain.rollbackRequested(kept: [1, 2, 3], now: 0) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(previous.to == 2)
     }
 
     @Test func aConfirmationWhileASwitchBackWaitsIsBusyAndACommitSupersedesIt() {

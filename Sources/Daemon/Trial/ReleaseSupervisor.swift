@@ -89,6 +89,8 @@ actor ReleaseSupervisor {
         let current = currentGeneration()
         guard current?.number != machine.current else { return }
         let previous = machine.current
+        // This daemon's own switch back, made on its thread and seen here first.
+        let own = machine.switching.map { $0.to == current?.number } ?? false
         let committedAt = try? current?.meta().committedAt
         let now = FileSystem.now()
         let actions = machine.observed(current: current?.number, committedAt: committedAt, provenance: provenance(of: current), now: now)
@@ -101,7 +103,7 @@ actor ReleaseSupervisor {
             if trial, let deadline = machine.state.trial?.deadline { fields["deadline"] = .double(deadline) }
             events.publish("committed", generation: number, fields, now: now)
             runOnSwitch(generation: number, previous: previous, reason: "committed")
-        } else {
+        } else if !own {
             logger.notice("the current generation was switched by another process", metadata: [
                 "generation": "\(current.map { String($0.number) } ?? "preset")", "previous": "\(previous.map(String.init) ?? "preset")",
             ])

@@ -11,8 +11,8 @@ package import RouteSync
 /// Invariants (`violations()`; `ReleaseMachineInterleavingTests` checks them after every event of
 /// thousands of random interleavings):
 /// 1. A switch back always goes to the last *confirmed* generation: a failed trial's to
-///    `state.confirmed`, an operator's from a confirmed release to the newest confirmed one before
-///    it (`confirmedHistory`), never to a generation that merely came before.
+///    `state.confirmed`, an operator's from a confirmed release to the newest kept one before it
+///    that was confirmed (not failed, not `unproven`), never to one that merely came before.
 /// 2. A failed release (`state.failed`) is never current again; only a new commit (the remote
 ///    publishing it anew makes a new generation) brings its table back.
 /// 3. With no trial (and no switch under way), current = confirmed.
@@ -160,6 +160,7 @@ package struct ReleaseMachine: Sendable, Equatable {
             trial = .init(generation: current, startedAt: began, deadline: began + policy.confirmTimeout)
             state.trial = trial
         }
+        state.markTried(current)
         if now >= trial.deadline {
             return failTrial(current, reason: .timeout, now: now, detail: "the deadline passed while the daemon was not running")
         }
@@ -201,6 +202,7 @@ package struct ReleaseMachine: Sendable, Equatable {
         }
         let trial = ReleaseState.Trial(generation: generation, startedAt: now, deadline: now + policy.confirmTimeout)
         state.trial = trial
+        state.markTried(generation)
         var actions: [Action] = [.startTrial(trial, previous: state.confirmed, resumed: false)]
         if policy.healthCheck { actions.append(.runHealthCheck(generation: generation)) }
         return actions
@@ -269,7 +271,7 @@ package struct ReleaseMachine: Sendable, Equatable {
         if state.trial != nil {
             target = state.confirmed
         } else {
-            target = state.confirmedHistory.last { $0 < current && !state.failed.contains($0) && kept.contains($0) }
+            target = kept.filter { $0 < current && !state.failed.contains($0) && !state.unproven.contains($0) }.max()
         }
         if target == nil && !presetAvailable {
             return .refused(.notFound("no confirmed generation older than \(current) is kept, and the preset has no table"))
@@ -321,6 +323,7 @@ package struct ReleaseMachine: Sendable, Equatable {
                 found.append("a failed trial goes to \(switching.to.map(String.init) ?? "preset"), not the confirmed \(state.confirmed.map(String.init) ?? "preset")")
             }
             if let to = switching.to, state.failed.contains(to) { found.append("a switch back to failed generation \(to)") }
+            if let to = switching.to, state.unproven.contains(to) { found.append("a switch back to generation \(to), never confirmed") }
         }
         if let confirmed = state.confirmed, state.failed.contains(confirmed) { found.append("failed generation \(confirmed) is confirmed") }
         return found

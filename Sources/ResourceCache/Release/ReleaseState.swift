@@ -41,9 +41,11 @@ package struct ReleaseState: Sendable, Codable, Equatable {
     package var confirmed: Int?
     package var trial: Trial?
     package var lastRollback: RollbackRecord?
-    /// Every generation confirmed, oldest first (the last few): where an operator's rollback of a
-    /// confirmed release goes back to.
-    package var confirmedHistory: [Int]
+    /// Generations that went on trial and were never confirmed (a newer release superseded the
+    /// trial): not proven, so an operator's rollback of a confirmed release never goes to one.
+    /// Every other generation kept and not failed was confirmed, on trial or at once (committed
+    /// with no trial configured, or by a `sync` with no daemon running).
+    package var unproven: [Int]
     /// Generations rolled back from: never current again (the remote publishing the same table
     /// again makes a new generation).
     package var failed: [Int]
@@ -52,46 +54,48 @@ package struct ReleaseState: Sendable, Codable, Equatable {
     package var switching: RollbackRecord?
 
     package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil,
-                 confirmedHistory: [Int]? = nil, failed: [Int] = []) {
+                 unproven: [Int] = [], failed: [Int] = []) {
         self.confirmed = confirmed
         self.trial = trial
         self.lastRollback = lastRollback
-        self.confirmedHistory = confirmedHistory ?? confirmed.map { [$0] } ?? []
+        self.unproven = unproven
         self.failed = failed
     }
 
     private enum CodingKeys: String, CodingKey {
-        case confirmed, trial, lastRollback, confirmedHistory, failed, switching
+        case confirmed, trial, lastRollback, unproven, failed, switching
     }
 
-    /// A state file written before the history and the failed list existed reads with both
-    /// derived from what it has.
+    /// A state file written before these lists existed reads with them derived from what it has.
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         confirmed = try container.decodeIfPresent(Int.self, forKey: .confirmed)
         trial = try container.decodeIfPresent(Trial.self, forKey: .trial)
         lastRollback = try container.decodeIfPresent(RollbackRecord.self, forKey: .lastRollback)
-        confirmedHistory = try container.decodeIfPresent([Int].self, forKey: .confirmedHistory) ?? confirmed.map { [$0] } ?? []
+        unproven = try container.decodeIfPresent([Int].self, forKey: .unproven) ?? trial.map { [$0.generation] } ?? []
         failed = try container.decodeIfPresent([Int].self, forKey: .failed) ?? lastRollback.map { [$0.from] } ?? []
         switching = try container.decodeIfPresent(RollbackRecord.self, forKey: .switching)
     }
 
-    /// How many confirmed generations are remembered (older ones are long collected).
-    static let keptHistory = 32
+    /// How many generations each list remembers (older ones are long collected).
+    static let kept = 32
 
     mutating func markConfirmed(_ generation: Int?) {
         confirmed = generation
-        guard let generation, confirmedHistory.last != generation else { return }
-        confirmedHistory.removeAll { $0 == generation }
-        confirmedHistory.append(generation)
-        if confirmedHistory.count > Self.keptHistory { confirmedHistory.removeFirst(confirmedHistory.count - Self.keptHistory) }
+        if let generation { unproven.removeAll { $0 == generation } }
+    }
+
+    mutating func markTried(_ generation: Int) {
+        guard !unproven.contains(generation) else { return }
+        unproven.append(generation)
+        if unproven.count > Self.kept { unproven.removeFirst(unproven.count - Self.kept) }
     }
 
     mutating func markFailed(_ generation: Int) {
+        unproven.removeAll { $0 == generation }
         guard !failed.contains(generation) else { return }
         failed.append(generation)
-        if failed.count > Self.keptHistory { failed.removeFirst(failed.count - Self.keptHistory) }
-        confirmedHistory.removeAll { $0 == generation }
+        if failed.count > Self.kept { failed.removeFirst(failed.count - Self.kept) }
     }
 }
 

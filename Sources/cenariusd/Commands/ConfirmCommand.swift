@@ -12,7 +12,8 @@ struct ConfirmCommand: AsyncParsableCommand {
             For scripts and native shells around the web view; a page does the same with \
             POST /_cenarius/ready {"generation": N}. Naming a generation that is not on trial \
             fails (exit 2): the caller was loaded from another generation. Without --generation, \
-            the generation on trial (or the current one) is confirmed.
+            the generation on trial (or the current one) is confirmed. With a daemon serving the \
+            cache, the daemon is asked (it owns the release state).
 
             Example:
               cenariusd confirm --generation 7
