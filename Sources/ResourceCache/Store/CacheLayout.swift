@@ -48,6 +48,8 @@ package struct CacheLayout: Sendable {
     package var compressed: String { root + "/gzip" }
     package var deviceID: String { root + "/device-id" }
     package var holds: String { root + "/holds.json" }
+    /// Keys rotated in and out (G8): trust that outlives the configuration's keys.
+    package var trust: String { root + "/trust.json" }
     package var pending: String { root + "/pending" }
     package var daemonLock: String { root + "/daemon.lock" }
     package var daemonInfo: String { root + "/daemon.json" }

@@ -104,6 +104,7 @@ package struct Syncer: Sendable {
             newValidators = received
         case .notModified:
             guard let pending else {
+                if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta, remote: remote, downloader: downloader, cancel: cancel) }
                 markChecked()
                 var report = SyncReport(outcome: .notModified, generation: current?.number)
                 report.entries = currentMeta?.entries ?? 0
@@ -135,16 +136,17 @@ package struct Syncer: Sendable {
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
             PendingStore(layout: layout).clear()
+            refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
             return finished(.unchanged, generation: current.number)
         }
         var manifest: FetchedManifest?
-        let signedVersion: Int64?
+        let signed: TableSignatureVerifier.Verified?
         do throws(CenariusError) {
             manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
-            signedVersion = try settings.tableVerifier?.verify(
-                table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
-            if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce {
-                throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
+            signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
+                                         inForce: currentMeta?.signedVersion, cancel: cancel)
+            if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
+                throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
             }
         } catch {
             throw refused(bytes, manifest: manifest?.manifest, error)
@@ -196,8 +198,9 @@ package struct Syncer: Sendable {
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
             number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
-            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion, entries: table.count,
-            release: manifest?.manifest.release ?? FleetReport.releaseName(ofTable: bytes)))
+            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signed?.version, entries: table.count,
+            release: manifest?.manifest.release ?? FleetReport.releaseName(ofTable: bytes),
+            signedAt: signed?.signedAt, signatureExpires: signed?.expires))
         // Holds are checked again, under their own lock, at the switch itself: a hold answered
         // 201 while this generation was built stops this switch (ReleaseMachine, invariant 5).
         let switched = try HoldStore(layout: layout).unlessHeld { () throws(CenariusError) in
