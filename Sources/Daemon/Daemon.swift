@@ -80,15 +80,15 @@ package enum Daemon {
         let expiry = ExpiryWatch(settings: settings, events: events, logger: logger)
         let coordinator = SyncCoordinator(
             settings: settings, logger: logger, metrics: metrics,
+            onStart: { reason in await releases.syncStarted(reason: reason) },
             onFinish: { finished in
                 generation.changed()
+                // A commit is taken in by the release state whatever the sync's outcome says.
+                await releases.syncEnded()
                 expiry.check()
                 switch finished.result {
                 case .success(let report):
                     await watch.afterSync(report)
-                    if report.outcome == .committed, let number = report.generation {
-                        await releases.committed(number, previous: finished.previous, reason: finished.reason)
-                    }
                 case .failure(let error) where error.isCancelled:
                     logger.debug("no sync-failed event: the sync was cancelled by shutdown")
                 case .failure(let error):
@@ -148,10 +148,12 @@ package enum Daemon {
             try await group.run()
         } catch {
             SystemdNotifier.notify("STOPPING=1")
+            releases.stop()
             unlink(layout.daemonInfo)
             throw .storage("cannot serve on \(options.bind):\(options.port): \(error)")
         }
         SystemdNotifier.notify("STOPPING=1")
+        releases.stop()
         await coordinator.shutdown()
         unlink(layout.daemonInfo)
         logger.info("stopped")
@@ -185,14 +187,29 @@ struct SignalService: Service {
     }
 }
 
-/// SIGUSR1: `cenariusd confirm` or `rollback` changed the release state in the cache; the
-/// daemon reads it again and tells its event streams.
+/// Keeps the release state in step with the cache: the `current` link is read once a second (a
+/// `sync` or `resolve` process may commit while the daemon runs; its trial starts then, not at
+/// the next restart), and at once on SIGUSR1 (sent by older command lines that changed it).
 struct ReleaseSignalService: Service {
     let releases: ReleaseSupervisor
+    static let pollInterval: Duration = .seconds(1)
 
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sigusr1).cancelOnGracefulShutdown() {
-            await releases.reloadFromDisk()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sigusr1).cancelOnGracefulShutdown() {
+                    await releases.reloadFromDisk()
+                }
+            }
+            group.addTask {
+                await cancelWhenGracefulShutdown {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.pollInterval)
+                        guard !Task.isCancelled else { return }
+                        await releases.observe()
+                    }
+                }
+            }
         }
     }
 }

@@ -91,6 +91,13 @@ import TestOrigin
         #expect(ByteRange.parse("bytes=0-1,5-6", size: 100) == .whole)
         #expect(ByteRange.parse("items=0-1", size: 100) == .whole)
         #expect(ByteRange.parse("bytes=9-3", size: 100) == .whole)
+        // Positions past any file, however many digits, mean its end (RFC 9110 §14.1.2).
+        #expect(ByteRange.parse("bytes=0-99999999999999999999", size: 100) == .partial(0...99))
+        #expect(ByteRange.parse("bytes=-99999999999999999999", size: 100) == .partial(0...99))
+        #expect(ByteRange.parse("bytes=-101", size: 100) == .partial(0...99))
+        #expect(ByteRange.parse("bytes=99999999999999999999-", size: 100) == .unsatisfiable)
+        #expect(ByteRange.parse("bytes=0-1x", size: 100) == .whole)
+        #expect(ByteRange.parse("bytes=+1-5", size: 100) == .whole)
     }
 
     @Test func mediaTypesAndCompression() {

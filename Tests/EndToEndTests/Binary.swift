@@ -24,10 +24,12 @@ struct Binary {
     }
 
     /// `killAfter`: a watchdog for tests of things that must not hang; a run it had to end
-    /// reports status -1 (instead of hanging the suite).
-    static func run(_ arguments: [String], environment: [String: String] = [:], cwd: String? = nil, killAfter: Double? = nil) throws -> Run {
+    /// reports status -1 (instead of hanging the suite). `executable`: another program that runs
+    /// `cenariusd` (strace).
+    static func run(_ arguments: [String], environment: [String: String] = [:], cwd: String? = nil, killAfter: Double? = nil,
+                    executable: String? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: executable ?? path)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"

@@ -24,7 +24,7 @@ import TestOrigin
             ("GET", "/_cenarius/status", ""), ("GET", "/index.html", ""), ("GET", "/missing.css", ""),
             ("HEAD", "/index.html", ""), ("GET", "/index.html", "Range: bytes=3-7\r\n"), ("GET", "/big.bin", "Connection: close\r\n"),
         ]
-        let wire = requests.map { "\($0.0) \($0.1) HTTP/1.1\r\nHost: x\r\n\($0.2)\r\n" }.joined()
+        let wire = requests.map { "\($0.0) \($0.1) HTTP/1.1\r\nHost: 127.0.0.1\r\n\($0.2)\r\n" }.joined()
         let responses = try RawHTTP.parse(try http.exchange(Array(wire.utf8)), methods: requests.map(\.0))
         #expect(responses.map(\.status) == [200, 200, 404, 200, 206, 200])
         #expect(try responses[0].json()["daemon"] != nil)

@@ -89,8 +89,14 @@ extension HTTPConnection {
             return request
         }
 
-        /// A reply said `Connection: close`, or an error ends the connection.
-        mutating func close() { if !isClosingOrClosed { phase = .closing } }
+        /// A reply said `Connection: close`, or an error ends the connection: the stream it
+        /// carried, to end (else the stream would stay subscribed, and counted, after the close).
+        @discardableResult
+        mutating func close() -> StreamingState? {
+            if let stream = endStream() { return stream }
+            if !isClosingOrClosed { phase = .closing }
+            return nil
+        }
 
         enum QuiesceAction { case none, close, closeStream(StreamingState) }
 

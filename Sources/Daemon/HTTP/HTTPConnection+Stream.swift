@@ -19,10 +19,12 @@ extension HTTPConnection {
     static let streamKeepAlive: TimeAmount = .seconds(25)
 
     func startStream(_ events: EventStream, head: EncodedHead, context: ChannelHandlerContext) {
-        // Nothing else is read on this connection; requests pipelined behind are dropped.
+        // Requests pipelined behind are dropped, but the connection goes on being read: the
+        // client's close is seen at once (the stream ends, and leaves the gauge), even from a
+        // client that never reads what it is sent.
         idleCheck?.cancel()
         idleCheck = nil
-        context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+        context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
 
         var out = context.channel.allocator.buffer(capacity: head.bytes.readableBytes + 64)
         out.writeImmutableBuffer(head.bytes)

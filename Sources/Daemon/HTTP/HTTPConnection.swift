@@ -147,8 +147,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parserError = error as? HTTPParserError else {
-            state.close()
+        guard let parserError = error as? HTTPParserError, !state.isStreaming else {
+            state.close()?.end()
             context.close(promise: nil)
             return
         }

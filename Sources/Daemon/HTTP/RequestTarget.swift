@@ -28,6 +28,20 @@ package enum RequestTarget {
         target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
     }
 
+    /// A target in absolute-form (RFC 9112 §3.2.2: `http://host:port/path?query`, as proxies
+    /// send): its authority and the origin-form rest; nil for any other form.
+    package static func absoluteForm(_ target: String) -> (authority: String, originForm: String)? {
+        let lower = target.prefix(8).lowercased()
+        let scheme = lower.hasPrefix("http://") ? 7 : lower.hasPrefix("https://") ? 8 : 0
+        guard scheme > 0 else { return nil }
+        let rest = target.dropFirst(scheme)
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = rest[..<end]
+        guard !authority.isEmpty else { return nil }
+        let tail = rest[end...]
+        return (String(authority), tail.hasPrefix("/") ? String(tail) : "/" + tail)
+    }
+
     /// One query parameter, %-decoded.
     package static func query(_ target: String, _ name: String) -> String? {
         guard let mark = target.firstIndex(of: "?") else { return nil }

@@ -22,7 +22,7 @@ extension DaemonRouter {
         guard let body, let request = try? JSONDecoder().decode(ReadyRequest.self, from: Data(body.readableBytesView)) else {
             throw .usage("the body must be {\"generation\": N}: the generation the page was loaded from (its X-Cenarius-Generation)")
         }
-        switch try await state.releases.confirm(request.generation) {
+        switch await state.releases.confirm(request.generation) {
         case .confirmed:
             return JSONBody.reply(ReadyReply(generation: request.generation, status: "confirmed"))
         case .alreadyConfirmed:
@@ -31,6 +31,28 @@ extension DaemonRouter {
             let now = onTrial.map { "generation \($0) is on trial" } ?? "generation \(current ?? 0) is current and confirmed"
             let error = CenariusError.notFound("generation \(request.generation) is not on trial: \(now); reload the page to confirm what it now serves")
             return Envelope.reply(error, id: id, action: "ready", status: .conflict)
+        case .busy(let from, let to):
+            let error = CenariusError.notFound("generation \(request.generation) cannot be confirmed now: generation \(from) is being rolled back to \(to.map(String.init) ?? "the preset")")
+            return Envelope.reply(error, id: id, action: "ready", status: .conflict)
+        }
+    }
+
+    struct RollbackReply: Encodable {
+        var from: Int
+        /// nil: the preset is in force again.
+        var to: Int?
+    }
+
+    /// `POST /_cenarius/rollback` (what `cenariusd rollback` asks a running daemon): an operator's
+    /// rollback to the last confirmed generation, answered once the switch is made. 409 while a
+    /// hold is active or another switch is under way.
+    func rollback(id: String) async throws(CenariusError) -> PreparedReply {
+        guard state.develop == nil else { throw .usage("develop mode has no releases to roll back") }
+        do {
+            let result = try await state.releases.rollback()
+            return JSONBody.reply(RollbackReply(from: result.from, to: result.to))
+        } catch where error.code == .usage {
+            return Envelope.reply(error, id: id, action: "rollback", status: .conflict)
         }
     }
 

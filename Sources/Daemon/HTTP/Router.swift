@@ -27,9 +27,21 @@ struct DaemonRouter: HTTPResponder {
         let started = ContinuousClock.now
         defer { state.metrics.recordRequest(since: started) }
         let id = state.nextRequestID()
+        var head = head
+        if let absolute = RequestTarget.absoluteForm(head.uri) {
+            // The target's authority stands for `Host` (RFC 9112 §3.2.2).
+            head.uri = absolute.originForm
+            head.headers.replaceOrAdd(name: "host", value: absolute.authority)
+        }
         let path = String(RequestTarget.path(of: head.uri))
         let method = head.method
         let control = path.hasPrefix("/_cenarius/")
+        if (control || path == "/health"), !state.writeGuard.hostAllowed(head.headers) {
+            // DNS rebinding: a page of another name that resolves to loopback reads nothing.
+            let host = head.headers.first(name: "host") ?? ""
+            return Envelope.reply(.usage("misdirected request: \(host) is not this daemon's host (serve --allow-origin names other hosts)"),
+                                  id: id, action: DaemonRouter.action(for: path), status: .misdirectedRequest)
+        }
         let verdict = control ? state.writeGuard.check(head.headers) : .sameOrigin
         if control && method == .OPTIONS { return PreparedReply(state.writeGuard.preflight(head.headers)) }
         // Writes, and answers that hand out local paths, only for the daemon's own pages and
@@ -61,6 +73,10 @@ struct DaemonRouter: HTTPResponder {
                 guard method == .POST else { throw .usage("use POST with {\"generation\": N} to confirm a generation") }
                 try authorize(head.headers)
                 return try await ready(body, id: id)
+            case "/_cenarius/rollback":
+                guard method == .POST else { throw .usage("use POST to roll back to the last confirmed generation") }
+                try authorize(head.headers)
+                return try await rollback(id: id)
             case "/_cenarius/events":
                 return events(head)
             case "/_cenarius/hold":
@@ -152,6 +168,7 @@ struct DaemonRouter: HTTPResponder {
         case "/_cenarius/resolve": "resolve"
         case "/_cenarius/ready": "ready"
         case "/_cenarius/events": "events"
+        case "/_cenarius/rollback": "rollback"
         default:
             path.hasPrefix("/_cenarius/hold") ? "hold" : path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
         }

@@ -38,14 +38,28 @@ struct WriteGuard: Sendable {
         return .refused("pages of \(origin) may not use the control API (serve --allow-origin names the origins that may)")
     }
 
-    func isOwnHost(_ host: String) -> Bool {
-        let name: Substring
-        if host.hasPrefix("[") {
-            name = host.dropFirst().prefix { $0 != "]" }
-        } else {
-            name = host.prefix { $0 != ":" }
+    /// Reads too (every `/_cenarius/` and `/health` path): a page on a rebinding domain sends its
+    /// own name as `Host` and no `Origin` with a same-origin GET, and would otherwise read the
+    /// release state and local paths. Only the daemon's own loopback names and addresses, and the
+    /// hosts `--allow-origin` names, are answered; a request without `Host` (HTTP/1.0) is no page.
+    func hostAllowed(_ headers: HTTPHeaders) -> Bool {
+        guard let host = headers.first(name: "host") else { return true }
+        if isOwnHost(host) { return true }
+        let name = Self.hostName(host)
+        return allowed.contains { origin in
+            guard let authority = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first else { return false }
+            return Self.hostName(String(authority)) == name
         }
-        let lower = name.lowercased()
+    }
+
+    /// A `Host` value's name, lowercased, without port or IPv6 brackets.
+    static func hostName(_ host: String) -> String {
+        if host.hasPrefix("[") { return host.dropFirst().prefix { $0 != "]" }.lowercased() }
+        return host.prefix { $0 != ":" }.lowercased()
+    }
+
+    func isOwnHost(_ host: String) -> Bool {
+        let lower = Self.hostName(host)
         return lower == "localhost" || lower == "::1" || lower.hasPrefix("127.") || lower == bind.lowercased()
     }
 

@@ -22,7 +22,9 @@ package actor SyncCoordinator {
     private var lastAttempt = -Double.infinity
     private var nextID = 1
     private let wake: AsyncStream<Void>.Continuation
-    /// Called after every sync: the current generation may have moved, a release may begin its trial.
+    /// Called before every sync (with its reason), and after: the current generation may have
+    /// moved, a release may begin its trial.
+    private let onStart: @Sendable (String) async -> Void
     private let onFinish: @Sendable (FinishedSync) async -> Void
     /// How a committed generation fared since, for receipts.
     private let releaseMark: @Sendable (Int) -> ReleaseMark?
@@ -32,9 +34,11 @@ package actor SyncCoordinator {
     static let keptReceipts = 256
 
     init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?,
+         onStart: @escaping @Sendable (String) async -> Void = { _ in },
          onFinish: @escaping @Sendable (FinishedSync) async -> Void = { _ in },
          releaseMark: @escaping @Sendable (Int) -> ReleaseMark? = { _ in nil }) {
         self.settings = settings
+        self.onStart = onStart
         self.onFinish = onFinish
         self.releaseMark = releaseMark
         history.lastSuccessAt = FileSystem.modificationTime(settings.cache.checked)
@@ -85,6 +89,7 @@ package actor SyncCoordinator {
         let started = FileSystem.now()
         for id in ids { receipts[id]?.status = .running; receipts[id]?.startedAt = started }
         lastAttempt = FileSystem.monotonic()
+        await onStart(reason)
         let syncer = Syncer(settings: settings)
         let cancel = cancel
         let task = Task {

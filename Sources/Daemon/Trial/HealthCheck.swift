@@ -10,6 +10,8 @@ import Glibc
 struct HealthCheck: Sendable {
     let options: TrialOptions
     let transfer: TransferOptions
+    /// The daemon's running commands, killed when it stops.
+    let groups: ProcessGroups
 
     struct Result: Sendable {
         var passed: Bool
@@ -20,7 +22,7 @@ struct HealthCheck: Sendable {
     func run(generation: Int, deadline: Double, cancel: CancelToken) -> Result {
         if let command = options.healthCommand {
             let outcome = ShellCommand(command: command, environment: ["CENARIUS_GENERATION": String(generation)])
-                .run(timeout: max(0, deadline - FileSystem.now()))
+                .run(timeout: max(0, deadline - FileSystem.now()), cancel: cancel, groups: groups)
             if !outcome.succeeded { return Result(passed: false, detail: "health command \(outcome.description)") }
             if options.healthURL == nil { return Result(passed: true, detail: "health command passed") }
         }

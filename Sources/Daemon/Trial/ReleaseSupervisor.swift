@@ -2,35 +2,48 @@ import Logging
 import ResourceCache
 import RouteSync
 
-/// Runs the trial of every switch (G9): feeds `TrialMachine` with commits, confirmations,
-/// health results and deadlines, and performs what it answers — timers, health checks, the
-/// rollback on the writer lock, the events, metrics, logs and the `--on-switch` command.
+/// The one owner of the release state (G9, G10) in the daemon: every caller — the sync's commit,
+/// the trial's deadline, the health check, `POST /_cenarius/ready`, `POST /_cenarius/rollback`
+/// (which `cenariusd confirm` and `rollback` use when this daemon runs), a restart, and a commit
+/// made by another process — becomes an event of `ReleaseMachine`, and this actor carries out
+/// the actions it returns: timers, health checks, the switch back on the writer lock, the events,
+/// metrics, logs and the `--on-switch` command.
 ///
-/// The state lives in the cache (`ReleaseStore`), read and written on every transition, so
-/// that `cenariusd confirm` and `cenariusd rollback` from a shell act on the same state, and a
-/// daemon killed mid-trial resumes it.
+/// The machine's state is written to the cache (`release.json`, durably) after every transition
+/// and before anything is announced, so that a daemon killed mid-trial resumes it. The `current`
+/// link is read before every event and once a second, so a switch made by a `sync` or `resolve`
+/// process is taken in as the commit it was (its trial starts now, not at the next restart).
 actor ReleaseSupervisor {
     private var settings: SyncSettings
     private let options: TrialOptions
-    private let policy: TrialMachine.Policy?
     private let events: EventHub
     private let metrics: DaemonMetrics
     private let logger: Logger
     nonisolated let view = ReleaseView()
     /// The `current` link moved: the request path must read it again.
     private let switched: @Sendable () -> Void
+    private var machine: ReleaseMachine
     private var timer: Task<Void, Never>?
     private var health: (task: Task<Void, Never>, cancel: CancelToken)?
+
+    /// The daemon stops: hooks and health commands still running are killed with their children.
+    nonisolated func stop() {
+        hooks.groups.killAll()
+    }
+    /// The reason of the daemon's own sync in flight, which names the commit it makes.
+    private var syncReason: String?
+    let hooks: HookRunner
 
     init(settings: SyncSettings, options: TrialOptions, events: EventHub, metrics: DaemonMetrics,
          logger: Logger, switched: @escaping @Sendable () -> Void) {
         self.settings = settings
         self.options = options
-        policy = options.policy
         self.events = events
         self.metrics = metrics
         self.logger = logger
         self.switched = switched
+        machine = ReleaseMachine(state: ReleaseStore(layout: settings.cache).read(), policy: options.policy)
+        hooks = HookRunner(timeout: options.hookTimeout, logger: logger)
         view.update { $0.trialsEnabled = options.policy != nil }
     }
 
@@ -40,11 +53,10 @@ actor ReleaseSupervisor {
     func reload(_ settings: SyncSettings) {
         self.settings = settings
     }
-    private var store: ReleaseStore { ReleaseStore(layout: layout) }
 
     private func currentGeneration() -> Generation? { GenerationStore(layout: layout).current() }
 
-    private func provenance(of generation: Generation?) -> TrialMachine.Provenance {
+    private func provenance(of generation: Generation?) -> ReleaseMachine.Provenance {
         let preset = try? FileSystem.readFile(settings.preset.tablePath)
         let presetAvailable = ((try? settings.preset.table())?.count ?? 0) > 0
         let same = generation.flatMap { try? FileSystem.readFile($0.tablePath) }.map { $0 == preset } ?? false
@@ -56,126 +68,130 @@ actor ReleaseSupervisor {
         let current = currentGeneration()
         let committedAt = try? current?.meta().committedAt
         let provenance = self.provenance(of: current)
-        let now = FileSystem.now()
-        await step { $0.start(current: current?.number, committedAt: committedAt, provenance: provenance, now: now) }
-    }
-
-    /// A sync committed `generation` (the switch already happened).
-    func committed(_ generation: Int, previous: Int?, reason: String) async {
-        let now = FileSystem.now()
-        let provenance = self.provenance(of: GenerationStore(layout: layout).generation(generation))
-        let actions = persist { $0.committed(generation, provenance: provenance, now: now) }
-        let trial = actions.contains { if case .startTrial = $0 { true } else { false } }
-        var fields: [String: EventField] = ["previous": .optional(previous), "trial": .bool(trial), "reason": .string(reason)]
-        if trial, let deadline = view.current.state.trial?.deadline { fields["deadline"] = .double(deadline) }
-        events.publish("committed", generation: generation, fields, now: now)
-        runOnSwitch(generation: generation, previous: previous, reason: "committed")
+        let actions = machine.start(current: current?.number, committedAt: committedAt, provenance: provenance, now: FileSystem.now())
+        save()
         await perform(actions)
     }
 
-    /// `POST /_cenarius/ready`: the app confirms the generation it was loaded from.
-    func confirm(_ generation: Int) async throws(CenariusError) -> TrialMachine.ConfirmAnswer {
-        let current = currentGeneration()?.number
-        let (answer, actions) = try store.update { state throws(CenariusError) in
-            var machine = TrialMachine(state: state, policy: policy)
-            let result = machine.confirm(generation, current: current)
-            state = machine.state
-            return result
+    /// The daemon's own sync begins: a commit seen until it ends is that sync's.
+    func syncStarted(reason: String) {
+        syncReason = reason
+    }
+
+    /// The daemon's sync ended (committed or not).
+    func syncEnded() async {
+        await observe()
+        syncReason = nil
+    }
+
+    /// Reads the `current` link; a move this machine has not heard of is taken in now.
+    func observe() async {
+        let current = currentGeneration()
+        guard current?.number != machine.current else { return }
+        let previous = machine.current
+        // This daemon's own switch back, made on its thread and seen here first.
+        let own = machine.switching.map { $0.to == current?.number } ?? false
+        let committedAt = try? current?.meta().committedAt
+        let now = FileSystem.now()
+        let actions = machine.observed(current: current?.number, committedAt: committedAt, provenance: provenance(of: current), now: now)
+        save()
+        switched()
+        if let number = current?.number, number > (previous ?? 0) {
+            let reason = syncReason ?? "external"
+            let trial = actions.contains { if case .startTrial = $0 { true } else { false } }
+            var fields: [String: EventField] = ["previous": .optional(previous), "trial": .bool(trial), "reason": .string(reason)]
+            if trial, let deadline = machine.state.trial?.deadline { fields["deadline"] = .double(deadline) }
+            events.publish("committed", generation: number, fields, now: now)
+            runOnSwitch(generation: number, previous: previous, reason: "committed")
+        } else if !own {
+            logger.notice("the current generation was switched by another process", metadata: [
+                "generation": "\(current.map { String($0.number) } ?? "preset")", "previous": "\(previous.map(String.init) ?? "preset")",
+            ])
         }
-        refreshView()
+        await perform(actions)
+    }
+
+    /// `POST /_cenarius/ready` (and `cenariusd confirm`): the app confirms the generation it was
+    /// loaded from. A commit not yet taken in is taken in first, so a page of the new release
+    /// confirms its trial instead of a trial starting after it.
+    func confirm(_ generation: Int) async -> ReleaseMachine.ConfirmAnswer {
+        await observe()
+        let (answer, actions) = machine.confirm(generation)
+        save()
         await perform(actions)
         return answer
     }
 
-    /// A shell changed the state (`cenariusd confirm` or `rollback` then signal the daemon).
+    /// `POST /_cenarius/rollback` (and `cenariusd rollback`): an operator's rollback, to the last
+    /// confirmed generation. Answers once the switch is made (or why not).
+    func rollback() async throws(CenariusError) -> Rollback.Result {
+        await observe()
+        machine.holdsChanged(until: HoldStore(layout: layout).active().map(\.expires).max())
+        switch machine.rollbackRequested(kept: Rollback.kept(layout), now: FileSystem.now()) {
+        case .refused(let error):
+            throw error
+        case .switching(let record):
+            save()
+            let outcome = await makeSwitch(record)
+            switch outcome {
+            case .made: return Rollback.Result(from: record.from, to: record.to)
+            case .superseded: throw .notFound("generation \(record.from) was replaced by a newer release before the switch back")
+            case .failed(let message): throw .storage(message)
+            }
+        }
+    }
+
+    /// SIGUSR1 (an older command line changed the cache): take in what moved.
     func reloadFromDisk() async {
-        let before = view.current.state
-        let after = store.read()
-        refreshView()
-        if let trial = before.trial, after.trial == nil, after.confirmed == trial.generation {
-            await perform([.confirmed(generation: trial.generation)])
-        }
-        if let record = after.lastRollback, record != before.lastRollback {
-            cancelTrialWork()
-            announce(record)
-        }
-        if after.trial == nil { cancelTrialWork() }
+        await observe()
     }
 
     private func deadlineReached(_ generation: Int) async {
-        let now = FileSystem.now()
-        await step { $0.deadlineReached(generation, now: now) }
+        await observe()
+        let actions = machine.deadlineReached(generation, now: FileSystem.now())
+        save()
+        await perform(actions)
     }
 
     private func healthChecked(_ generation: Int, _ result: HealthCheck.Result) async {
-        let now = FileSystem.now()
         if result.passed {
             logger.info("health check passed", metadata: ["generation": "\(generation)", "detail": "\(result.detail)"])
         } else {
             logger.warning("health check failed", metadata: ["generation": "\(generation)", "detail": "\(result.detail)"])
         }
-        await step { $0.healthChecked(generation, passed: result.passed, detail: result.detail, now: now) }
+        await observe()
+        let actions = machine.healthChecked(generation, passed: result.passed, detail: result.detail, now: FileSystem.now())
+        save()
+        await perform(actions)
     }
 
-    /// One transition. A rollback it asks for is made before the state records it, so that a
-    /// crash in between leaves the trial to be decided again at the next start.
-    private func step(_ change: @escaping @Sendable (inout TrialMachine) -> [TrialMachine.Action]) async {
-        var preview = TrialMachine(state: store.read(), policy: policy)
-        let planned = change(&preview)
-        if let record = planned.compactMap({ if case .rollBack(let record) = $0 { record } else { nil } }).first {
-            await rollBack(record, change)
-        } else {
-            await perform(persist(change))
-        }
-    }
-
-    /// A trial failed: switch back first (on the writer lock, behind any sync in flight), then
-    /// record it. If the switch cannot be made now, the trial stays and it is tried again.
-    private func rollBack(_ record: ReleaseState.RollbackRecord, _ decide: @escaping @Sendable (inout TrialMachine) -> [TrialMachine.Action]) async {
-        let generation = record.from
+    /// Makes a switch back the machine decided, on the writer lock (behind any sync in flight).
+    /// Meanwhile the machine is in its `switching` state: a confirmation is answered busy, a
+    /// commit that lands first supersedes the switch (which then finds `current` moved).
+    private func makeSwitch(_ record: ReleaseState.RollbackRecord) async -> ReleaseMachine.SwitchOutcome {
         let settings = settings
-        let deadline = store.read().trial.flatMap { $0.generation == generation ? $0.deadline : nil }
-        if record.to == nil, ((try? settings.preset.table())?.count ?? 0) == 0 {
-            // Nothing was ever confirmed and no preset ships a table: rolling back would leave
-            // nothing to serve, which is worse than an unconfirmed release.
-            logger.warning("trial failed, but there is nothing to roll back to (no confirmed generation, no preset table); the generation stays until confirmed", metadata: [
-                "generation": "\(generation)", "reason": "\(record.reason.rawValue)", "detail": "\(record.detail ?? "-")",
-            ])
-            cancelTrialWork()
-            return
+        let outcome = await onThread("cenariusd-rollback") { Rollback.make(record, settings: settings) }
+        if outcome == .made { switched() }
+        // A commit made before the lock was ours is taken in first: it superseded this switch.
+        if outcome == .superseded { await observe() }
+        let actions = machine.switchFinished(record, outcome)
+        save()
+        switch outcome {
+        case .made: break
+        case .superseded: logger.info("switch back superseded by a newer release", metadata: ["generation": "\(record.from)"])
+        case .failed(let message):
+            logger.error("rollback failed", metadata: ["generation": "\(record.from)", "message": "\(message)"])
         }
-        let switched: Result<Bool, CenariusError> = await onThread("cenariusd-rollback") {
-            Result { () throws(CenariusError) in try Rollback.failedTrial(settings, from: record.from, to: record.to) }
-        }
-        switch switched {
-        case .failure(let error):
-            logger.error("rollback failed; trying again in 5 s", metadata: ["generation": "\(generation)", "message": "\(error.message)"])
-            timer?.cancel()
-            timer = Task { [weak self] in
-                try? await Task.sleep(for: .seconds(5))
-                guard !Task.isCancelled else { return }
-                await self?.step(decide)
-            }
-            return
-        case .success(false):
-            // A newer release replaced it meanwhile; that one has a trial of its own.
-            logger.info("trial superseded before its rollback", metadata: ["generation": "\(generation)"])
-            return
-        case .success(true):
-            break
-        }
-        _ = persist(decide)
-        cancelTrialWork()
-        announce(record, deadline: deadline)
+        await perform(actions)
+        return outcome
     }
 
     /// Everything a person or a program watches hears of a rollback.
-    private func announce(_ record: ReleaseState.RollbackRecord, deadline: Double? = nil) {
+    private func announce(_ record: ReleaseState.RollbackRecord) {
         view.update {
             $0.rolledBack[record.from] = record
             $0.rollbacks += 1
         }
-        switched()
         metrics.recordRollback(record.reason)
         var metadata: Logger.Metadata = [
             "from": "\(record.from)", "to": "\(record.to.map(String.init) ?? "preset")", "reason": "\(record.reason.rawValue)",
@@ -185,22 +201,23 @@ actor ReleaseSupervisor {
             "from": .int(record.from), "to": .optional(record.to), "reason": .string(record.reason.rawValue),
             "detail": record.detail.map { .string($0) } ?? .null,
         ]
-        if let deadline {
+        if let trial = view.current.trialDeadlines[record.from], record.reason != .manual {
             // How long after its deadline the switch back was made (the trial's own latency).
-            let late = FileSystem.now() - deadline
+            let late = FileSystem.now() - trial
             if late >= 0 { metadata["after-deadline"] = "\(Int(late * 1000)) ms" }
-            fields["deadline"] = .double(deadline)
+            fields["deadline"] = .double(trial)
         }
         logger.error("rolled back", metadata: metadata)
         events.publish("rolled-back", generation: record.to ?? 0, fields, now: record.at)
         runOnSwitch(generation: record.to ?? 0, previous: record.from, reason: record.reason.rawValue)
     }
 
-    private func perform(_ actions: [TrialMachine.Action]) async {
+    private func perform(_ actions: [ReleaseMachine.Action]) async {
         for action in actions {
             switch action {
             case .startTrial(let trial, let previous, let resumed):
                 arm(trial)
+                view.update { $0.trialDeadlines[trial.generation] = trial.deadline }
                 logger.notice(resumed ? "trial resumed" : "trial started", metadata: [
                     "generation": "\(trial.generation)", "fallback": "\(previous.map(String.init) ?? "preset")",
                     "seconds-left": "\(Int((trial.deadline - FileSystem.now()).rounded()))",
@@ -209,15 +226,39 @@ actor ReleaseSupervisor {
                 startHealthCheck(generation)
             case .confirmed(let generation):
                 cancelTrialWork()
-                if policy != nil {
+                if machine.policy != nil {
                     logger.notice("confirmed", metadata: ["generation": "\(generation)"])
                     events.publish("confirmed", generation: generation)
                 }
-            case .rollBack:
-                // Made by `step` before the state is written; never reaches here.
-                break
+            case .switchBack(let record):
+                _ = await makeSwitch(record)
+            case .rolledBack(let record):
+                announce(record)
+            case .retry(let record):
+                logger.error("trying the switch back again in 5 s", metadata: ["generation": "\(record.from)"])
+                timer?.cancel()
+                timer = Task { [weak self] in
+                    try? await Task.sleep(for: .seconds(5))
+                    guard !Task.isCancelled else { return }
+                    await self?.retry(record)
+                }
+            case .nothingToRollBackTo(let record):
+                // Nothing was ever confirmed and no preset ships a table: rolling back would leave
+                // nothing to serve, which is worse than an unconfirmed release.
+                logger.warning("trial failed, but there is nothing to roll back to (no confirmed generation, no preset table); the generation stays until confirmed", metadata: [
+                    "generation": "\(record.from)", "reason": "\(record.reason.rawValue)", "detail": "\(record.detail ?? "-")",
+                ])
+            case .endTrialWork:
+                cancelTrialWork()
             }
         }
+    }
+
+    private func retry(_ record: ReleaseState.RollbackRecord) async {
+        await observe()
+        let actions = machine.retryFailedTrial(record, now: FileSystem.now())
+        save()
+        await perform(actions)
     }
 
     private func arm(_ trial: ReleaseState.Trial) {
@@ -234,8 +275,8 @@ actor ReleaseSupervisor {
     private func startHealthCheck(_ generation: Int) {
         health?.cancel.cancel()
         health?.task.cancel()
-        guard let deadline = view.current.state.trial?.deadline else { return }
-        let check = HealthCheck(options: options, transfer: settings.transfer)
+        guard let deadline = machine.state.trial?.deadline else { return }
+        let check = HealthCheck(options: options, transfer: settings.transfer, groups: hooks.groups)
         let cancel = CancelToken()
         let task = Task { [weak self] in
             let result = await onThread("cenariusd-health") { check.run(generation: generation, deadline: deadline, cancel: cancel) }
@@ -253,47 +294,25 @@ actor ReleaseSupervisor {
         health = nil
     }
 
-    /// Applies one transition to the stored state (read, change, write under its lock).
-    private func persist(_ change: (inout TrialMachine) -> [TrialMachine.Action]) -> [TrialMachine.Action] {
-        let policy = policy
-        let actions: [TrialMachine.Action]
+    /// Writes the machine's state (durably, under `release.lock`) before anything is announced,
+    /// and shows it to the request path.
+    private func save() {
+        let state = machine.state
         do {
-            actions = try store.update { state in
-                var machine = TrialMachine(state: state, policy: policy)
-                let actions = change(&machine)
-                state = machine.state
-                return actions
-            }
+            try ReleaseStore(layout: layout).update { $0 = state }
         } catch {
             // The switch itself is already made; a state that cannot be written is reported,
             // and the next start reconciles it with `current`.
             logger.error("cannot record the release state", metadata: ["message": "\(error.message)"])
-            var machine = TrialMachine(state: store.read(), policy: policy)
-            actions = change(&machine)
         }
-        refreshView()
-        return actions
-    }
-
-    private func refreshView() {
-        let state = store.read()
         view.update { $0.state = state }
         metrics.recordRelease(state)
     }
 
     private func runOnSwitch(generation: Int, previous: Int?, reason: String) {
         guard let command = options.onSwitch else { return }
-        let hook = ShellCommand(command: command, environment: [
+        hooks.run(ShellCommand(command: command, environment: [
             "CENARIUS_GENERATION": String(generation), "CENARIUS_PREVIOUS": previous.map(String.init) ?? "", "CENARIUS_REASON": reason,
-        ])
-        let logger = logger
-        Task {
-            let outcome = await onThread("cenariusd-on-switch") { hook.run(timeout: 300) }
-            if !outcome.succeeded {
-                logger.warning("--on-switch command failed (the switch stands)", metadata: [
-                    "generation": "\(generation)", "reason": "\(reason)", "outcome": "\(outcome.description)",
-                ])
-            }
-        }
+        ]), label: "--on-switch", metadata: ["generation": "\(generation)", "reason": "\(reason)"])
     }
 }

@@ -11,6 +11,8 @@ final class ReleaseView: Sendable {
         /// Rollbacks of this daemon's life by the generation rolled back from.
         var rolledBack: [Int: ReleaseState.RollbackRecord] = [:]
         var rollbacks = 0
+        /// Trials' deadlines of this daemon's life by generation (how late a rollback came).
+        var trialDeadlines: [Int: Double] = [:]
     }
 
     private let snapshot = Mutex(Snapshot())

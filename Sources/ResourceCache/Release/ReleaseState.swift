@@ -41,11 +41,61 @@ package struct ReleaseState: Sendable, Codable, Equatable {
     package var confirmed: Int?
     package var trial: Trial?
     package var lastRollback: RollbackRecord?
+    /// Generations that went on trial and were never confirmed (a newer release superseded the
+    /// trial): not proven, so an operator's rollback of a confirmed release never goes to one.
+    /// Every other generation kept and not failed was confirmed, on trial or at once (committed
+    /// with no trial configured, or by a `sync` with no daemon running).
+    package var unproven: [Int]
+    /// Generations rolled back from: never current again (the remote publishing the same table
+    /// again makes a new generation).
+    package var failed: [Int]
+    /// A switch back decided and not yet made, written before it is made: a daemon killed
+    /// between the switch and the state write learns at its start which one it was.
+    package var switching: RollbackRecord?
 
-    package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil) {
+    package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil,
+                 unproven: [Int] = [], failed: [Int] = []) {
         self.confirmed = confirmed
         self.trial = trial
         self.lastRollback = lastRollback
+        self.unproven = unproven
+        self.failed = failed
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case confirmed, trial, lastRollback, unproven, failed, switching
+    }
+
+    /// A state file written before these lists existed reads with them derived from what it has.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        confirmed = try container.decodeIfPresent(Int.self, forKey: .confirmed)
+        trial = try container.decodeIfPresent(Trial.self, forKey: .trial)
+        lastRollback = try container.decodeIfPresent(RollbackRecord.self, forKey: .lastRollback)
+        unproven = try container.decodeIfPresent([Int].self, forKey: .unproven) ?? trial.map { [$0.generation] } ?? []
+        failed = try container.decodeIfPresent([Int].self, forKey: .failed) ?? lastRollback.map { [$0.from] } ?? []
+        switching = try container.decodeIfPresent(RollbackRecord.self, forKey: .switching)
+    }
+
+    /// How many generations each list remembers (older ones are long collected).
+    static let kept = 32
+
+    mutating func markConfirmed(_ generation: Int?) {
+        confirmed = generation
+        if let generation { unproven.removeAll { $0 == generation } }
+    }
+
+    mutating func markTried(_ generation: Int) {
+        guard !unproven.contains(generation) else { return }
+        unproven.append(generation)
+        if unproven.count > Self.kept { unproven.removeFirst(unproven.count - Self.kept) }
+    }
+
+    mutating func markFailed(_ generation: Int) {
+        unproven.removeAll { $0 == generation }
+        guard !failed.contains(generation) else { return }
+        failed.append(generation)
+        if failed.count > Self.kept { failed.removeFirst(failed.count - Self.kept) }
     }
 }
 

@@ -1,11 +1,13 @@
 package import RouteSync
 
-/// `<cache>/release.json`: the trial's state, written crash-safely (a temporary file, fsync,
-/// rename, fsync of the folder), so that a kill -9 or a power loss during a trial leaves either
-/// the old or the new state and the trial survives the daemon (G9).
+/// `<cache>/release.json`: `ReleaseMachine`'s state, written crash-safely (a temporary file,
+/// fsync, rename, fsync of the folder), so that a kill -9 or a power loss during a trial leaves
+/// either the old or the new state and the trial survives the daemon (G9).
 ///
-/// Its writers (the daemon, `confirm`, `rollback`) hold `release.lock` for the short
-/// read-modify-write, not the writer lock, which a long sync may hold for minutes.
+/// With a daemon running, its `ReleaseSupervisor` is the only writer (the command line asks it);
+/// without one, `confirm` and `rollback` write it through `LocalRelease`. Writers hold
+/// `release.lock` for the short read-modify-write, not the writer lock, which a long sync may hold
+/// for minutes (a rollback takes the writer lock first, then this one, in a sync's order).
 package struct ReleaseStore: Sendable {
     package let layout: CacheLayout
 

@@ -22,7 +22,10 @@ package struct ObjectStore: Sendable {
     package func temporaryPath(_ hash: ContentHash) -> String { layout.tmp + "/" + hash.hex + ".part" }
 
     /// Moves a verified temporary file into the store, by descriptor: a link planted at
-    /// `objects/<h0h1>` or in `tmp/` is removed, never followed (G5).
+    /// `objects/<h0h1>` or in `tmp/` is removed, never followed (G5). Presence means verified, and a
+    /// later sync counts on presence alone: so the bytes reach the disk before the name does (fsync
+    /// of the file, then of its folder after the rename). Without it a power cut could leave an
+    /// object whose name survived and whose bytes did not, linked into the next generation.
     package func adopt(_ temporary: String, as hash: ContentHash) throws(CenariusError) {
         let cache = try OpenedCache(layout: layout)
         try adopt(temporary, as: hash, in: cache)
@@ -30,11 +33,20 @@ package struct ObjectStore: Sendable {
 
     package func adopt(_ temporary: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) {
         guard let shard = try cache.shard(of: hash) else { throw .storage("cannot create directory for \(layout.object(hash))") }
+        try Self.syncFile(temporary)
         if FileSystem.parentDirectory(of: temporary) == layout.tmp {
             try cache.tmp.rename(String(temporary.dropFirst(layout.tmp.count + 1)), to: shard, as: hash.hex)
         } else if renameat(AT_FDCWD, temporary, shard.descriptor, hash.hex) != 0 {
             throw FileSystem.failure("cannot store object", layout.object(hash))
         }
+        guard fsync(shard.descriptor) == 0 else { throw FileSystem.failure("cannot sync", FileSystem.parentDirectory(of: layout.object(hash))) }
+    }
+
+    static func syncFile(_ path: String) throws(CenariusError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileSystem.failure("cannot open", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileSystem.failure("cannot sync", path) }
     }
 
     /// Copies a file from outside the cache (the preset) into the store, hashing as it copies;

@@ -1,6 +1,6 @@
 import Crypto
 import Fleet
-package import RouteSync
+import RouteSync
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,41 +13,40 @@ package enum Rollback {
         package var from: Int
         /// nil: the preset is in force again.
         package var to: Int?
+
+        package init(from: Int, to: Int?) {
+            self.from = from
+            self.to = to
+        }
     }
 
-    /// `cenariusd rollback`: the generation before the current one, for an operator who shipped
-    /// a bad build. Recorded in the release state as a manual rollback (G9).
-    package static func run(_ settings: SyncSettings) throws(CenariusError) -> Result {
+    /// Makes the switch back a `ReleaseMachine` decided, on the writer lock (behind any sync in
+    /// flight): `record.from` goes, `record.to` (nil: the preset) comes back, and the table rolled
+    /// back from is held back. Superseded, and nothing is done, when `current` no longer names
+    /// `record.from` by the time the lock is held (a newer release replaced it meanwhile).
+    package static func make(_ record: ReleaseState.RollbackRecord, settings: SyncSettings) -> ReleaseMachine.SwitchOutcome {
         let layout = settings.cache
-        guard FileSystem.isDirectory(layout.root) else { throw .notFound("nothing to roll back: no cache at \(layout.root)") }
-        let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "roll back")
-        defer { withExtendedLifetime(lock) {} }
-        let store = GenerationStore(layout: layout)
-        guard let current = store.current() else { throw .notFound("nothing to roll back: no generation is current in \(layout.root)") }
-        guard let previous = store.all().first(where: { $0.number < current.number }) else {
-            throw .notFound("no generation older than \(current.number) is kept in \(layout.root)")
+        do throws(CenariusError) {
+            let purpose = record.reason == .manual ? "roll back" : "roll back a failed trial"
+            let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: purpose)
+            defer { withExtendedLifetime(lock) {} }
+            return try makeLocked(record, layout: layout)
+        } catch {
+            return .failed(error.message)
         }
-        try switchBack(store, from: current, to: previous)
-        try ReleaseStore(layout: layout).update { state in
-            var machine = TrialMachine(state: state, policy: nil)
-            machine.rolledBackManually(from: current.number, to: previous.number, now: FileSystem.now())
-            state = machine.state
-        }
-        return Result(from: current.number, to: previous.number)
     }
 
-    /// A failed trial: `from` goes, `to` (the last confirmed generation, nil for the preset)
-    /// comes back. Nothing is done when `from` is no longer current (a newer release replaced
-    /// it meanwhile and is on trial of its own): false then.
-    package static func failedTrial(_ settings: SyncSettings, from: Int, to: Int?) throws(CenariusError) -> Bool {
-        let layout = settings.cache
-        let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "roll back a failed trial")
-        defer { withExtendedLifetime(lock) {} }
+    /// `make` with the writer lock already held.
+    static func makeLocked(_ record: ReleaseState.RollbackRecord, layout: CacheLayout) throws(CenariusError) -> ReleaseMachine.SwitchOutcome {
         let store = GenerationStore(layout: layout)
-        guard let current = store.current(), current.number == from else { return false }
-        let target = to.map { Generation(number: $0, path: layout.generation($0)) }
-        try switchBack(store, from: current, to: target)
-        return true
+        guard let current = store.current(), current.number == record.from else { return .superseded }
+        try switchBack(store, from: current, to: record.to.map { store.generation($0) })
+        return .made
+    }
+
+    /// Generations still on disk, which an operator's rollback may go back to.
+    package static func kept(_ layout: CacheLayout) -> Set<Int> {
+        Set(GenerationStore(layout: layout).all().map(\.number))
     }
 
     private static func switchBack(_ store: GenerationStore, from current: Generation, to target: Generation?) throws(CenariusError) {

@@ -188,7 +188,7 @@ package struct Syncer: Sendable {
             report.importedFromPreset += 1
         }
         try download(plan.downloads, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
-        if let holding = try admission.holding() {
+        func held(_ holding: SyncReport.Deferral) -> SyncReport {
             // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
             report.outcome = .held
             report.generation = current?.number
@@ -197,6 +197,7 @@ package struct Syncer: Sendable {
             markChecked()
             return report
         }
+        if let holding = try admission.holding() { return held(holding) }
 
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(
@@ -204,7 +205,16 @@ package struct Syncer: Sendable {
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signed?.version, entries: table.count,
             release: manifest?.manifest.release ?? FleetReport.releaseName(ofTable: bytes),
             signedAt: signed?.signedAt, signatureExpires: signed?.expires))
-        _ = try store.commit(building: generation, number: number)
+        // Holds are checked again, under their own lock, at the switch itself: a hold answered
+        // 201 while this generation was built stops this switch (ReleaseMachine, invariant 5).
+        let switched = try HoldStore(layout: layout).unlessHeld { () throws(CenariusError) in
+            try store.commit(building: generation, number: number)
+        }
+        guard switched != nil else {
+            FileSystem.removeTree(generation)
+            return held(try admission.holding() ?? .init(release: admission.release, reason: "hold", detail: "a hold was active at the switch",
+                                                         place: nil, at: nil))
+        }
         unlink(layout.heldBack)
         PendingStore(layout: layout).clear()
         markChecked()

@@ -3,9 +3,6 @@ import Daemon
 import ResourceCache
 import RouteSync
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 struct ConfirmCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,7 +12,8 @@ struct ConfirmCommand: AsyncParsableCommand {
             For scripts and native shells around the web view; a page does the same with \
             POST /_cenarius/ready {"generation": N}. Naming a generation that is not on trial \
             fails (exit 2): the caller was loaded from another generation. Without --generation, \
-            the generation on trial (or the current one) is confirmed.
+            the generation on trial (or the current one) is confirmed. With a daemon serving the \
+            cache, the daemon is asked (it owns the release state).
 
             Example:
               cenariusd confirm --generation 7
@@ -32,26 +30,28 @@ struct ConfirmCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let layout = try await global.resolved().sync.cache
-        let current = GenerationStore(layout: layout).current()?.number
-        let store = ReleaseStore(layout: layout)
-        let wanted = generation ?? store.read().trial?.generation ?? current ?? 0
-        let answer = try store.update { state throws(CenariusError) in
-            var machine = TrialMachine(state: state, policy: nil)
-            let (answer, _) = machine.confirm(wanted, current: current)
-            state = machine.state
-            return answer
-        }
+        let settings = try await global.resolved().sync
+        let layout = settings.cache
+        let wanted: Int
         let status: String
-        switch answer {
-        case .confirmed: status = "confirmed"
-        case .alreadyConfirmed: status = "already-confirmed"
-        case .conflict(let onTrial, let current):
-            let now = onTrial.map { "generation \($0) is on trial" } ?? "generation \(current ?? 0) is current and confirmed"
-            throw CenariusError.notFound("generation \(wanted) is not on trial: \(now)")
+        if let daemon = Daemon.running(cache: layout) {
+            // The daemon owns the release state: it decides, on the same machine as a page's ready.
+            wanted = generation ?? ReleaseStore(layout: layout).read().trial?.generation ?? GenerationStore(layout: layout).current()?.number ?? 0
+            let answer = try DaemonControl.post(daemon, "/_cenarius/ready", json: "{\"generation\": \(wanted)}")
+            status = answer.status ?? "confirmed"
+        } else {
+            let (confirmed, answer) = try LocalRelease.confirm(generation, settings: settings)
+            wanted = confirmed
+            switch answer {
+            case .confirmed: status = "confirmed"
+            case .alreadyConfirmed: status = "already-confirmed"
+            case .conflict(let onTrial, let current):
+                let now = onTrial.map { "generation \($0) is on trial" } ?? "generation \(current ?? 0) is current and confirmed"
+                throw CenariusError.notFound("generation \(wanted) is not on trial: \(now)")
+            case .busy(let from, _):
+                throw CenariusError.notFound("generation \(wanted) cannot be confirmed now: generation \(from) is being rolled back")
+            }
         }
-        // A running daemon reads the state again and tells its event streams.
-        if let daemon = Daemon.running(cache: layout) { kill(daemon.pid, SIGUSR1) }
         if json {
             Output.json(Outcome(generation: wanted, status: status))
         } else {

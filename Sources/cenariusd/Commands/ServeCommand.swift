@@ -40,6 +40,8 @@ struct ServeCommand: AsyncParsableCommand {
     var healthUrl: String?
     @Option(help: ArgumentHelp("Run after every switch (commit or rollback) with CENARIUS_GENERATION, CENARIUS_PREVIOUS, CENARIUS_REASON.", valueName: "command"))
     var onSwitch: String?
+    @Option(help: ArgumentHelp("Seconds an --on-switch command may run before it is killed with its children (default 30); commands still running when the daemon stops are killed too.", valueName: "seconds"))
+    var hookTimeout: Double?
     @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose pages may use the control API; repeatable. Pages of other origins cannot.", valueName: "origin"))
     var allowOrigin: [String] = []
     @Option(help: ArgumentHelp("/health answers 503 when no sync reached the remote for this many seconds.", valueName: "seconds"))
@@ -60,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
+        if let hookTimeout, !(hookTimeout > 0) { throw ValidationError("--hook-timeout must be a positive number of seconds") }
         if let startJitter, !(startJitter >= 0) { throw ValidationError("--start-jitter must be 0 or a number of seconds") }
         if let healthMaxAge, !(healthMaxAge > 0) { throw ValidationError("--health-max-age must be a positive number of seconds") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
@@ -72,6 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
         values["health-cmd"] = healthCmd
         values["health-url"] = healthUrl
         values["on-switch"] = onSwitch
+        values["hook-timeout"] = hookTimeout.map { String($0) }
         values["start-jitter"] = startJitter.map { String($0) }
         return values
     }
@@ -79,8 +83,10 @@ struct ServeCommand: AsyncParsableCommand {
     static func trialOptions(_ source: SettingSource) throws(CenariusError) -> TrialOptions {
         let timeout = source.double("confirm-timeout")
         if let timeout, !(timeout > 0) { throw .usage("confirm-timeout must be a positive number of seconds") }
+        let hookTimeout = source.double("hook-timeout") ?? TrialOptions.defaultHookTimeout
+        if !(hookTimeout > 0) { throw .usage("hook-timeout must be a positive number of seconds") }
         return TrialOptions(confirmTimeout: timeout, healthCommand: source.string("health-cmd"),
-                            healthURL: source.string("health-url"), onSwitch: source.string("on-switch"))
+                            healthURL: source.string("health-url"), onSwitch: source.string("on-switch"), hookTimeout: hookTimeout)
     }
 
     func run() async throws {

@@ -1,0 +1,30 @@
+import Daemon
+import FoundationEssentials
+import ResourceCache
+import RouteSync
+import Settings
+
+/// `cenariusd confirm` and `rollback` with a daemon serving the cache: the daemon's actor owns the
+/// release state, so the command asks it (`POST /_cenarius/ready`, `/_cenarius/rollback`) rather
+/// than writing the state beside it. `CENARIUS_TOKEN` is sent when the daemon requires one.
+enum DaemonControl {
+    /// What the daemon answers: a reply (`status`; `from`, `to`) or its error envelope.
+    struct Answer: Decodable {
+        var status: String?
+        var from: Int?
+        var to: Int?
+        var error: Int32?
+        var message: String?
+    }
+
+    /// The daemon's answer, or its error envelope as the error it names.
+    static func post(_ daemon: DaemonInfo, _ path: String, json: String) throws(CenariusError) -> Answer {
+        let reply = try ControlRequest.post(daemon.url + path, json: json, token: ProcessEnvironment()["CENARIUS_TOKEN"])
+        let answer = try? JSONDecoder().decode(Answer.self, from: Data(reply.body))
+        guard (200..<300).contains(reply.status), let answer else {
+            let code = answer?.error.flatMap { CenariusError.Code(rawValue: $0) } ?? .internal
+            throw CenariusError(code, answer?.message ?? "the daemon at \(daemon.url) answered \(reply.status) to \(path)")
+        }
+        return answer
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import ResourceCache
+import RouteSync
+import TestOrigin
+
+/// Holds are written under `release.lock`; a sync checks them again under that lock at the switch
+/// itself, so a hold answered 201 while a generation was being built stops that build's switch
+/// (it used to be read once, without the lock, before the build).
+@Suite(.awaitsCleanups) struct HoldAtSwitchTests {
+    @Test func aHoldMadeDuringTheBuildStopsItsSwitch() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        f.origin.publish(["index.html": "v1"])
+        _ = try f.sync()
+        f.origin.publish(["index.html": "v2"])
+        let layout = f.settings.cache
+        // The daemon is adding a hold: it holds release.lock while the sync builds.
+        var lock: WriterLock? = try WriterLock(path: layout.releaseLock, timeout: 5, purpose: "test: add a hold")
+        let result = Mutex<Result<SyncReport, CenariusError>?>(nil)
+        let syncer = f.syncer
+        let thread = Thread { result.withLock { $0 = Result { () throws(CenariusError) in try syncer.sync() } } }
+        thread.start()
+        // The sync has passed its early check (no hold then) and waits for the lock at the switch.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !FileManager.default.fileExists(atPath: layout.building(2)) { usleep(5_000) }
+        usleep(200_000)
+        try JSONFile.write([Hold(id: "h", reason: "payment", createdAt: FileSystem.now(), expires: FileSystem.now() + 60)],
+                           to: layout.holds, durable: false)
+        #expect(lock != nil)
+        lock = nil
+        while Date() < deadline, result.withLock({ $0 == nil }) { usleep(5_000) }
+        let report = try #require(try result.withLock { $0 }?.get())
+        #expect(report.outcome == .held, "the hold answered during the build stops the switch")
+        #expect(GenerationStore(layout: layout).current()?.number == 1)
+        #expect(!FileManager.default.fileExists(atPath: layout.building(2)) && !FileManager.default.fileExists(atPath: layout.generation(2)))
+    }
+}
