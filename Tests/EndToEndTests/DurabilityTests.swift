@@ -27,8 +27,9 @@ import TestOrigin
             let line = lines[index]
             let part = try #require(line.split(separator: "\"").first { $0.hasSuffix(".part") })
             #expect(lines[..<index].contains { $0.contains("fsync(") && $0.contains(String(part)) }, "the bytes of \(part) were synced before: \(line)")
-            let shard = try #require(line.split(separator: "\"").last { $0.contains("/objects/") }).split(separator: "/").dropLast().joined(separator: "/")
-            #expect(lines[(index + 1)...].contains { $0.contains("fsync(") && $0.contains(shard + ">") }, "its folder was synced after: \(line)")
+            // strace -y names each descriptor's path: the object's folder is the `<…/objects/xx>` one.
+            let shard = try #require(line.split(separator: "<").dropFirst().map { $0.prefix { $0 != ">" } }.last { $0.contains("/objects/") })
+            #expect(lines[(index + 1)...].contains { $0.contains("fsync(") && $0.contains("<" + shard + ">") }, "its folder was synced after: \(line)")
         }
     }
 }

@@ -11,12 +11,16 @@ import TestOrigin
         defer { dir.remove() }
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
-        func publish(_ release: String) throws {
+        func publish(_ release: String, age: TimeInterval = 0) throws {
             try "<h1>\(release)</h1>".write(toFile: site + "/index.html", atomically: true, encoding: .utf8)
             let routes = try Binary.run(["routes", site, "--release", release])
             #expect(routes.status == 0, "\(routes.stderr)")
+            // nginx's ETag is mtime and size: two tables of one size written in one second would look the same.
+            for file in ["index.html", "Routes.json", "Routes.json.release"] {
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: site + "/" + file)
+            }
         }
-        try publish("2026.11-a")
+        try publish("2026.11-a", age: 3600)
 
         // Four devices; on three of them the health check fails for anything after their first generation.
         let daemons = try (1...4).map { n in
