@@ -173,6 +173,6 @@ package struct TrialMachine: Sendable, Equatable {
     }
 
     static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+        Whole.text(value) + " s"
     }
 }

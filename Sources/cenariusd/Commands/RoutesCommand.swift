@@ -53,8 +53,12 @@ struct RoutesCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
-        if let rolloutDuration, !(rolloutDuration >= 0) { throw ValidationError("--rollout-duration must be a non-negative number of seconds") }
-        if let rolloutStart, !(rolloutStart >= 0) { throw ValidationError("--rollout-start must be unix seconds") }
+        if let rolloutDuration, Seconds(exactly: rolloutDuration) == nil {
+            throw ValidationError("--rollout-duration must be a number of seconds from 0 to \(Whole.text(Seconds.limit))")
+        }
+        if let rolloutStart, UnixTime(exactly: rolloutStart) == nil {
+            throw ValidationError("--rollout-start must be unix seconds from 0 to \(Whole.text(Seconds.limit))")
+        }
     }
 
     /// The manifest the options describe; nil when none was asked for.
@@ -63,18 +67,23 @@ struct RoutesCommand: AsyncParsableCommand {
         var manifest = ReleaseManifest(release: release)
         if let requiresNative { manifest.requiresNative = try NativeVersion(requiresNative) }
         if rolloutStart != nil || rolloutDuration != nil || halted {
-            manifest.rollout = .init(start: rolloutStart ?? FileSystem.now().rounded(.down), duration: rolloutDuration ?? 0, halted: halted)
+            // Checked in validate(); the clock is ours.
+            manifest.rollout = .init(start: UnixTime(exactly: rolloutStart ?? FileSystem.now().rounded(.down)) ?? 0,
+                                     duration: rolloutDuration.flatMap(Seconds.init(exactly:)) ?? .zero, halted: halted)
         }
         return manifest
     }
 
     /// The default signed version: now in seconds, but always above the previous sidecar's, so
     /// that two signings within one second still grow (G8).
-    static func nextVersion(previousSidecar path: String) -> Int64 {
+    static func nextVersion(previousSidecar path: String) throws(CenariusError) -> Int64 {
         let now = Int64(FileSystem.now())
         guard let bytes = try? FileSystem.readFile(path, limit: 64 << 10),
               let previous = try? TableSignature.parse(bytes, source: path) else { return now }
-        return max(now, previous.version + 1)
+        // A sidecar's version is outside input: at Int64.max no later version exists.
+        let (next, overflow) = previous.version.addingReportingOverflow(1)
+        guard !overflow else { throw .usage("\(path) holds version \(previous.version), the largest there is: pass --table-version or remove it") }
+        return max(now, next)
     }
 
     func run() async throws {
@@ -108,7 +117,7 @@ struct RoutesCommand: AsyncParsableCommand {
             if !json { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
         if let signKey {
-            let version = tableVersion ?? RoutesCommand.nextVersion(previousSidecar: target + ".sig")
+            let version = try tableVersion ?? RoutesCommand.nextVersion(previousSidecar: target + ".sig")
             let signature = try TableSignature.sign(table: bytes, manifest: manifest, version: version, with: SigningKeys.readPrivate(signKey))
             try FileSystem.writeAtomically(signature.serialized(), to: target + ".sig")
             if !json { Output.line("signed \(target).sig: version \(version), key \(signature.keyID)\(manifest == nil ? "" : ", covering the release manifest")") }
