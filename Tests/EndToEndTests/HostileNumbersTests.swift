@@ -150,6 +150,23 @@ import TestOrigin
             origin.put("Routes.json.release", manifest)
             try syncFails("INTEGRITY", manifest)
         }
+        // The reason is in the receipt, in `status` and in the sync-failed event (replayed from the
+        // start of the stream, so that the test does not race the event's publication).
+        origin.put("Routes.json.release", #"{"rollout": {"start": 9.3e18}}"#)
+        let refused = try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String)
+        #expect((try waitForReceipt(http, refused)["message"] as? String)?.contains("rollout.start") == true)
+        let status = try Binary.run(["status", "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        #expect(status.status == 0 && status.stdout.contains("rollout.start"), "\(status.stdout)")
+        let events = try EventStreamClient(port: http.port, lastEventID: "0")
+        func isRefusal(_ event: EventStreamClient.Event) -> Bool {
+            event.name == "sync-failed" && event.string("message")?.contains("rollout.start") == true
+        }
+        var seen: [EventStreamClient.Event] = []
+        let deadline = Date().addingTimeInterval(10)
+        while !seen.contains(where: isRefusal), deadline.timeIntervalSinceNow > 0 {
+            seen += try events.next(1, timeout: deadline.timeIntervalSinceNow)
+        }
+        #expect(seen.first(where: isRefusal)?.string("desc") == "INTEGRITY", "\(seen.map(\.name))")
         origin.remove("Routes.json.release")
         for value in ["99999999999999999999", "1e308", "-5"] {
             origin.inject(.status(503, retryAfter: value), on: "Routes.json")
