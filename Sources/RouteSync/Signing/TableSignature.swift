@@ -72,8 +72,9 @@ package struct TableSignature: Sendable, Equatable {
     }
 
     package func serialized() -> [UInt8] {
-        let release = manifest.map { ", \"release\": \"\($0)\"" } ?? ""
-        return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
+        // The key id of a parsed sidecar is the origin's text: quoted, so that it writes back as it read.
+        let release = manifest.map { ", \"release\": \(JSONText.quoted($0))" } ?? ""
+        return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \(JSONText.quoted(keyID))\(release), \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
     }
 
     package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
