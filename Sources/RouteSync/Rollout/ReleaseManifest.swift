@@ -60,7 +60,7 @@ package struct ReleaseManifest: Sendable, Equatable {
             case .bool(let value)?: halted = value
             default: throw refuse("rollout.halted must be true or false")
             }
-            let start = try number(rollout["start"], "rollout.start", refuse) { UnixTime(exactly: $0) } ?? UnixTime(exactly: 0)!
+            let start = try number(rollout["start"], "rollout.start", refuse) { UnixTime(exactly: $0) } ?? 0
             let duration = try number(rollout["duration"], "rollout.duration", refuse) { Seconds(exactly: $0) } ?? .zero
             manifest.rollout = Rollout(start: start, duration: duration, halted: halted)
         }
