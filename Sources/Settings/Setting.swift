@@ -81,13 +81,13 @@ package enum Settings {
     /// Shared by every command.
     package static let shared: [Setting] = [
         Setting("remote", .list), Setting("preset", .string), Setting("cache", .string), Setting("develop", .bool),
-        Setting("develop-dir", .string), Setting("public-key", .string), Setting("connections", .int, 1...256),
-        Setting("timeout", .int, 1...86_400), Setting("routes-name", .string),
+        Setting("develop-dir", .string), Setting("public-key", .list), Setting("signatures-required", .int, 1...64),
+        Setting("connections", .int, 1...256), Setting("timeout", .int, 1...86_400), Setting("routes-name", .string),
         Setting("max-file-size", .int, 1...Double(ByteCount.limit)), Setting("min-refetch", .double, 0...Setting.year),
         Setting("user-agent", .string), Setting("keep", .int, 1...10_000), Setting("grace", .double, 0...Setting.year),
         Setting("device-id", .string), Setting("native-version", .string), Setting("cacert", .string),
         Setting("client-cert", .string), Setting("client-key", .string), Setting("header", .list),
-        Setting("max-rate", .int, 0...Double(ByteCount.limit)),
+        Setting("max-rate", .int, 0...Double(ByteCount.limit)), Setting("report", .bool),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [

@@ -7,7 +7,8 @@ import Foundation
 /// - `expired`, `wrongName`: certificates that are out of date, or name another host
 /// - `mutual`: requires a client certificate from the test CA (`client.pem` / `client.key`)
 ///
-/// Every request is logged as `<uri> <status> <ssl_session_reused> <connection> <protocol> <authorization>`.
+/// Every request is logged as `<uri> <status> <ssl_session_reused> <connection> <protocol> <authorization>`,
+/// and in `logs/fleet.log` as the JSON line `cenariusd fleet` reads.
 final class TLSOrigin {
     enum Server: CaseIterable { case good, expired, wrongName, mutual }
 
@@ -116,6 +117,9 @@ final class TLSOrigin {
             http {
               log_format transport '$uri $status $ssl_session_reused $connection $server_protocol $http_authorization';
               access_log \(root)/logs/access.log transport;
+              # What docs/fleet.md asks publishers to log: `cenariusd fleet` reads it.
+              log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
+              access_log \(root)/logs/fleet.log cenarius;
               client_body_temp_path \(root)/temp/body;
               proxy_temp_path \(root)/temp/proxy;
               fastcgi_temp_path \(root)/temp/fastcgi;

@@ -1,0 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Unix seconds as UTC `2026-11-24 09:30:00 UTC`, without a date formatter (slow to warm up in a
+/// short process): for messages, `status` and events.
+package enum UTCTime {
+    package static func text(_ seconds: Double) -> String {
+        // A moment read from the cache or a sidecar may be anything: shown clamped to years 1970...9999.
+        var time = time_t(Whole.clamped(seconds, to: 0...253_402_300_799))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+}
