@@ -11,7 +11,15 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard signature.version >= 0, signature.signatures.allSatisfy({ $0.signature.count == 64 }) else {
         fatalError("sidecar accepted with version \(signature.version)")
     }
-    guard (try? TableSignature.parse(signature.serialized(), source: "again")) == signature else {
+    guard let again = try? TableSignature.parse(signature.serialized(), source: "again") else {
+        fatalError("accepted sidecar writes back unparseable: \(String(decoding: signature.serialized(), as: UTF8.self))")
+    }
+    // A sidecar that fits the first format is written in it, which names no table digest (the
+    // device hashes its own table into the same message): equal but for that stand-in.
+    let same = signature.isFirstFormat
+        ? again.isFirstFormat && again.version == signature.version && again.signatures == signature.signatures && again.manifest == signature.manifest
+        : again == signature
+    guard same else {
         fatalError("accepted sidecar does not round-trip: \(String(decoding: signature.serialized(), as: UTF8.self))")
     }
     return 0
