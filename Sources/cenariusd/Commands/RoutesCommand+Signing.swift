@@ -49,10 +49,26 @@ extension RoutesCommand {
         return max(milliseconds, next)
     }
 
-    /// The default version after the sidecar at `path`, if any (`fleet --halt-above` re-signing).
-    static func nextVersion(previousSidecar path: String) throws(CenariusError) -> Int64 {
+    /// `fleet --halt-above`: the same table under a changed manifest, signed anew by `keys` with a new
+    /// version, keeping the previous sidecar's rotations and its lifetime (expiry − signing time) from now,
+    /// so that a halt never drops a rotation a fleet still follows or an expiry it relies on.
+    static func resign(table: [UInt8], manifest: [UInt8]?, sidecar path: String, keys: [String]) throws(CenariusError) {
         let previous = try? TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path)
-        return try nextVersion(after: previous, now: FileSystem.now())
+        var files = [TableSignature.tableRole: table]
+        files[TableSignature.releaseRole] = manifest
+        let now = FileSystem.now()
+        // The previous sidecar's times are the origin's numbers: its lifetime is checked like one.
+        let lifetime = previous.flatMap { previous in previous.expires.flatMap { expires in previous.signedAt.map { expires.subtractingReportingOverflow($0) } } }
+        let expires = lifetime.map { Int64(now).addingReportingOverflow($0.partialValue) }
+        if lifetime?.overflow == true || expires?.overflow == true {
+            throw .usage("\(path) holds signing and expiry times whose lifetime cannot be carried over; sign it anew with routes --expires")
+        }
+        let version = try nextVersion(after: previous, now: now)
+        var signature = try TableSignature.unsigned(
+            covering: files, version: version, signedAt: lifetime == nil ? nil : Int64(now),
+            expires: expires?.partialValue, rotations: previous?.rotations ?? [])
+        for key in keys { try signature.sign(with: SigningKeys.readPrivate(key)) }
+        try FileSystem.writeAtomically(signature.serialized(), to: path)
     }
 
     /// The statements of `--rotation`, checked as a chain that ends at the signing key, so that a
