@@ -127,6 +127,13 @@ let package = Package(
         .executableTarget(name: "FuzzRouteTable", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzRouteTable"),
         .executableTarget(name: "FuzzURIPath", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzURIPath"),
         .executableTarget(name: "FuzzRequestPath", dependencies: ["RouteSync", "Daemon", "FuzzSupport"], path: "Fuzz/FuzzRequestPath"),
+        // The parsers of numbers and text from outside (G5): each listed in Fuzz/targets.
+        .executableTarget(name: "FuzzReleaseManifest", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzReleaseManifest"),
+        .executableTarget(name: "FuzzSignature", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzSignature"),
+        .executableTarget(name: "FuzzResponseHeaders", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzResponseHeaders"),
+        .executableTarget(name: "FuzzControlBody", dependencies: ["RouteSync", "Daemon", "FuzzSupport"], path: "Fuzz/FuzzControlBody"),
+        .executableTarget(name: "FuzzConfigFile", dependencies: ["RouteSync", "Settings", "FuzzSupport"], path: "Fuzz/FuzzConfigFile"),
+        .executableTarget(name: "FuzzCacheRecords", dependencies: ["RouteSync", "ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzCacheRecords"),
         .testTarget(
             name: "SettingsTests",
             dependencies: ["Settings", "RouteSync"]

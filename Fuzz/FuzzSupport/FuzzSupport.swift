@@ -21,6 +21,8 @@ package enum FuzzChecks {
 
 package enum FuzzReplay {
     /// Runs each file named on the command line (or each file of each folder) through `body`.
+    /// Exits 1 on a path that cannot be read, and on no input at all: a corpus that went missing
+    /// must fail the replay, not pass it with nothing checked.
     package static func run(_ body: (UnsafePointer<UInt8>, Int) -> Int32) {
         var count = 0
         for argument in CommandLine.arguments.dropFirst() {
@@ -28,13 +30,22 @@ package enum FuzzReplay {
                 ? FileSystem.listDirectory(argument).sorted().map { argument + "/" + $0 }
                 : [argument]
             for path in paths {
-                guard let bytes = try? FileSystem.readFile(path) else { continue }
+                let bytes: [UInt8]
+                do { bytes = try FileSystem.readFile(path) } catch {
+                    fail("cannot read \(path): \(error.message)")
+                }
                 let copy = bytes.isEmpty ? [0] : bytes
                 _ = copy.withUnsafeBufferPointer { body($0.baseAddress!, bytes.count) }
                 count += 1
             }
         }
+        guard count > 0 else { fail("no inputs in \(CommandLine.arguments.dropFirst().joined(separator: " ")) (an empty or missing corpus)") }
         print("replayed \(count) inputs")
+    }
+
+    private static func fail(_ message: String) -> Never {
+        _ = FileSystem.writeAll(2, Array("\(CommandLine.arguments[0]): \(message)\n".utf8))
+        exit(1)
     }
 }
 

@@ -1,5 +1,5 @@
 import Configuration
-import RouteSync
+package import RouteSync
 
 /// The config file as swift-configuration sees it, parsed by the project's own JSON scanner.
 /// swift-configuration's `JSONSnapshot` needs Foundation's `JSONSerialization`, and with it
@@ -12,7 +12,7 @@ import RouteSync
 struct ConfigFileSnapshot: FileConfigSnapshot {
     struct ParsingOptions: FileParsingOptions {
         /// Every key a config file may hold, with its type; nil accepts any key of any type.
-        var settings: [String: Setting.Kind]?
+        var settings: [String: Setting]?
         /// The file's path, for messages.
         var path = "config file"
 
@@ -23,25 +23,37 @@ struct ConfigFileSnapshot: FileConfigSnapshot {
     private let members: [String: JSONValue]
 
     init(data: RawSpan, providerName: String, parsingOptions: ParsingOptions) throws {
-        let bytes = data.withUnsafeBytes { Array($0) }
+        members = try Self.members(data.withUnsafeBytes { Array($0) }, parsingOptions)
+        self.providerName = providerName
+    }
+
+    /// The file's keys and values, each checked against the settings table (its type and range).
+    static func members(_ bytes: [UInt8], _ parsingOptions: ParsingOptions) throws(CenariusError) -> [String: JSONValue] {
         let path = parsingOptions.path
-        guard case .object(let members) = try JSONValue.parse(bytes, source: path) else {
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes, source: path) } catch { throw .usage("bad config file \(path): \(error.message)") }
+        guard case .object(let members) = json else {
             throw CenariusError.usage("config file \(path) must hold one JSON object")
         }
         if let settings = parsingOptions.settings {
             for (key, value) in members.sorted(by: { $0.key < $1.key }) {
-                guard let kind = settings[key] else {
+                guard let setting = settings[key] else {
                     throw CenariusError.usage("unknown key \(JSONText.quoted(key)) in config file \(path); known keys: \(settings.keys.sorted().joined(separator: ", "))")
                 }
                 // Checked here rather than when read: a value of the wrong type would otherwise
                 // be skipped in silence by the reader, like an unknown key.
-                guard value == .null || Self.fits(value, kind) else {
-                    throw CenariusError.usage("config key \(JSONText.quoted(key)) in \(path) must be \(Self.describe(kind))")
+                guard value == .null || Self.fits(value, setting.kind) else {
+                    throw CenariusError.usage("config key \(JSONText.quoted(key)) in \(path) must be \(Self.describe(setting.kind))")
+                }
+                if case .number(let text) = value {
+                    guard let number = Double(text), number.isFinite else {
+                        throw CenariusError.usage("config key \(JSONText.quoted(key)) in \(path): \(text.prefix(40)) is not a finite number")
+                    }
+                    try setting.check(number, origin: "config key \(JSONText.quoted(key)) in \(path):")
                 }
             }
         }
-        self.members = members
-        self.providerName = providerName
+        return members
     }
 
     func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
@@ -104,4 +116,12 @@ struct ConfigFileSnapshot: FileConfigSnapshot {
 
     var description: String { "\(providerName)[\(members.count) values]" }
     var debugDescription: String { description }
+}
+
+/// A config file's bytes checked as `--config` checks them, without swift-configuration's file
+/// provider around it (for the fuzzer and tests).
+package enum ConfigFile {
+    package static func check(_ bytes: [UInt8], path: String) throws(CenariusError) -> [String: JSONValue] {
+        try ConfigFileSnapshot.members(bytes, .init(settings: Settings.byKey, path: path))
+    }
 }

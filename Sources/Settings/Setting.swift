@@ -15,10 +15,23 @@ package struct Setting: Sendable, Hashable {
 
     package let key: String
     package let kind: Kind
+    /// For `.int` and `.double`: the values that make sense. A number from outside past them
+    /// (`"timeout": 1e300`) is a usage error naming the setting, never a trap further in.
+    package let range: ClosedRange<Double>?
 
-    package init(_ key: String, _ kind: Kind) {
+    package init(_ key: String, _ kind: Kind, _ range: ClosedRange<Double>? = nil) {
         self.key = key
         self.kind = kind
+        self.range = range
+    }
+
+    /// A year in seconds: the longest any time setting sensibly is.
+    package static let year = 31_536_000.0
+
+    /// `value` when it is in `range`; else a usage error naming where it came from and the range.
+    package func check(_ value: Double, origin: String) throws(CenariusError) {
+        guard let range, !range.contains(value) else { return }
+        throw .usage("\(origin) \(Whole.text(value)) is out of range: \(key) must be \(Whole.text(range.lowerBound))...\(Whole.text(range.upperBound))")
     }
 
     package var flag: String { "--" + key }
@@ -32,9 +45,11 @@ package struct Setting: Sendable, Hashable {
         case .list: return .list(SettingSource.lines(raw))
         case .int:
             guard let value = Int(raw.trimmingSpaces) else { throw .usage("\(origin) \(JSONText.quoted(raw)) is not a whole number") }
+            try check(Double(value), origin: origin)
             return .int(value)
         case .double:
             guard let value = Double(raw.trimmingSpaces), value.isFinite else { throw .usage("\(origin) \(JSONText.quoted(raw)) is not a number") }
+            try check(value, origin: origin)
             return .double(value)
         case .bool:
             guard let value = Self.bool(raw) else { throw .usage("\(origin) \(JSONText.quoted(raw)) is not true or false (also yes/no, on/off, 1/0)") }
@@ -66,17 +81,18 @@ package enum Settings {
     /// Shared by every command.
     package static let shared: [Setting] = [
         Setting("remote", .list), Setting("preset", .string), Setting("cache", .string), Setting("develop", .bool),
-        Setting("develop-dir", .string), Setting("public-key", .list), Setting("signatures-required", .int), Setting("connections", .int),
-        Setting("timeout", .int), Setting("routes-name", .string), Setting("max-file-size", .int),
-        Setting("min-refetch", .double), Setting("user-agent", .string), Setting("keep", .int), Setting("grace", .double),
+        Setting("develop-dir", .string), Setting("public-key", .list), Setting("signatures-required", .int, 1...64),
+        Setting("connections", .int, 1...256), Setting("timeout", .int, 1...86_400), Setting("routes-name", .string),
+        Setting("max-file-size", .int, 1...Double(ByteCount.limit)), Setting("min-refetch", .double, 0...Setting.year),
+        Setting("user-agent", .string), Setting("keep", .int, 1...10_000), Setting("grace", .double, 0...Setting.year),
         Setting("device-id", .string), Setting("native-version", .string), Setting("cacert", .string),
-        Setting("client-cert", .string), Setting("client-key", .string), Setting("header", .list), Setting("max-rate", .int),
-        Setting("report", .bool),
+        Setting("client-cert", .string), Setting("client-key", .string), Setting("header", .list),
+        Setting("max-rate", .int, 0...Double(ByteCount.limit)), Setting("report", .bool),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [
-        Setting("confirm-timeout", .double), Setting("health-cmd", .string), Setting("health-url", .string),
-        Setting("on-switch", .string), Setting("hook-timeout", .double), Setting("start-jitter", .double),
+        Setting("confirm-timeout", .double, 0.001...Setting.year), Setting("health-cmd", .string), Setting("health-url", .string),
+        Setting("on-switch", .string), Setting("hook-timeout", .double, 0.001...Setting.year), Setting("start-jitter", .double, 0...Setting.year),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })

@@ -56,7 +56,7 @@ package struct SettingSource: Sendable {
             InMemoryProvider(name: "environment", values: configValues(try Settings.decodeEnvironment(environment))),
         ]
         if let path = configFile {
-            let options = ConfigFileSnapshot.ParsingOptions(settings: Settings.byKey.mapValues(\.kind), path: path)
+            let options = ConfigFileSnapshot.ParsingOptions(settings: Settings.byKey, path: path)
             do {
                 providers.append(try await FileProvider<ConfigFileSnapshot>(parsingOptions: options, filePath: FilePath(path)))
             } catch let error as CenariusError where error.code == .usage {

@@ -281,6 +281,20 @@ import TestOrigin
         #expect(plan.cached.map(\.uri.value) == ["b", "c", "d", "e"])
         #expect(plan.downloadBytes == 10)
     }
+
+    /// Issue 28: the table's sizes are the origin's numbers; their sum saturates (and the
+    /// free-space check then fails) instead of trapping.
+    @Test func downloadBytesSaturateInsteadOfOverflowing() throws {
+        let big = ByteCount.limit
+        let entries = try (1...3).map { n in
+            RouteEntry(uri: try URIPath(validating: "f\(n)"), hash: ContentHash(hex: String(repeating: "\(n)", count: 32))!, size: big)
+        }
+        let plan = SyncPlan(table: try RouteTable(entries: entries), preset: try RouteTable(entries: []), presetHas: { _ in false }, storeHas: { _ in false })
+        #expect(plan.downloadBytes == .max)
+        let huge = RouteEntry(uri: try URIPath(validating: "g"), hash: ContentHash(hex: String(repeating: "9", count: 32))!, size: .max)
+        let alone = SyncPlan(table: try RouteTable(entries: [huge]), preset: try RouteTable(entries: []), presetHas: { _ in false }, storeHas: { _ in false })
+        #expect(alone.downloadBytes == .max)
+    }
 }
 
 @Suite(.awaitsCleanups) struct CompressedCopyCollectionTests {

@@ -34,6 +34,40 @@ import Testing
         }
     }
 
+    /// Issues 28 and 30: a known key of the wrong type, shape or range refuses the manifest
+    /// (exit 4) with a message naming the key; a start centuries away is valid and defers.
+    @Test func knownKeysOfTheWrongTypeShapeOrRangeAreRefused() throws {
+        let refused: [(String, String)] = [
+            (#"{"requires": "99.0"}"#, "\"requires\""), (#"{"requires": [1]}"#, "\"requires\""),
+            (#"{"requires": {"native": 2.3}}"#, "requires.native"),
+            (#"{"rollout": {"start": "NOW"}}"#, "rollout.start"), (#"{"rollout": {"duration": true}}"#, "rollout.duration"),
+            (#"{"rollout": "x"}"#, "\"rollout\""), (#"{"rollout": [1,2]}"#, "\"rollout\""), (#"{"rollout": 5}"#, "\"rollout\""),
+            (#"{"rollout": {"start": 0, "duration": 1e20}}"#, "rollout.duration"), (#"{"rollout": {"start": 9.3e18}}"#, "rollout.start"),
+            (#"{"rollout": {"start": 1e308}}"#, "rollout.start"), (#"{"rollout": {"start": 1e300}}"#, "rollout.start"),
+            (#"{"rollout": {"start": 1e400}}"#, "rollout.start"), (#"{"rollout": {"start": -1}}"#, "rollout.start"),
+            (#"{"rollout": {"duration": 99999999999999999999}}"#, "rollout.duration"),
+        ]
+        for (text, key) in refused {
+            do {
+                _ = try ReleaseManifest.parse(Array(text.utf8), source: "m")
+                Issue.record("\(text) was accepted")
+            } catch {
+                #expect(error.code == .integrity, "\(text)")
+                #expect(error.message.contains(key), "\(text): \(error.message)")
+            }
+        }
+        // Unknown keys, nulls and exponents in range are fine.
+        let far = try ReleaseManifest.parse(Array(#"{"rollout": {"start": 1e16, "duration": 3.6e3, "ramp": "x"}, "channel": [1]}"#.utf8), source: "m")
+        #expect(far.rollout == .init(start: UnixTime(exactly: 1e16)!, duration: 3600))
+        let device = RolloutGate.Device(id: "d", native: nil)
+        guard case .wait(let until) = RolloutGate.decide(far, release: "r", device: device, now: 1_800_000_000) else {
+            Issue.record("a start centuries away must defer")
+            return
+        }
+        #expect(until >= 1e16 && until <= 1e16 + 3600)
+        #expect(try ReleaseManifest.parse(Array(#"{"rollout": null, "requires": null, "release": null}"#.utf8), source: "m") == ReleaseManifest())
+    }
+
     @Test func placesAreStablePerDeviceAndDifferPerRelease() {
         let a = RolloutGate.place(deviceID: "kiosk-17", release: "r1")
         #expect(a == RolloutGate.place(deviceID: "kiosk-17", release: "r1"))

@@ -25,6 +25,20 @@ import Testing
         #expect(table.count == 1)
     }
 
+    /// Issue 28: sizes are summed for the free-space check; one past any real file (8 PiB) is
+    /// an invalid table (exit 4), never a trap later.
+    @Test func sizesBeyondAnySaneRangeAreAnInvalidTable() throws {
+        for size in ["9223372036854775807", "9007199254740993", "99999999999999999999", "-1", "1e3", "1.5"] {
+            #expect(throws: CenariusError.self, "\(size)") { try parse(#"[{"uri":"a","hash":"\#(md5a)","size":\#(size)}]"#) }
+        }
+        do {
+            _ = try parse(#"[{"uri":"a","hash":"\#(md5a)","size":9223372036854775807}]"#)
+        } catch {
+            #expect(error.code == .integrity && error.message.contains("size"))
+        }
+        #expect(try parse(#"[{"uri":"a","hash":"\#(md5a)","size":9007199254740992}]"#).entries[0].size == 1 << 53)
+    }
+
     @Test func decodesEscapesInUris() throws {
         let table = try parse(#"[{"uri":"caf\u00e9/\ud83d\ude00.png","hash":"\#(md5a)"}]"#)
         #expect(table.entries[0].uri.value == "café/😀.png")

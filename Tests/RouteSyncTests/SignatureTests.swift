@@ -14,6 +14,16 @@ import Testing
         try parsed.verify(table: table, with: publicKey, source: "t")
     }
 
+    /// Found by FuzzSignature: a key id holding control characters or quotes wrote back as
+    /// invalid JSON; the origin's text is now quoted when serialised.
+    @Test func aParsedSidecarWritesBackAsItRead() throws {
+        let signature = "\"" + String(repeating: "A", count: 86) + "==\""
+        let text = #"{"format": "cenarius-sig-1", "version": 2, "key": "k\b\"\\", "signature": \#(signature)}"#
+        let parsed = try TableSignature.parse(Array(text.utf8), source: "sig")
+        #expect(parsed.keyID == "k\u{8}\"\\")
+        #expect(try TableSignature.parse(parsed.serialized(), source: "again") == parsed)
+    }
+
     @Test func tamperedTableVersionOrKeyFail() throws {
         let (key, publicKey) = SigningKeys.generate()
         let signature = try TableSignature.sign(table: table, version: 7, with: key)

@@ -128,4 +128,26 @@ import Testing
         #expect(await load(#"{"develop": "yes"}"#)?.code == .usage)
         #expect(await load(#"{"remote": "http://a/", "header": ["A: b"], "develop": true, "grace": 3, "keep": 2}"#) == nil)
     }
+
+    /// Issue 28: a number out of its setting's range is a usage error naming the key, whether
+    /// it comes from the config file, the environment or a flag; never a trap further in.
+    @Test func numbersOutOfRangeAreUsageErrorsNamingTheSetting() async throws {
+        for text in [#"{"timeout": 1e300}"#, #"{"timeout": 99999999999999999999}"#, #"{"grace": 1e400}"#, #"{"grace": -1}"#,
+                     #"{"connections": 0}"#, #"{"max-file-size": 9223372036854775807}"#, #"{"confirm-timeout": 1e308}"#,
+                     #"{"start-jitter": -0.5}"#, #"{"min-refetch": 1e20}"#] {
+            let error = await load(text)
+            #expect(error?.code == .usage, "\(text)")
+            let key = text.split(separator: "\"")[1]
+            #expect(error?.message.contains("\"\(key)\"") == true, "\(text): \(error?.message ?? "accepted")")
+        }
+        #expect(await load(#"{"timeout": 86400, "grace": 0, "max-rate": 0, "confirm-timeout": 0.5, "max-file-size": 1000}"#) == nil)
+        for (name, raw) in [("CENARIUS_TIMEOUT", "99999999"), ("CENARIUS_GRACE", "1e300"), ("CENARIUS_CONNECTIONS", "257"), ("CENARIUS_KEEP", "-1")] {
+            let environment = ProcessEnvironment(variables: SettingsTableTests.noConfig.merging([name: raw]) { $1 })
+            let error = SettingsTableTests.error { try SettingSource.fast(flags: [:], environment: environment) }
+            #expect(error?.code == .usage, "\(name)=\(raw)")
+            #expect(error?.message.contains(name) == true && error?.message.contains("out of range") == true, "\(error?.message ?? "accepted")")
+        }
+        let flag = SettingsTableTests.error { try SettingSource.fast(flags: ["timeout": "100000"], environment: ProcessEnvironment(variables: SettingsTableTests.noConfig)) }
+        #expect(flag?.message.contains("--timeout") == true)
+    }
 }

@@ -19,4 +19,6 @@ public enum Fault: Sendable, Equatable {
     case chunkedUnderstated
     /// Redirect (302) to this location.
     case redirect(String)
+    /// Serve the file as usual, but with this `ETag` (and no `Last-Modified`).
+    case etag(String)
 }

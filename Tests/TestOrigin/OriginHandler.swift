@@ -63,6 +63,12 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func respond(context: ChannelHandlerContext, request: TestOrigin.Request, bytes: [UInt8]?, validators: Bool, fault: Fault?) {
+        // As nginx (large_client_header_buffers 8k) and most CDNs do: a request header past 8 KB
+        // is refused, whatever the path.
+        if request.headers.values.contains(where: { $0.utf8.count > 8192 }) {
+            send(context, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n\r\n", [])
+            return
+        }
         switch fault {
         case .drop:
             context.close(promise: nil)
@@ -88,9 +94,13 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             send(context, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", [])
             return
         }
-        let etag = "\"\(TestOrigin.md5(bytes))\""
+        var etag = "\"\(TestOrigin.md5(bytes))\""
         let lastModified = "Sun, 22 Nov 2026 10:00:00 GMT"
-        let validatorHeaders = validators ? "ETag: \(etag)\r\nLast-Modified: \(lastModified)\r\nAccept-Ranges: bytes\r\n" : ""
+        var validatorHeaders = validators ? "ETag: \(etag)\r\nLast-Modified: \(lastModified)\r\nAccept-Ranges: bytes\r\n" : ""
+        if case .etag(let forced) = fault {
+            etag = forced
+            validatorHeaders = "ETag: \(forced)\r\n"
+        }
         if validators, let match = request.headers["if-none-match"], match == etag {
             send(context, "HTTP/1.1 304 Not Modified\r\n\(validatorHeaders)Content-Length: 0\r\n\r\n", [])
             return

@@ -22,7 +22,7 @@ final class EventHub: Sendable {
     private let state: Mutex<State>
     let keep: Int
 
-    init(keep: Int = 256, firstID: Int = Int(FileSystem.now() * 1000)) {
+    init(keep: Int = 256, firstID: Int = Whole.clamped(FileSystem.now() * 1000)) {
         self.keep = keep
         state = Mutex(State(nextID: firstID))
     }

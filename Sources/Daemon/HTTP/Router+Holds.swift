@@ -7,11 +7,6 @@ import RouteSync
 /// `POST /_cenarius/hold` and `DELETE /_cenarius/hold/<id>` (G10): while a hold is active, new
 /// releases are downloaded but not switched to.
 extension DaemonRouter {
-    struct HoldRequest: Decodable {
-        var ttl: Double
-        var reason: String?
-    }
-
     struct HoldReply: Encodable {
         var id: String
         var expires: Double
@@ -25,10 +20,9 @@ extension DaemonRouter {
 
     func hold(_ body: ByteBuffer?) async throws(CenariusError) -> PreparedReply {
         guard state.develop == nil else { throw .usage("develop mode has no releases to hold") }
-        guard let body, let request = try? JSONDecoder().decode(HoldRequest.self, from: Data(body.readableBytesView)) else {
-            throw .usage("the body must be {\"ttl\": SECONDS, \"reason\": \"...\"}")
-        }
-        let hold = try await state.rollout.addHold(ttl: request.ttl, reason: request.reason ?? "")
+        let request = try ControlBody(body.map { Array($0.readableBytesView) }, example: "{\"ttl\": SECONDS, \"reason\": \"...\"}")
+        let ttl = try request.seconds("ttl", in: HoldStore.ttlRange)
+        let hold = try await state.rollout.addHold(ttl: ttl.value, reason: request.string("reason", maxBytes: HoldStore.maxReasonBytes) ?? "")
         return JSONBody.reply(HoldReply(id: hold.id, expires: hold.expires, reason: hold.reason), status: .created)
     }
 

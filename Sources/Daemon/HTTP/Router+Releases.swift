@@ -7,7 +7,7 @@ import RouteSync
 /// The release endpoints: `POST /_cenarius/ready` confirms the generation a page was loaded
 /// from (G9), `GET /_cenarius/events` streams what happens to releases.
 extension DaemonRouter {
-    struct ReadyRequest: Decodable {
+    struct ReadyRequest {
         var generation: Int
     }
 
@@ -19,9 +19,9 @@ extension DaemonRouter {
 
     func ready(_ body: ByteBuffer?, id: String) async throws(CenariusError) -> PreparedReply {
         guard state.develop == nil else { throw .usage("develop mode has no releases to confirm") }
-        guard let body, let request = try? JSONDecoder().decode(ReadyRequest.self, from: Data(body.readableBytesView)) else {
-            throw .usage("the body must be {\"generation\": N}: the generation the page was loaded from (its X-Cenarius-Generation)")
-        }
+        let body = try ControlBody(body.map { Array($0.readableBytesView) },
+                                   example: "{\"generation\": N}: the generation the page was loaded from (its X-Cenarius-Generation)")
+        let request = ReadyRequest(generation: try body.whole("generation", in: 0...Int(Int32.max)))
         switch await state.releases.confirm(request.generation) {
         case .confirmed:
             return JSONBody.reply(ReadyReply(generation: request.generation, status: "confirmed"))

@@ -65,7 +65,7 @@ actor RolloutWatch {
             events.publish("deferred", generation: report.generation, fields)
             logger.notice("release deferred", metadata: [
                 "release": "\(deferral.release)", "waits-for": "\(deferral.reason)", "detail": "\(deferral.detail)",
-                "at": "\(deferral.at.map { String(Int($0)) } ?? "-")",
+                "at": "\(deferral.at.map(Whole.text) ?? "-")",
             ])
         }
         moment?.cancel()
@@ -73,7 +73,7 @@ actor RolloutWatch {
         // The moment is on the rollout's clock; the wait is the same length on the real one.
         let wait = max(0, at - rollout.now())
         moment = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 50))
+            try? await Task.sleep(for: .milliseconds(Whole.sleepMilliseconds(wait) + 50))
             guard !Task.isCancelled else { return }
             await self?.requestSync("rollout")
         }
@@ -84,7 +84,7 @@ actor RolloutWatch {
         guard let next = holds.active().map(\.expires).min() else { return }
         let wait = max(0, next - FileSystem.now())
         expiry = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 10))
+            try? await Task.sleep(for: .milliseconds(Whole.sleepMilliseconds(wait) + 10))
             guard !Task.isCancelled else { return }
             await self?.expired()
         }

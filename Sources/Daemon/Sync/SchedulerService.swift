@@ -20,7 +20,7 @@ struct SchedulerService: Service {
             var windowStart = ContinuousClock.now
             var reason = "start"
             if startDelay > 0 {
-                logger.debug("first sync", metadata: ["in": "\(Int(startDelay)) s"])
+                logger.debug("first sync", metadata: ["in": "\(Whole.text(startDelay.rounded())) s"])
                 guard await wait(startDelay, wakeups: &wakeups) else { return }
                 windowStart = ContinuousClock.now
             }
@@ -38,7 +38,7 @@ struct SchedulerService: Service {
                 let delay = schedule.delay(
                     after: outcome, random: Double.random(in: 0..<1, using: &generator),
                     elapsedInWindow: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-                logger.debug("next sync", metadata: ["in": "\(Int(delay)) s"])
+                logger.debug("next sync", metadata: ["in": "\(Whole.text(delay.rounded())) s"])
                 if case .success = outcome { windowStart = windowStart + .seconds(interval) }
                 guard await wait(delay, wakeups: &wakeups) else { return }
             }
@@ -53,7 +53,7 @@ extension SchedulerService {
     private func wait(_ delay: Double, wakeups: inout AsyncStream<Void>.Iterator) async -> Bool {
         await coordinator.scheduled(at: FileSystem.now() + delay)
         let timer = Task { [coordinator] in
-            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            try await Task.sleep(for: .milliseconds(Whole.sleepMilliseconds(delay)))
             await coordinator.timerFired()
         }
         // Once a sync and what follows it (events, receipts, logs) have settled, the code they

@@ -157,14 +157,14 @@ package actor SyncCoordinator {
                 "reason": "\(reason)", "generation": "\(report.generation.map(String.init) ?? "-")",
                 "entries": "\(report.entries)", "files": "\(report.downloadedFiles)", "bytes": "\(report.downloadedBytes)",
                 "reused": "\(report.reusedObjects)", "preset": "\(report.servedFromPreset)",
-                "seconds": "\(Double(Int(report.seconds * 1000)) / 1000)",
+                "seconds": "\(Double(Whole.clamped(report.seconds * 1000)) / 1000)",
             ])
         case .failure(let error) where error.isCancelled:
             logger.notice("sync cancelled", metadata: ["reason": "\(reason)", "seconds": "\(Double(Int(seconds * 1000)) / 1000)"])
         case .failure(let error):
             logger.error("sync failed", metadata: [
                 "reason": "\(reason)", "error": "\(error.code.name)", "message": "\(error.message)",
-                "seconds": "\(Double(Int(seconds * 1000)) / 1000)",
+                "seconds": "\(Double(Whole.clamped(seconds * 1000)) / 1000)",
             ])
         }
     }

@@ -204,7 +204,7 @@ actor ReleaseSupervisor {
         if let trial = view.current.trialDeadlines[record.from], record.reason != .manual {
             // How long after its deadline the switch back was made (the trial's own latency).
             let late = FileSystem.now() - trial
-            if late >= 0 { metadata["after-deadline"] = "\(Int(late * 1000)) ms" }
+            if late >= 0 { metadata["after-deadline"] = "\(Whole.clamped(late * 1000)) ms" }
             fields["deadline"] = .double(trial)
         }
         logger.error("rolled back", metadata: metadata)
@@ -220,7 +220,7 @@ actor ReleaseSupervisor {
                 view.update { $0.trialDeadlines[trial.generation] = trial.deadline }
                 logger.notice(resumed ? "trial resumed" : "trial started", metadata: [
                     "generation": "\(trial.generation)", "fallback": "\(previous.map(String.init) ?? "preset")",
-                    "seconds-left": "\(Int((trial.deadline - FileSystem.now()).rounded()))",
+                    "seconds-left": "\(Whole.clamped(trial.deadline - FileSystem.now()))",
                 ])
             case .runHealthCheck(let generation):
                 startHealthCheck(generation)
@@ -266,7 +266,7 @@ actor ReleaseSupervisor {
         let generation = trial.generation
         let wait = max(0, trial.deadline - FileSystem.now())
         timer = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1))
+            try? await Task.sleep(for: .milliseconds(Whole.sleepMilliseconds(wait) + 1))
             guard !Task.isCancelled else { return }
             await self?.deadlineReached(generation)
         }

@@ -264,7 +264,7 @@ package struct ReleaseMachine: Sendable, Equatable {
             return .refused(.usage("a rollback from generation \(switching.from) is already under way"))
         }
         if holdActive(now: now) {
-            return .refused(.usage("a hold is active until \(Int(holdsUntil ?? now)): no switch is made while one is (release the hold first)"))
+            return .refused(.usage("a hold is active until \(Whole.text(holdsUntil ?? now)): no switch is made while one is (release the hold first)"))
         }
         guard let current else { return .refused(.notFound("nothing to roll back: no generation is current")) }
         let target: Int?
@@ -349,6 +349,6 @@ package struct ReleaseMachine: Sendable, Equatable {
     }
 
     static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+        Whole.text(value) + " s"
     }
 }

@@ -36,8 +36,13 @@ package struct HoldStore: Sendable {
     }
 
     /// Adds a hold for `ttl` seconds.
+    /// A hold lasts 1 second to 7 days.
+    package static let ttlRange: ClosedRange<Double> = 1...(7 * 86400)
+    /// What a hold's reason may hold; it is shown by `status` and kept in `holds.json`.
+    package static let maxReasonBytes = 1024
+
     package func add(ttl: Double, reason: String, now: Double = FileSystem.now()) throws(CenariusError) -> Hold {
-        guard ttl > 0, ttl <= 7 * 86400 else { throw .usage("a hold's ttl must be between 1 second and 7 days") }
+        guard Self.ttlRange.contains(ttl) else { throw .usage("a hold's ttl must be between 1 second and 7 days") }
         var id = ""
         for _ in 0..<8 { id += String(UInt8.random(in: 0...255), radix: 16).leftPadded(2) }
         let hold = Hold(id: id, reason: reason, createdAt: now, expires: now + ttl)

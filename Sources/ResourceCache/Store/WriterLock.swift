@@ -28,7 +28,7 @@ package final class WriterLock {
                 if FileSystem.monotonic() >= deadline {
                     let holder = WriterLock.holder(path)
                     close(fd)
-                    throw CenariusError(.storage, "cache is locked\(holder.map { " by pid \($0)" } ?? "") (\(path)); gave up after \(Int(timeout)) s waiting to \(purpose)",
+                    throw CenariusError(.storage, "cache is locked\(holder.map { " by pid \($0)" } ?? "") (\(path)); gave up after \(Whole.text(timeout)) s waiting to \(purpose)",
                                         cause: .locked(holder: holder))
                 }
                 usleep(20_000)

@@ -13,14 +13,18 @@ package struct SyncPlan: Sendable, Equatable {
     /// One entry per hash to download.
     package var downloads: [RouteEntry] = []
 
-    /// Bytes to download when the table declares sizes.
+    /// Bytes to download when the table declares sizes; `Int64.max` when their sum passes
+    /// `ByteCount.limit` (the sizes are the origin's numbers: the free-space check then fails,
+    /// nothing traps).
     package var downloadBytes: Int64? {
-        var total: Int64 = 0
+        var sizes: [ByteCount] = []
+        sizes.reserveCapacity(downloads.count)
         for entry in downloads {
             guard let size = entry.size else { return nil }
-            total += size
+            guard let count = ByteCount(exactly: size) else { return .max }
+            sizes.append(count)
         }
-        return total
+        return ByteCount.sum(sizes)?.value ?? .max
     }
 
     package static func == (lhs: SyncPlan, rhs: SyncPlan) -> Bool {

@@ -328,18 +328,26 @@ package struct Syncer: Sendable {
     private func freeBytes() -> Int64? {
         var info = statvfs()
         guard statvfs(layout.root, &info) == 0 else { return nil }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        guard let blocks = Int64(exactly: info.f_bavail), let size = Int64(exactly: info.f_frsize) else { return .max }
+        let (bytes, overflow) = blocks.multipliedReportingOverflow(by: size)
+        return overflow ? .max : bytes
+    }
+
+    /// The download plus the reserve, saturating: `needed` may be `Int64.max` (sizes past any disk).
+    private func required(_ needed: Int64?) -> Int64 {
+        let (sum, overflow) = (needed ?? 0).addingReportingOverflow(settings.minFreeBytes)
+        return overflow ? .max : sum
     }
 
     private func hasFreeSpace(needed: Int64?) -> Bool {
         guard let free = freeBytes() else { return true }
-        return free >= (needed ?? 0) + settings.minFreeBytes
+        return free >= required(needed)
     }
 
     private func checkFreeSpace(needed: Int64?) throws(CenariusError) {
         guard let free = freeBytes() else { return }
-        if free < (needed ?? 0) + settings.minFreeBytes {
-            let what = needed.map { "\($0) bytes to download plus " } ?? ""
+        if free < required(needed) {
+            let what = needed.map { $0 == .max ? "more bytes than any disk holds (the table's sizes) plus " : "\($0) bytes to download plus " } ?? ""
             throw .storage("not enough free space in \(layout.root): \(free) bytes free, need \(what)\(settings.minFreeBytes) bytes reserve")
         }
     }

@@ -84,9 +84,10 @@ extension Downloader {
             // A server ignores If-Modified-Since beside If-None-Match (RFC 9110, 13.1.3): the date
             // goes only to an origin that gave no ETag. Every byte counts in a poll (B7).
             for header in transfer.extraHeaders { headers = ccurl_slist_append(headers, header) }
-            if let etag = validators?.etag {
+            // Validators may come back from the cache's files: checked again as they leave.
+            if let etag = validators?.etag.flatMap(HeaderValue.validator) {
                 headers = ccurl_slist_append(headers, "If-None-Match: \(etag)")
-            } else if let date = validators?.lastModified {
+            } else if let date = validators?.lastModified.flatMap(HeaderValue.validator) {
                 headers = ccurl_slist_append(headers, "If-Modified-Since: \(date)")
             }
         case .file:

@@ -183,7 +183,7 @@ extension Downloader {
             if active.isEmpty, verifying.isEmpty, let soonest = waiting.map(\.notBefore).min() {
                 wait = max(1, min(wait, (soonest - FileSystem.monotonic()) * 1000))
             }
-            ccurl_multi_poll(multi.value, Int32(wait))
+            ccurl_multi_poll(multi.value, Int32(Whole.clamped(wait, to: 1...100)))
         }
 
         /// After an attempt: done, retried later, tried on the next mirror, or given up.

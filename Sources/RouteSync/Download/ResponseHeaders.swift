@@ -1,18 +1,23 @@
 import CCurl
 
-/// The few response headers cenariusd acts on.
-struct ResponseHeaders {
-    var statusLine: String?
-    var status = 0
-    var etag: String?
-    var lastModified: String?
-    var retryAfter: Double?
-    var contentLength: Int64?
-    var acceptRanges = false
+/// The few response headers cenariusd acts on. Package-visible for the fuzzer (FuzzResponseHeaders).
+package struct ResponseHeaders {
+    package var statusLine: String?
+    package var status = 0
+    /// At most `HeaderValue.maxValidatorBytes`; a longer one is dropped.
+    package var etag: String?
+    package var lastModified: String?
+    /// Seconds, at most a day (`HeaderValue.retryAfter`).
+    package var retryAfter: Double?
+    /// In `ByteCount`'s range.
+    package var contentLength: Int64?
+    package var acceptRanges = false
+
+    package init() {}
 
     /// One raw header line. Byte-wise, because it runs for every header of every file on the
     /// download loop: only the status line and the values of the fields above become Strings.
-    mutating func consume(_ raw: UnsafeRawBufferPointer) {
+    package mutating func consume(_ raw: UnsafeRawBufferPointer) {
         var end = raw.count
         while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
         let line = UnsafeRawBufferPointer(rebasing: raw[0..<end])
@@ -30,11 +35,11 @@ struct ResponseHeaders {
         while last > first, line[last - 1] == 0x20 || line[last - 1] == 0x09 { last -= 1 }
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[first..<last]), as: UTF8.self)
         switch field {
-        case .etag: etag = value
-        case .lastModified: lastModified = value
-        case .contentLength: contentLength = Int64(value)
+        case .etag: etag = HeaderValue.validator(value)
+        case .lastModified: lastModified = HeaderValue.validator(value)
+        case .contentLength: contentLength = HeaderValue.contentLength(value)?.value
         case .acceptRanges: acceptRanges = value.lowercased() == "bytes"
-        case .retryAfter: retryAfter = Double(value).map { max(0, $0) } ?? HTTPDate.secondsUntil(value)
+        case .retryAfter: retryAfter = HeaderValue.retryAfter(value, now: FileSystem.now())?.value
         }
     }
 
@@ -88,9 +93,10 @@ struct ResponseHeaders {
 
 /// Parses the HTTP-date form of `Retry-After` (RFC 9110 §10.2.3) with libcurl's own date parser.
 enum HTTPDate {
-    static func secondsUntil(_ text: String) -> Double? {
+    /// Unix seconds; nil when the text is not a date.
+    static func unixTime(_ text: String) -> Double? {
         let when = ccurl_getdate(text)
         guard when >= 0 else { return nil }
-        return max(0, Double(when) - FileSystem.now())
+        return Double(when)
     }
 }

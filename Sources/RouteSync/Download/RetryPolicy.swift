@@ -43,7 +43,7 @@ package struct RetryPolicy: Sendable {
             guard attempt < attempts else { return .giveUp(.init(.remote, "\(message) (after \(attempt) attempts)", retryAfter: retryAfter)) }
             if let retryAfter {
                 guard retryAfter <= maxRetryAfter else {
-                    return .giveUp(.init(.remote, "\(message); Retry-After \(Int(retryAfter)) s is longer than this run waits", retryAfter: retryAfter))
+                    return .giveUp(.init(.remote, "\(message); Retry-After \(Whole.text(retryAfter.rounded())) s is longer than this run waits", retryAfter: retryAfter))
                 }
                 return .retry(after: retryAfter)
             }

@@ -47,8 +47,9 @@ package enum RolloutGate {
         return Double(value >> 11) / Double(UInt64(1) << 53)
     }
 
+    /// Finite and below 2e18 whatever the manifest said: its numbers were checked at the edge.
     package static func moment(_ rollout: ReleaseManifest.Rollout, place: Double) -> Double {
-        rollout.start + place * rollout.duration
+        rollout.start.adding(Seconds(exactly: place * rollout.duration.value) ?? rollout.duration)
     }
 
     /// `release`: the manifest's name, or a stand-in when it has none (the table's fingerprint).

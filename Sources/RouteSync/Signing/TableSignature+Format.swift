@@ -9,15 +9,16 @@ extension TableSignature {
 
     package func serialized() -> [UInt8] {
         if isFirstFormat {
-            let release = manifest.map { ", \"release\": \"\($0)\"" } ?? ""
-            return Array("{\"format\": \"\(Self.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signatures[0].signature))\"}\n".utf8)
+            // The texts of a parsed sidecar are the origin's: quoted, so that it writes back as it read.
+            let release = manifest.map { ", \"release\": \(JSONText.quoted($0))" } ?? ""
+            return Array("{\"format\": \"\(Self.format)\", \"version\": \(version), \"key\": \(JSONText.quoted(keyID))\(release), \"signature\": \"\(Base64.encode(signatures[0].signature))\"}\n".utf8)
         }
         var fields = ["\"format\": \"\(Self.multiFormat)\"", "\"version\": \(version)"]
         if let signedAt { fields.append("\"signed\": \(signedAt)") }
         if let expires { fields.append("\"expires\": \(expires)") }
-        let covered = covers.keys.sorted().map { "\"\($0)\": \"\(covers[$0]!)\"" }.joined(separator: ", ")
+        let covered = covers.keys.sorted().map { "\(JSONText.quoted($0)): \(JSONText.quoted(covers[$0]!))" }.joined(separator: ", ")
         fields.append("\"covers\": {\(covered)}")
-        let entries = signatures.map { "{\"key\": \"\($0.keyID)\", \"signature\": \"\(Base64.encode($0.signature))\"}" }
+        let entries = signatures.map { "{\"key\": \(JSONText.quoted($0.keyID)), \"signature\": \"\(Base64.encode($0.signature))\"}" }
         fields.append("\"signatures\": [\(entries.joined(separator: ", "))]")
         if !rotations.isEmpty {
             fields.append("\"rotations\": [\(rotations.map { $0.json }.joined(separator: ", "))]")

@@ -6,7 +6,8 @@ import Glibc
 /// short process): for messages, `status` and events.
 package enum UTCTime {
     package static func text(_ seconds: Double) -> String {
-        var time = time_t(seconds)
+        // A moment read from the cache or a sidecar may be anything: shown clamped to years 1970...9999.
+        var time = time_t(Whole.clamped(seconds, to: 0...253_402_300_799))
         var parts = tm()
         gmtime_r(&time, &parts)
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }

@@ -33,8 +33,21 @@ package enum JSONValue: Sendable, Equatable {
     }
 
     package var string: String? { if case .string(let s) = self { return s } else { return nil } }
-    package var double: Double? { if case .number(let n) = self { return Double(n) } else { return nil } }
+    /// nil for a number past Double's range ("1e400" would read as +infinity).
+    package var double: Double? { if case .number(let n) = self, let d = Double(n), d.isFinite { return d } else { return nil } }
     package var int64: Int64? { if case .number(let n) = self { return Int64(n) } else { return nil } }
+
+    /// What a message calls a value of the wrong type.
+    package var kind: String {
+        switch self {
+        case .string: "a string"
+        case .number: "a number"
+        case .bool: "true or false"
+        case .null: "null"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
 }
 
 extension JSONScanner {

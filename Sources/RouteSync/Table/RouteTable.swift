@@ -144,7 +144,12 @@ extension RouteTable {
                 guard s.peek() == UInt8(ascii: "\"") else { throw s.fail("entry \(number): \"hash\" is not a string") }
                 hash = try s.string()
             case "size":
+                let at = s.offset
                 size = try s.integer()
+                // Sizes are summed for the free-space check: one past any real file is a typo.
+                if let value = size, ByteCount(exactly: value) == nil {
+                    throw JSONScanner.Failure(offset: at, reason: "entry \(number): size \(value) is beyond \(ByteCount.limit) bytes")
+                }
             default:
                 try s.skipValue()
             }

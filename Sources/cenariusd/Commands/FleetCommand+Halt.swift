@@ -32,7 +32,7 @@ struct RolloutHalt {
                 halt.reason = "\(name) was already halted: \(Self.percent(share)) of \(halt.tried) devices gave it up"
                 return halt
             }
-            var rollout = manifest.rollout ?? .init(start: FileSystem.now().rounded(.down), duration: 0)
+            var rollout = manifest.rollout ?? .init(start: UnixTime(exactly: FileSystem.now().rounded(.down)) ?? 0, duration: .zero)
             rollout.halted = true
             manifest.rollout = rollout
             let written = manifest.serialized()
@@ -48,7 +48,7 @@ struct RolloutHalt {
     }
 
     static func percent(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
+        let tenths = Whole.clamped(value * 10)
         return "\(tenths / 10).\(tenths % 10)%"
     }
 }

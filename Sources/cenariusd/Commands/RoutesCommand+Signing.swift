@@ -21,8 +21,10 @@ extension RoutesCommand {
         } else {
             let now = FileSystem.now()
             let lifetime = expires.flatMap(Self.seconds)
+            let version: Int64
+            if let tableVersion { version = tableVersion } else { version = try Self.nextVersion(after: previous, now: now) }
             signature = try TableSignature.unsigned(
-                covering: files, version: tableVersion ?? Self.nextVersion(after: previous, now: now),
+                covering: files, version: version,
                 signedAt: lifetime == nil ? nil : Int64(now), expires: lifetime.map { Int64(now) + $0 }, rotations: rotations)
         }
         try signature.sign(with: key)
@@ -39,9 +41,12 @@ extension RoutesCommand {
 
     /// The default signed version: now in milliseconds, and always above the previous sidecar's,
     /// so two publishers that share no files, and one signing twice in a row, both grow (G8).
-    static func nextVersion(after previous: TableSignature?, now: Double) -> Int64 {
+    static func nextVersion(after previous: TableSignature?, now: Double) throws(CenariusError) -> Int64 {
         let milliseconds = Int64((now * 1000).rounded(.down))
-        return max(milliseconds, (previous?.version ?? 0) + 1)
+        // A sidecar's version is the origin's number: at Int64.max no later version exists.
+        let (next, overflow) = (previous?.version ?? 0).addingReportingOverflow(1)
+        guard !overflow else { throw .usage("the previous sidecar holds version \(Int64.max), the largest there is: pass --table-version or remove it") }
+        return max(milliseconds, next)
     }
 
     /// `fleet --halt-above`: the same table under a changed manifest, signed anew by `keys` with a new
@@ -52,10 +57,16 @@ extension RoutesCommand {
         var files = [TableSignature.tableRole: table]
         files[TableSignature.releaseRole] = manifest
         let now = FileSystem.now()
-        let lifetime = previous.flatMap { previous in previous.expires.flatMap { expires in previous.signedAt.map { expires - $0 } } }
+        // The previous sidecar's times are the origin's numbers: its lifetime is checked like one.
+        let lifetime = previous.flatMap { previous in previous.expires.flatMap { expires in previous.signedAt.map { expires.subtractingReportingOverflow($0) } } }
+        let expires = lifetime.map { Int64(now).addingReportingOverflow($0.partialValue) }
+        if lifetime?.overflow == true || expires?.overflow == true {
+            throw .usage("\(path) holds signing and expiry times whose lifetime cannot be carried over; sign it anew with routes --expires")
+        }
+        let version = try nextVersion(after: previous, now: now)
         var signature = try TableSignature.unsigned(
-            covering: files, version: nextVersion(after: previous, now: now), signedAt: lifetime == nil ? nil : Int64(now),
-            expires: lifetime.map { Int64(now) + $0 }, rotations: previous?.rotations ?? [])
+            covering: files, version: version, signedAt: lifetime == nil ? nil : Int64(now),
+            expires: expires?.partialValue, rotations: previous?.rotations ?? [])
         for key in keys { try signature.sign(with: SigningKeys.readPrivate(key)) }
         try FileSystem.writeAtomically(signature.serialized(), to: path)
     }

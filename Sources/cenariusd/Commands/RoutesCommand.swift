@@ -59,8 +59,12 @@ struct RoutesCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
-        if let rolloutDuration, !(rolloutDuration >= 0) { throw ValidationError("--rollout-duration must be a non-negative number of seconds") }
-        if let rolloutStart, !(rolloutStart >= 0) { throw ValidationError("--rollout-start must be unix seconds") }
+        if let rolloutDuration, Seconds(exactly: rolloutDuration) == nil {
+            throw ValidationError("--rollout-duration must be a number of seconds from 0 to \(Whole.text(Seconds.limit))")
+        }
+        if let rolloutStart, UnixTime(exactly: rolloutStart) == nil {
+            throw ValidationError("--rollout-start must be unix seconds from 0 to \(Whole.text(Seconds.limit))")
+        }
         if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
         if signKey == nil, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
     }
@@ -71,7 +75,9 @@ struct RoutesCommand: AsyncParsableCommand {
         var manifest = ReleaseManifest(release: release)
         if let requiresNative { manifest.requiresNative = try NativeVersion(requiresNative) }
         if rolloutStart != nil || rolloutDuration != nil || halted {
-            manifest.rollout = .init(start: rolloutStart ?? FileSystem.now().rounded(.down), duration: rolloutDuration ?? 0, halted: halted)
+            // Checked in validate(); the clock is ours.
+            manifest.rollout = .init(start: UnixTime(exactly: rolloutStart ?? FileSystem.now().rounded(.down)) ?? 0,
+                                     duration: rolloutDuration.flatMap(Seconds.init(exactly:)) ?? .zero, halted: halted)
         }
         return manifest
     }

@@ -59,12 +59,14 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
-        guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second") }
+        guard interval >= 1, interval <= Setting.year else { throw ValidationError("--interval must be 1 second to a year (31536000)") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
         if let hookTimeout, !(hookTimeout > 0) { throw ValidationError("--hook-timeout must be a positive number of seconds") }
         if let startJitter, !(startJitter >= 0) { throw ValidationError("--start-jitter must be 0 or a number of seconds") }
-        if let healthMaxAge, !(healthMaxAge > 0) { throw ValidationError("--health-max-age must be a positive number of seconds") }
+        if let healthMaxAge, !(healthMaxAge > 0 && healthMaxAge <= Setting.year) {
+            throw ValidationError("--health-max-age must be a positive number of seconds, at most a year (31536000)")
+        }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
     }
 

@@ -63,7 +63,7 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         if let daemon {
-            Output.line("daemon:      pid \(daemon.pid) serving \(daemon.url), sync every \(Int(daemon.interval)) s")
+            Output.line("daemon:      pid \(daemon.pid) serving \(daemon.url), sync every \(Whole.text(daemon.interval)) s")
             if let last = history?.last {
                 let what = last.outcome == "failed" ? "failed: \(last.desc ?? "") (\(last.error ?? 0)) \(last.message ?? "")" : last.outcome
                 Output.line("last sync:   \(Output.timestamp(last.at)) (\(last.reason)): \(what)")
@@ -72,7 +72,7 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             Output.line("daemon:      not running")
         }
-        func age(_ seconds: Double?) -> String { seconds.map { "\(Int($0.rounded())) s ago" } ?? "never" }
+        func age(_ seconds: Double?) -> String { seconds.map { "\(Whole.clamped($0)) s ago" } ?? "never" }
         Output.line("remote:      \(status.remote ?? "(none)")")
         Output.line("cache:       \(status.cache)")
         Output.line("preset:      \(status.preset)")
@@ -82,7 +82,7 @@ struct StatusCommand: AsyncParsableCommand {
         Output.line("checked:     \(age(status.checkedAge))")
         Output.line("objects:     \(status.objects) (\(Output.bytes(status.objectBytes)))")
         if status.trial, let deadline = status.trialDeadline {
-            let left = Int((deadline - FileSystem.now()).rounded())
+            let left = Whole.clamped(deadline - FileSystem.now())
             Output.line("trial:       generation \(status.generation ?? 0) is on trial, \(left) s left to confirm it; falls back to \(status.confirmedGeneration.map { "generation \($0)" } ?? "the preset")")
         } else if let confirmed = status.confirmedGeneration {
             Output.line("confirmed:   generation \(confirmed)")
@@ -91,7 +91,7 @@ struct StatusCommand: AsyncParsableCommand {
             Output.line("rolled back: generation \(rollback.from) → \(rollback.to.map { "generation \($0)" } ?? "the preset") (\(rollback.reason.rawValue), \(age(FileSystem.now() - rollback.at))): \(rollback.detail ?? "")")
         }
         if let deferred = status.deferred {
-            let place = deferred.place.map { ", place \(Int(($0 * 1000).rounded()) / 10)%" } ?? ""
+            let place = deferred.place.map { ", place \(Whole.clamped($0 * 1000) / 10)%" } ?? ""
             let at = deferred.at.map { ", adopts at \(Output.timestamp($0))" } ?? ""
             Output.line("pending:     release \(deferred.release) waits for \(deferred.waitsFor): \(deferred.reason)\(place)\(at)")
         }

@@ -171,7 +171,7 @@ struct ResolvedSettings: Sendable {
         sync.report = source.bool("report") ?? true
         if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
         // Test hook for rollout decisions (docs/rollout.md); read from the environment only.
-        if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init) { sync.rollout.clockOffset = offset }
+        if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init), abs(offset) <= Seconds.limit { sync.rollout.clockOffset = offset }
         let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
         return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
     }

@@ -36,7 +36,7 @@ enum Output {
 
     /// "0.12 s", without locale-aware formatting (slow to warm up in a short process).
     static func seconds(_ value: Double) -> String {
-        let hundredths = Int((value * 100).rounded())
+        let hundredths = Whole.clamped(value * 100)
         let fraction = hundredths % 100
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
     }
@@ -54,7 +54,7 @@ enum Output {
             value /= 1024
             unit += 1
         }
-        let tenths = Int((value * 10).rounded())
+        let tenths = Whole.clamped(value * 10)
         return unit == 0 ? "\(count) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 }
@@ -78,9 +78,9 @@ final class ProgressBar {
         let elapsed = max(FileSystem.monotonic() - started, 0.001)
         let fraction = progress.filesTotal == 0 ? 1 : Double(progress.filesDone) / Double(progress.filesTotal)
         let width = 24
-        let filled = Int(fraction * Double(width))
+        let filled = Whole.clamped((fraction * Double(width)).rounded(.down), to: 0...width)
         let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "") + String(repeating: " ", count: max(0, width - filled - 1))
-        let rate = Output.bytes(Int64(Double(progress.bytes) / elapsed))
+        let rate = Output.bytes(Int64(Whole.clamped(Double(progress.bytes) / elapsed, to: 0...Int.max)))
         let text = "\r\(label) [\(bar)] \(progress.filesDone)/\(progress.filesTotal) files  \(Output.bytes(progress.bytes))  \(rate)/s "
         Output.write(STDERR_FILENO, text)
         drawn = true
