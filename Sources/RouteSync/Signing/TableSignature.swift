@@ -12,6 +12,11 @@ package import Crypto
 /// (`"release": "<hex>"`) and the message gains a fourth line with it: one signature covers both
 /// exact byte strings, so a manifest cannot be added, dropped or edited (to halt a rollout, or to
 /// skip one) without the key.
+///
+/// With a release index beside the table (B8, `routes --compress`), the sidecar also names the
+/// index's SHA-256 (`"forms": "<hex>"`) with a second signature (`"formsSignature"`) over
+/// `cenarius-forms-1\n<version>\n<table sha256>\n<index sha256>`: a device with a key uses an
+/// index only when that signature holds, and verifiers that know nothing of it ignore both keys.
 package struct TableSignature: Sendable, Equatable {
     package static let format = "cenarius-sig-1"
 
@@ -21,12 +26,30 @@ package struct TableSignature: Sendable, Equatable {
     package var signature: [UInt8]
     /// SHA-256 hex of the release manifest the signature covers, if any.
     package var manifest: String?
+    /// SHA-256 hex of the release index (B8) and the signature over it, if the publisher wrote one.
+    package var forms: String?
+    package var formsSignature: [UInt8]?
 
-    package init(version: Int64, keyID: String, signature: [UInt8], manifest: String? = nil) {
+    package init(version: Int64, keyID: String, signature: [UInt8], manifest: String? = nil, forms: String? = nil, formsSignature: [UInt8]? = nil) {
         self.version = version
         self.keyID = keyID
         self.signature = signature
         self.manifest = manifest
+        self.forms = forms
+        self.formsSignature = formsSignature
+    }
+
+    package static let formsFormat = "cenarius-forms-1"
+
+    package static func formsMessage(table: [UInt8], version: Int64, forms: String) -> [UInt8] {
+        Array("\(formsFormat)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))\n\(forms)".utf8)
+    }
+
+    /// Whether `index` is the release index this signature covers for `table` (checked after the
+    /// table's own signature: a device with a key trusts no other index).
+    package func covers(index: [UInt8], table: [UInt8], with key: Curve25519.Signing.PublicKey) -> Bool {
+        guard let forms, let formsSignature, forms == TableSignature.manifestDigest(index) else { return false }
+        return key.isValidSignature(formsSignature, for: TableSignature.formsMessage(table: table, version: version, forms: forms))
     }
 
     package static func message(table: [UInt8], version: Int64, manifest: String? = nil) -> [UInt8] {
@@ -40,11 +63,15 @@ package struct TableSignature: Sendable, Equatable {
         String(StreamingHasher.hex(SHA256.hash(data: publicKey.rawRepresentation)).prefix(16))
     }
 
-    package static func sign(table: [UInt8], manifest: [UInt8]? = nil, version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
+    package static func sign(table: [UInt8], manifest: [UInt8]? = nil, forms index: [UInt8]? = nil, version: Int64,
+                             with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
         let digest = manifest.map(manifestDigest)
+        let forms = index.map(manifestDigest)
         do {
             let signature = try key.signature(for: message(table: table, version: version, manifest: digest))
-            return TableSignature(version: version, keyID: keyID(of: key.publicKey), signature: Array(signature), manifest: digest)
+            let formsSignature = try forms.map { try Array(key.signature(for: formsMessage(table: table, version: version, forms: $0))) }
+            return TableSignature(version: version, keyID: keyID(of: key.publicKey), signature: Array(signature), manifest: digest,
+                                  forms: forms, formsSignature: formsSignature)
         } catch {
             throw .internal("cannot sign the table: \(error)")
         }
@@ -73,7 +100,11 @@ package struct TableSignature: Sendable, Equatable {
 
     package func serialized() -> [UInt8] {
         let release = manifest.map { ", \"release\": \"\($0)\"" } ?? ""
-        return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signature))\"}\n".utf8)
+        var forms = ""
+        if let digest = self.forms, let formsSignature {
+            forms = ", \"forms\": \"\(digest)\", \"formsSignature\": \"\(Base64.encode(formsSignature))\""
+        }
+        return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signature))\"\(forms)}\n".utf8)
     }
 
     package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
@@ -82,6 +113,8 @@ package struct TableSignature: Sendable, Equatable {
         var key = ""
         var signature: String?
         var manifest: String?
+        var forms: String?
+        var formsSignature: String?
         let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             do throws(JSONScanner.Failure) {
@@ -92,6 +125,8 @@ package struct TableSignature: Sendable, Equatable {
                     case "key": key = try s.string()
                     case "signature": signature = try s.string()
                     case "release": manifest = try s.string()
+                    case "forms": forms = try s.string()
+                    case "formsSignature": formsSignature = try s.string()
                     default: try s.skipValue()
                     }
                 }
@@ -110,7 +145,10 @@ package struct TableSignature: Sendable, Equatable {
         if let manifest, manifest.utf8.count != 64 || ContentHash(hex: manifest) == nil {
             throw .integrity("signature file \(source) names a release manifest digest that is not SHA-256 hex")
         }
-        return TableSignature(version: version, keyID: key, signature: raw, manifest: manifest?.lowercased())
+        // A forms signature that does not parse only costs the device its index: the table stands.
+        let formsRaw = formsSignature.flatMap(Base64.decode).flatMap { $0.count == 64 ? $0 : nil }
+        return TableSignature(version: version, keyID: key, signature: raw, manifest: manifest?.lowercased(),
+                              forms: formsRaw == nil ? nil : forms?.lowercased(), formsSignature: formsRaw)
     }
 }
 

@@ -19,6 +19,12 @@ package struct TableSignatureVerifier: Sendable {
     /// remote has one); returns its version.
     /// - Parameter inForce: the version of the table currently in force, if it was signed.
     package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?, cancel: CancelToken? = nil) throws(CenariusError) -> Int64 {
+        try verified(table: table, manifest: manifest, remote: remote, downloader: downloader, inForce: inForce, cancel: cancel).version
+    }
+
+    /// As `verify`, returning the whole sidecar (which also says what release index it covers).
+    package func verified(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?,
+                          cancel: CancelToken? = nil) throws(CenariusError) -> TableSignature {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)
@@ -36,6 +42,6 @@ package struct TableSignatureVerifier: Sendable {
         if let inForce, signature.version < inForce {
             throw .integrity("\(remote.tableURL) is signed with version \(signature.version), older than version \(inForce) in force (rollback refused)")
         }
-        return signature.version
+        return signature
     }
 }

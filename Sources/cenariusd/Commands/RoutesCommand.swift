@@ -18,6 +18,12 @@ struct RoutesCommand: AsyncParsableCommand {
               cenariusd routes ./www
               cenariusd routes ./www --check
               cenariusd routes ./www --release 2026.11-a --rollout-duration 86400 --sign-key release.key
+              cenariusd routes ./www-2 --delta-from ./www-1 --sign-key release.key
+
+            With --compress it also writes DIR/_cenarius/: a zstd form of every file, a pack of them \
+            for a first install, and an index named by the table's hash (docs/release-bytes.md). \
+            --delta-from OLD (repeatable, implies --compress) adds patches from OLD's files for \
+            every file OLD lacks. Devices use them when present; a remote without them works as before.
             """)
 
     @Argument(help: ArgumentHelp("The folder to describe.", valueName: "dir"))
@@ -38,6 +44,9 @@ struct RoutesCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Manifest: seconds over which the fleet adopts the release.", valueName: "seconds")) var rolloutDuration: Double?
     @Flag(help: "Manifest: halt the rollout (devices that have not switched stay where they are).") var halted = false
     @Flag(help: "Print one JSON object.") var json = false
+    @Flag(help: "Also write compressed forms, a pack and their index under DIR/_cenarius/ (B8).") var compress = false
+    @Option(help: ArgumentHelp("An earlier release (a folder with its table): also write patches from its files (repeatable; implies --compress).", valueName: "old"))
+    var deltaFrom: [String] = []
 
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name"))
     var routesName: String = "Routes.json"
@@ -49,6 +58,7 @@ struct RoutesCommand: AsyncParsableCommand {
         var skipped: [String]
         var upToDate: Bool?
         var difference: String?
+        var forms: FormPublisher.Summary?
     }
 
     func validate() throws {
@@ -107,9 +117,23 @@ struct RoutesCommand: AsyncParsableCommand {
             try FileSystem.writeAtomically(written, to: target + ".release")
             if !json { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
+        var index: [UInt8]?
+        if compress || !deltaFrom.isEmpty {
+            let olds = try deltaFrom.map { old throws(CenariusError) in
+                let path = FileSystem.join(old, routesName)
+                return FormPublisher.Release(root: old, table: try RouteTable.parse(FileSystem.readFile(path), source: path))
+            }
+            let forms = try FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds).publish()
+            index = try FileSystem.readFile(forms.index)
+            summary.forms = forms
+            if !json {
+                Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
+                    + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))")
+            }
+        }
         if let signKey {
             let version = tableVersion ?? RoutesCommand.nextVersion(previousSidecar: target + ".sig")
-            let signature = try TableSignature.sign(table: bytes, manifest: manifest, version: version, with: SigningKeys.readPrivate(signKey))
+            let signature = try TableSignature.sign(table: bytes, manifest: manifest, forms: index, version: version, with: SigningKeys.readPrivate(signKey))
             try FileSystem.writeAtomically(signature.serialized(), to: target + ".sig")
             if !json { Output.line("signed \(target).sig: version \(version), key \(signature.keyID)\(manifest == nil ? "" : ", covering the release manifest")") }
         }
