@@ -28,6 +28,11 @@ package struct Seeder: Sendable {
         package var entries = 0
         package var downloadedFiles = 0
         package var downloadedBytes: Int64 = 0
+        /// Bytes on the wire and bytes the downloaded files hold (B8), as in SyncReport.
+        package var bytesFetched: Int64 = 0
+        package var bytesHeld: Int64 = 0
+        package var patchedFiles = 0
+        package var compressedFiles = 0
         package var copiedFiles = 0
         package var keptFiles = 0
         package var removedFiles = 0
@@ -41,7 +46,7 @@ package struct Seeder: Sendable {
     package func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
         let started = FileSystem.monotonic()
         let downloader = try Downloader(options: transfer)
-        let (remote, bytes, table) = try fetchTable(downloader)
+        let (remote, bytes, table, signature) = try fetchTable(downloader)
         let mirrors = ([self.remote] + self.mirrors).filter { $0 != remote }
         var report = Report()
         report.entries = table.count
@@ -57,7 +62,8 @@ package struct Seeder: Sendable {
         let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, mirrors: mirrors, staging: staging)
         report.keptFiles = plan.kept
         let files = plan.files
-        let results = downloader.download(files, progress: progress)
+        let results = try download(files, table: bytes, remote: remote, old: old, signature: signature, downloader: downloader,
+                                   report: &report, progress: progress)
         for case .failure(let error) in results {
             plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
             throw error.appending("; the preset was not changed")
@@ -95,7 +101,7 @@ package struct Seeder: Sendable {
     }
 
     /// The table (verified when signing is on) from the first remote that gives a good one.
-    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable) {
+    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, TableSignature?) {
         var failures: [CenariusError] = []
         for remote in [remote] + mirrors {
             do throws(CenariusError) {
@@ -103,10 +109,8 @@ package struct Seeder: Sendable {
                     throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
                 }
                 let table = try RouteTable.parse(bytes, source: remote.tableURL)
-                if let verifier {
-                    _ = try verifier.verify(table: bytes, remote: remote, downloader: downloader, inForce: nil)
-                }
-                return (remote, bytes, table)
+                let signature = try verifier?.verified(table: bytes, remote: remote, downloader: downloader, inForce: nil)
+                return (remote, bytes, table, signature)
             } catch {
                 failures.append(error)
                 guard error.code == .remote || error.code == .integrity else { break }

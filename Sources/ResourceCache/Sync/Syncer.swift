@@ -125,8 +125,9 @@ package struct Syncer: Sendable {
             return finished(.unchanged, generation: current.number)
         }
         let manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
-        let signedVersion = try settings.tableVerifier?.verify(
+        let signature = try settings.tableVerifier?.verified(
             table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
+        let signedVersion = signature?.version
         if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce {
             throw .integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
         }
@@ -150,9 +151,12 @@ package struct Syncer: Sendable {
         report.servedFromPreset = plan.fromPreset.count
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
+        let held = heldCopies(objects: objects, preset: presetTable)
+        let forms = formPlan(plan.downloads, table: bytes, remote: remote, downloader: downloader, signature: signature, held: held, cancel: cancel)
         if !hasFreeSpace(needed: plan.downloadBytes) {
-            // Objects kept from failed syncs are the first thing to give back when space is short.
-            let keep = Set(plan.cached.map(\.hash))
+            // Objects kept from failed syncs are the first thing to give back when space is short;
+            // the bases of the patches chosen are not (B8).
+            let keep = Set(plan.cached.map(\.hash)).union(forms.bases)
             GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
         }
         try checkFreeSpace(needed: plan.downloadBytes)
@@ -162,7 +166,9 @@ package struct Syncer: Sendable {
             }
             report.importedFromPreset += 1
         }
-        try download(plan.downloads, remote: remote, mirrors: mirrors, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
+        let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects,
+                                      held: held, report: &report, cancel: cancel)
+        try download(plain, remote: remote, mirrors: mirrors, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
         if let holding = try admission.holding() {
             // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
             report.outcome = .held
@@ -206,6 +212,8 @@ package struct Syncer: Sendable {
                 try objects.adopt(file.destination, as: file.expected)
                 report.downloadedFiles += 1
                 report.downloadedBytes += bytes
+                report.bytesFetched += bytes
+                report.bytesHeld += bytes
             case .failure(let error):
                 unlink(file.destination)
                 failed += 1

@@ -30,6 +30,8 @@ package struct FileDownload: Sendable {
     package let size: Int64?
     /// The same file on other mirrors, tried in order when `url` cannot give it (error, 404, bad hash).
     package var mirrors: [String] = []
+    /// A retry policy of its own (a compressed form or patch gets one attempt: FormPolicy); nil: the downloader's.
+    package var policy: RetryPolicy?
 
     package init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {
         self.mirrors = mirrors

@@ -1,0 +1,310 @@
+import Foundation
+import Testing
+@testable import ResourceCache
+@testable import RouteSync
+import TestOrigin
+
+/// Text that compresses like a minified bundle (see RouteSyncTests' twin).
+fileprivate func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
+    var state = seed
+    var out: [UInt8] = []
+    let words = ["function", "return", "const", "let", "this", "props", "state", "render", "=>", "{", "}", "(", ")", ";", "null", "undefined"]
+    while out.count < bytes {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        out.append(contentsOf: words[Int(state >> 60)].utf8)
+        out.append(contentsOf: String(state >> 48 & 0xFFF, radix: 36).utf8)
+        out.append(UInt8(ascii: " "))
+    }
+    return Array(out.prefix(bytes))
+}
+
+/// A release folder on disk, published as `routes DIR --delta-from OLD...` would, and uploaded to the origin.
+fileprivate struct Release {
+    let root: String
+    let table: RouteTable
+    let tableBytes: [UInt8]
+
+    init(_ files: [String: [UInt8]], in root: String, deltaFrom olds: [Release] = [], compress: Bool = true) throws {
+        self.root = root
+        for (uri, bytes) in files {
+            let path = root + "/" + uri
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        table = try RouteTableBuilder(root: root).build().table
+        tableBytes = table.serialized()
+        try Data(tableBytes).write(to: URL(fileURLWithPath: root + "/Routes.json"))
+        if compress {
+            _ = try FormPublisher(release: .init(root: root, table: table), tableBytes: tableBytes,
+                                  olds: olds.map { .init(root: $0.root, table: $0.table) }).publish()
+        }
+    }
+
+    /// Every file of the folder, as uploading it would.
+    func upload(to origin: TestOrigin) throws {
+        let enumerator = FileManager.default.enumerator(atPath: root)!
+        while let relative = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            origin.put(relative, Array(try Data(contentsOf: URL(fileURLWithPath: root + "/" + relative))))
+        }
+    }
+
+    var index: ReleaseIndex {
+        get throws {
+            let path = root + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(tableBytes))
+            return try ReleaseIndex.parse(Array(Data(contentsOf: URL(fileURLWithPath: path))), source: path)
+        }
+    }
+
+    func hash(_ uri: String) -> ContentHash { table.entries.first { $0.uri.value == uri }!.hash }
+}
+
+@Suite(.awaitsCleanups) struct ReleaseBytesTests {
+    static let old: [String: [UInt8]] = [
+        "index.html": Array("<script src=assets/main.1a2b3c4d.js></script>".utf8),
+        "assets/main.1a2b3c4d.js": bundle(seed: 1, bytes: 400_000),
+        "assets/vendor.js": bundle(seed: 2, bytes: 200_000),
+        "logo.txt": bundle(seed: 3, bytes: 3000),
+    ]
+    static var new: [String: [UInt8]] {
+        var new = old
+        new["assets/main.1a2b3c4d.js"] = nil
+        var main = old["assets/main.1a2b3c4d.js"]!
+        main.replaceSubrange(200_000..<200_020, with: Array("/* release two !! */".utf8))
+        new["assets/main.9f8e7d6c.js"] = main
+        new["index.html"] = Array("<script src=assets/main.9f8e7d6c.js></script>".utf8)
+        var vendor = old["assets/vendor.js"]!
+        vendor.append(contentsOf: Array("export default 2;".utf8))
+        new["assets/vendor.js"] = vendor
+        return new
+    }
+
+    fileprivate func releases(_ f: Fixture) throws -> (old: Release, new: Release) {
+        let old = try Release(Self.old, in: f.root + "/old")
+        let new = try Release(Self.new, in: f.root + "/new", deltaFrom: [old])
+        return (old, new)
+    }
+
+    func expectServes(_ f: Fixture, _ files: [String: [UInt8]]) throws {
+        for (uri, bytes) in files {
+            let resolution = try f.resolve(uri)
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: resolution.path))) == bytes, "\(uri)")
+        }
+    }
+
+    var formRequests: (Fixture) -> [String] { { f in f.origin.requests.map(\.path).filter { $0.hasPrefix("_cenarius/") } } }
+
+    @Test func aReleaseIsFetchedAsPatches() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        try old.upload(to: f.origin)
+        let first = try f.sync()
+        // A first install: the pack, not one request per file.
+        #expect(first.compressedFiles == 4)
+        #expect(f.origin.requests.filter { $0.path.hasPrefix("_cenarius/pack/") }.count == 1)
+        #expect(first.bytesFetched < first.bytesHeld)
+        try expectServes(f, Self.old)
+
+        try new.upload(to: f.origin)
+        f.origin.resetRequests()
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        // main.js (under its new name), vendor.js and index.html.
+        #expect(report.patchedFiles == 3)
+        #expect(report.bytesFetched < 4000, "fetched \(report.bytesFetched)")
+        #expect(report.bytesHeld > 600_000)
+        #expect(f.fileRequests.filter { !$0.hasPrefix("_cenarius/") }.isEmpty)
+        try expectServes(f, Self.new)
+
+        // An unchanged poll is still one conditional request (B7).
+        f.origin.resetRequests()
+        #expect(try f.sync().outcome == .notModified)
+        #expect(f.origin.requests.count == 1)
+    }
+
+    @Test func everyBrokenFormFallsBackToTheNextSource() async throws {
+        let faults: [Fault] = [.status(404), .truncate, .corrupt, .status(500), .drop]
+        for fault in faults {
+            let f = try await Fixture()
+            do { let g = f; Cleanups.add { await g.cleanup() } }
+            let (old, new) = try releases(f)
+            try old.upload(to: f.origin)
+            _ = try f.sync()
+            try new.upload(to: f.origin)
+            let index = try new.index
+            // Every patch and compressed form broken: the plain files remain.
+            for forms in index.files.values {
+                for patch in forms.patches { f.origin.inject(fault, on: ReleaseIndex.formPath(patch.form.hash)) }
+                if let zstd = forms.zstd { f.origin.inject(fault, on: ReleaseIndex.formPath(zstd.hash)) }
+            }
+            let report = try f.sync()
+            #expect(report.outcome == .committed, "\(fault)")
+            #expect(report.patchedFiles == 0 && report.compressedFiles == 0, "\(fault)")
+            #expect(report.formFallbacks >= 3, "\(fault)")
+            try expectServes(f, Self.new)
+            // Each form was asked for once: a failed form is not retried (FormPolicy). A dropped
+            // connection is the exception: libcurl itself asks again once on a fresh connection
+            // when a reused one turns out dead.
+            for forms in index.files.values where fault != .drop {
+                for patch in forms.patches { #expect(f.origin.requests(for: ReleaseIndex.formPath(patch.form.hash)).count == 1, "\(fault)") }
+            }
+        }
+    }
+
+    @Test func aBrokenPatchFallsBackToTheCompressedForm() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        try old.upload(to: f.origin)
+        _ = try f.sync()
+        try new.upload(to: f.origin)
+        for forms in try new.index.files.values {
+            for patch in forms.patches { f.origin.inject(.status(404), on: ReleaseIndex.formPath(patch.form.hash)) }
+        }
+        let report = try f.sync()
+        #expect(report.patchedFiles == 0)
+        // index.html is too small for zstd to shrink: it has no compressed form, and comes plain.
+        #expect(report.compressedFiles == 2)
+        #expect(f.origin.requests(for: "index.html").count == 1)
+        try expectServes(f, Self.new)
+    }
+
+    /// An index that lies (a patch against another base, a bomb, another file's form), its forms
+    /// named by their true hashes so that only decoding can tell: every file still arrives right.
+    @Test func lyingFormsAreDroppedForThePlainFile() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        try old.upload(to: f.origin)
+        _ = try f.sync()
+        try new.upload(to: f.origin)
+        var index = try new.index
+        func put(_ form: [UInt8]) -> ReleaseIndex.Form {
+            let hash = StreamingHasher.hash(form, .md5)
+            f.origin.put(ReleaseIndex.formPath(hash), form)
+            return .init(hash: hash, size: Int64(form.count))
+        }
+        let main = new.hash("assets/main.9f8e7d6c.js"), vendor = new.hash("assets/vendor.js"), html = new.hash("index.html")
+        // Wrong base: a patch made against other bytes, offered from a base the device holds.
+        let wrongBase = try Zstd.compress(Self.new["assets/main.9f8e7d6c.js"]!, prefix: bundle(seed: 9, bytes: 400_000))
+        index.files[main] = .init(zstd: nil, patches: [.init(base: old.hash("assets/main.1a2b3c4d.js"), form: put(wrongBase))])
+        // A bomb: a few KiB that inflate to 64 MiB, for a 200 KB file.
+        index.files[vendor] = .init(zstd: put(try Zstd.compress([UInt8](repeating: 0x41, count: 64 << 20), level: 3)))
+        // Another file's form.
+        index.files[html] = .init(zstd: put(try Zstd.compress(Array("<p>not this</p>".utf8))))
+        f.origin.put(ReleaseIndex.indexPath(table: index.table), index.serialized())
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        #expect(report.formFallbacks == 3)
+        try expectServes(f, Self.new)
+    }
+
+    @Test func oversizeOutputStopsAtMaxFileSize() async throws {
+        // A table without sizes: the limit is --max-file-size.
+        var f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        f.settings.transfer.maxFileSize = 1 << 20
+        let table = f.origin.publish(["a.txt": "small"])
+        let bomb = try Zstd.compress([UInt8](repeating: 0, count: 8 << 20), level: 3)
+        let form = StreamingHasher.hash(bomb, .md5)
+        f.origin.put(ReleaseIndex.formPath(form), bomb)
+        let hash = ContentHash(hex: TestOrigin.md5(Array("small".utf8)))!
+        let index = ReleaseIndex(table: ReleaseIndex.tableDigest(table), files: [hash: .init(zstd: .init(hash: form, size: Int64(bomb.count)))])
+        f.origin.put(ReleaseIndex.indexPath(table: index.table), index.serialized())
+        let report = try f.sync()
+        #expect(report.formFallbacks == 1)
+        #expect(f.origin.requests(for: "a.txt").count == 1)
+        #expect(f.content(try f.resolve("a.txt")) == "small")
+    }
+
+    @Test func thePresetIsABase() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        // The device ships with the old release as its preset and has never synced.
+        try FileManager.default.removeItem(atPath: f.root + "/preset")
+        try FileManager.default.copyItem(atPath: old.root, toPath: f.root + "/preset")
+        try new.upload(to: f.origin)
+        let report = try f.sync()
+        #expect(report.patchedFiles == 3)
+        #expect(report.bytesFetched < 4000)
+        try expectServes(f, Self.new)
+    }
+
+    @Test func aRemoteWithoutFormsWorksAsBefore() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let plain = try Release(Self.old, in: f.root + "/plain", compress: false)
+        try plain.upload(to: f.origin)
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        #expect(report.downloadedFiles == 4)
+        #expect(report.bytesFetched == report.bytesHeld)
+        // One request for the index (a 404), then the files.
+        #expect(formRequests(f) == [ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(plain.tableBytes))])
+        try expectServes(f, Self.old)
+    }
+
+    @Test func signedTablesUseOnlyTheIndexTheyCover() async throws {
+        var f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (key, publicKey) = SigningKeys.generate()
+        f.settings.tableVerifier = TableSignatureVerifier(key: publicKey)
+        let (old, new) = try releases(f)
+        func sign(_ release: Release, version: Int64) throws {
+            let index = try Array(Data(contentsOf: URL(fileURLWithPath: release.root + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(release.tableBytes)))))
+            f.origin.put("Routes.json.sig", try TableSignature.sign(table: release.tableBytes, forms: index, version: version, with: key).serialized())
+        }
+        try old.upload(to: f.origin)
+        try sign(old, version: 1)
+        _ = try f.sync()
+        try new.upload(to: f.origin)
+        try sign(new, version: 2)
+        #expect(try f.sync().patchedFiles == 3)
+        try expectServes(f, Self.new)
+
+        // A third release whose index was swapped after signing: plain files, still verified.
+        let third = try Release(Self.old, in: f.root + "/third", deltaFrom: [new])
+        try third.upload(to: f.origin)
+        f.origin.put("Routes.json.sig", try TableSignature.sign(table: third.tableBytes, version: 3, with: key).serialized())
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        #expect(report.patchedFiles == 0 && report.compressedFiles == 0)
+        try expectServes(f, Self.old)
+    }
+
+    @Test func seedGoesThroughPatches() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        try FileManager.default.removeItem(atPath: f.root + "/preset")
+        try FileManager.default.copyItem(atPath: old.root, toPath: f.root + "/preset")
+        try FileManager.default.removeItem(atPath: f.root + "/preset/_cenarius")
+        try new.upload(to: f.origin)
+        let seeder = Seeder(remote: f.settings.remotes[0], preset: f.settings.preset, transfer: f.settings.transfer)
+        let report = try seeder.seed(check: false)
+        #expect(report.patchedFiles == 3)
+        #expect(report.bytesFetched < 4000)
+        #expect(try seeder.seed(check: true).mismatched.isEmpty)
+    }
+
+    @Test func planPrefersAHeldBaseThenTheCompressedFormAndPacksAFirstInstall() {
+        func h(_ c: Character) -> ContentHash { ContentHash(hex: String(repeating: c, count: 32))! }
+        let form = { (c: Character, size: Int64) in ReleaseIndex.Form(hash: h(c), size: size) }
+        let index = ReleaseIndex(table: "", files: [
+            h("1"): .init(zstd: form("a", 50), patches: [.init(base: h("9"), form: form("b", 5)), .init(base: h("8"), form: form("c", 3))]),
+            h("2"): .init(zstd: form("d", 40)),
+        ], packs: [.init(form: form("e", 100), members: [.init(hash: h("1"), offset: 0, length: 55), .init(hash: h("2"), offset: 55, length: 45)])])
+        let update = FormPlan(downloads: [h("1"), h("2")], index: index, holds: { $0 == h("9") })
+        #expect(update.sources[h("1")] == [.patch(base: h("9"), form: form("b", 5)), .zstd(form("a", 50)), .plain])
+        #expect(update.sources[h("2")] == [.zstd(form("d", 40)), .plain])
+        #expect(update.pack == nil)
+        #expect(update.bases == [h("9")])
+        let install = FormPlan(downloads: [h("1"), h("2")], index: index, holds: { _ in false })
+        #expect(install.pack != nil)
+        #expect(install.sources[h("2")] == [.member(.init(hash: h("2"), offset: 55, length: 45)), .zstd(form("d", 40)), .plain])
+        #expect(FormPlan(downloads: [h("2")], index: nil, holds: { _ in true }).sources[h("2")] == [.plain])
+    }
+}
