@@ -135,10 +135,8 @@ fileprivate struct Release {
             try new.upload(to: f.origin)
             let index = try new.index
             // Every patch and compressed form broken: the plain files remain.
-            for forms in index.files.values {
-                for patch in forms.patches { f.origin.inject(fault, on: ReleaseIndex.formPath(patch.form.hash)) }
-                if let zstd = forms.zstd { f.origin.inject(fault, on: ReleaseIndex.formPath(zstd.hash)) }
-            }
+            let forms = index.patches.map(ReleaseIndex.patchPath) + new.table.entries.map { ReleaseIndex.formPath($0.hash) }
+            for path in forms { f.origin.inject(fault, on: path) }
             let report = try f.sync()
             #expect(report.outcome == .committed, "\(fault)")
             #expect(report.patchedFiles == 0 && report.compressedFiles == 0, "\(fault)")
@@ -147,8 +145,8 @@ fileprivate struct Release {
             // Each form was asked for once: a failed form is not retried (FormPolicy). A dropped
             // connection is the exception: libcurl itself asks again once on a fresh connection
             // when a reused one turns out dead.
-            for forms in index.files.values where fault != .drop {
-                for patch in forms.patches { #expect(f.origin.requests(for: ReleaseIndex.formPath(patch.form.hash)).count == 1, "\(fault)") }
+            for path in index.patches.map(ReleaseIndex.patchPath) where fault != .drop {
+                #expect(f.origin.requests(for: path).count == 1, "\(fault)")
             }
         }
     }
@@ -160,9 +158,7 @@ fileprivate struct Release {
         try old.upload(to: f.origin)
         _ = try f.sync()
         try new.upload(to: f.origin)
-        for forms in try new.index.files.values {
-            for patch in forms.patches { f.origin.inject(.status(404), on: ReleaseIndex.formPath(patch.form.hash)) }
-        }
+        for patch in try new.index.patches { f.origin.inject(.status(404), on: ReleaseIndex.patchPath(patch)) }
         let report = try f.sync()
         #expect(report.patchedFiles == 0)
         // index.html is too small for zstd to shrink: it has no compressed form, and comes plain.
@@ -180,24 +176,22 @@ fileprivate struct Release {
         try old.upload(to: f.origin)
         _ = try f.sync()
         try new.upload(to: f.origin)
-        var index = try new.index
-        func put(_ form: [UInt8]) -> ReleaseIndex.Form {
-            let hash = StreamingHasher.hash(form, .md5)
-            f.origin.put(ReleaseIndex.formPath(hash), form)
-            return .init(hash: hash, size: Int64(form.count))
-        }
         let main = new.hash("assets/main.9f8e7d6c.js"), vendor = new.hash("assets/vendor.js"), html = new.hash("index.html")
         // Wrong base: a patch made against other bytes, offered from a base the device holds.
-        let wrongBase = try Zstd.compress(Self.new["assets/main.9f8e7d6c.js"]!, prefix: bundle(seed: 9, bytes: 400_000))
-        index.files[main] = .init(zstd: nil, patches: [.init(base: old.hash("assets/main.1a2b3c4d.js"), form: put(wrongBase))])
-        // A bomb: a few KiB that inflate to 64 MiB, for a 200 KB file.
-        index.files[vendor] = .init(zstd: put(try Zstd.compress([UInt8](repeating: 0x41, count: 64 << 20), level: 3)))
+        var index = try new.index
+        index.patches = [.init(target: main, base: old.hash("assets/main.1a2b3c4d.js"))]
+        f.origin.put(ReleaseIndex.patchPath(index.patches[0]), try Zstd.compress(Self.new["assets/main.9f8e7d6c.js"]!, prefix: bundle(seed: 9, bytes: 400_000)))
+        f.origin.put(ReleaseIndex.formPath(main), try Zstd.compress(bundle(seed: 10, bytes: 1000)))
+        // A bomb: a few KiB that inflate to 64 MiB, for a 200 KB file (its window is refused, or its output stops at the limit).
+        f.origin.put(ReleaseIndex.formPath(vendor), try Zstd.compress([UInt8](repeating: 0x41, count: 64 << 20), level: 1))
         // Another file's form.
-        index.files[html] = .init(zstd: put(try Zstd.compress(Array("<p>not this</p>".utf8))))
+        index.plain.remove(html)
+        f.origin.put(ReleaseIndex.formPath(html), try Zstd.compress(Array("<p>not this</p>".utf8)))
         f.origin.put(ReleaseIndex.indexPath(table: index.table), index.serialized())
         let report = try f.sync()
         #expect(report.outcome == .committed)
-        #expect(report.formFallbacks == 3)
+        #expect(report.formFallbacks == 4)
+        #expect(report.patchedFiles == 0 && report.compressedFiles == 0)
         try expectServes(f, Self.new)
     }
 
@@ -207,12 +201,10 @@ fileprivate struct Release {
         do { let g = f; Cleanups.add { await g.cleanup() } }
         f.settings.transfer.maxFileSize = 1 << 20
         let table = f.origin.publish(["a.txt": "small"])
-        let bomb = try Zstd.compress([UInt8](repeating: 0, count: 8 << 20), level: 3)
-        let form = StreamingHasher.hash(bomb, .md5)
-        f.origin.put(ReleaseIndex.formPath(form), bomb)
+        let bomb = try Zstd.compress([UInt8](repeating: 0, count: 8 << 20), level: 1)
         let hash = ContentHash(hex: TestOrigin.md5(Array("small".utf8)))!
-        let index = ReleaseIndex(table: ReleaseIndex.tableDigest(table), files: [hash: .init(zstd: .init(hash: form, size: Int64(bomb.count)))])
-        f.origin.put(ReleaseIndex.indexPath(table: index.table), index.serialized())
+        f.origin.put(ReleaseIndex.formPath(hash), bomb)
+        f.origin.put(ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table)), ReleaseIndex(table: ReleaseIndex.tableDigest(table)).serialized())
         let report = try f.sync()
         #expect(report.formFallbacks == 1)
         #expect(f.origin.requests(for: "a.txt").count == 1)
@@ -290,21 +282,23 @@ fileprivate struct Release {
         #expect(try seeder.seed(check: true).mismatched.isEmpty)
     }
 
-    @Test func planPrefersAHeldBaseThenTheCompressedFormAndPacksAFirstInstall() {
+    @Test func planPrefersAHeldBaseThenTheCompressedFormAndPacksAFirstInstall() throws {
         func h(_ c: Character) -> ContentHash { ContentHash(hex: String(repeating: c, count: 32))! }
-        let form = { (c: Character, size: Int64) in ReleaseIndex.Form(hash: h(c), size: size) }
-        let index = ReleaseIndex(table: "", files: [
-            h("1"): .init(zstd: form("a", 50), patches: [.init(base: h("9"), form: form("b", 5)), .init(base: h("8"), form: form("c", 3))]),
-            h("2"): .init(zstd: form("d", 40)),
-        ], packs: [.init(form: form("e", 100), members: [.init(hash: h("1"), offset: 0, length: 55), .init(hash: h("2"), offset: 55, length: 45)])])
-        let update = FormPlan(downloads: [h("1"), h("2")], index: index, holds: { $0 == h("9") })
-        #expect(update.sources[h("1")] == [.patch(base: h("9"), form: form("b", 5)), .zstd(form("a", 50)), .plain])
-        #expect(update.sources[h("2")] == [.zstd(form("d", 40)), .plain])
+        let one = RouteEntry(uri: try URIPath(validating: "a.js"), hash: h("1"), size: 60)
+        let two = RouteEntry(uri: try URIPath(validating: "b.js"), hash: h("2"), size: 40)
+        let table = try RouteTable(entries: [two, one])
+        let index = ReleaseIndex(table: "", plain: [h("2")], patches: [.init(target: h("1"), base: h("9")), .init(target: h("1"), base: h("8"))],
+                                 pack: .init(hash: h("e"), size: 70, files: 2))
+        let update = FormPlan(downloads: [one], table: table, index: index, holds: { $0 == h("9") })
+        #expect(update.sources[h("1")] == [.patch(base: h("9")), .zstd, .plain])
         #expect(update.pack == nil)
         #expect(update.bases == [h("9")])
-        let install = FormPlan(downloads: [h("1"), h("2")], index: index, holds: { _ in false })
+        let install = FormPlan(downloads: [one, two], table: table, index: index, holds: { _ in false })
         #expect(install.pack != nil)
-        #expect(install.sources[h("2")] == [.member(.init(hash: h("2"), offset: 55, length: 45)), .zstd(form("d", 40)), .plain])
-        #expect(FormPlan(downloads: [h("2")], index: nil, holds: { _ in true }).sources[h("2")] == [.plain])
+        #expect(install.sources[h("1")] == [.member(0), .zstd, .plain])
+        #expect(install.sources[h("2")] == [.member(1), .plain])
+        // Too little of the site to be worth the pack.
+        #expect(FormPlan(downloads: [two], table: table, index: index, holds: { _ in false }).pack == nil)
+        #expect(FormPlan(downloads: [two], table: table, index: nil, holds: { _ in true }).sources[h("2")] == [.plain])
     }
 }

@@ -127,16 +127,32 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
 
     @Test func indexRoundTripsAndRejectsNonsense() throws {
         let a = ContentHash(hex: String(repeating: "a", count: 32))!, b = ContentHash(hex: String(repeating: "b", count: 32))!
-        let c = ContentHash(hex: String(repeating: "c", count: 32))!, d = ContentHash(hex: String(repeating: "d", count: 32))!
-        let index = ReleaseIndex(table: String(repeating: "e", count: 64),
-                                 files: [a: .init(zstd: .init(hash: b, size: 10), patches: [.init(base: c, form: .init(hash: d, size: 3))])],
-                                 packs: [.init(form: .init(hash: d, size: 100), members: [.init(hash: a, offset: 0, length: 100)])])
+        let c = ContentHash(hex: String(repeating: "c", count: 32))!
+        let index = ReleaseIndex(table: String(repeating: "e", count: 64), plain: [c],
+                                 patches: [.init(target: a, base: b)], pack: .init(hash: c, size: 100, files: 3))
         #expect(try ReleaseIndex.parse(index.serialized(), source: "i") == index)
-        let outside = Array(#"{"format": "cenarius-forms-1", "table": "x", "packs": [{"form": "\#(d.hex)", "size": 10, "members": [["\#(a.hex)", 5, 9]]}]}"#.utf8)
-        #expect(throws: CenariusError.self) { try ReleaseIndex.parse(outside, source: "i") }
-        let negative = Array(#"{"format": "cenarius-forms-1", "table": "x", "files": {"\#(a.hex)": {"z": ["\#(b.hex)", -1]}}}"#.utf8)
+        #expect(ReleaseIndex.patchPath(.init(target: a, base: b)) == "_cenarius/p/\(a.hex)-\(b.hex).zst")
+        let negative = Array(#"{"format": "cenarius-forms-1", "table": "x", "pack": {"form": "\#(a.hex)", "size": -1, "files": 2}}"#.utf8)
         #expect(throws: CenariusError.self) { try ReleaseIndex.parse(negative, source: "i") }
+        let triple = Array(#"{"format": "cenarius-forms-1", "table": "x", "patches": [["\#(a.hex)", "\#(b.hex)", "\#(c.hex)"]]}"#.utf8)
+        #expect(throws: CenariusError.self) { try ReleaseIndex.parse(triple, source: "i") }
         #expect(throws: CenariusError.self) { try ReleaseIndex.parse(Array("{}".utf8), source: "i") }
+    }
+
+    @Test func packFramesAreFoundByDecoding() throws {
+        let files = [bundle(seed: 7, bytes: 50_000), bundle(seed: 8, bytes: 10), bundle(seed: 9, bytes: 70_000)]
+        let pack = try files.flatMap { try Zstd.compress($0) }
+        let source = try write(pack, "pack")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var offset: Int64 = 0
+        for file in files {
+            let decoding = FormDecoding(source: source, offset: offset, framesFollow: true, limit: 1 << 20, expected: StreamingHasher.hash(file, .md5))
+            let (size, end) = try decoding.decodeFrame(to: folder + "/out")
+            #expect(size == Int64(file.count))
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/out"))) == file)
+            offset = end
+        }
+        #expect(offset == Int64(pack.count))
     }
 
     @Test func signatureCoversTheIndex() throws {

@@ -70,58 +70,56 @@ package struct FormFetcher {
         while !(cancel?.isCancelled ?? false) {
             let pending = products.indices.filter { !outcome.done.contains($0) && source($0) != .plain }
             guard !pending.isEmpty else { break }
-            // This round's downloads: each form once, and the pack once for all its members.
+            // This round's downloads: each form once, and the pack once for all its frames.
             var downloads: [FileDownload] = []
-            var position: [ContentHash: Int] = [:]
-            func want(_ form: ReleaseIndex.Form, path: String, label: String) {
-                guard position[form.hash] == nil else { return }
-                position[form.hash] = downloads.count
-                var file = FileDownload(url: remote.base + "/" + path, destination: temporary + "/" + form.hash.hex + ".form",
-                                        expected: form.hash, label: label, size: form.size)
+            var position: [String: Int] = [:]
+            func want(_ path: String, label: String, expected: ContentHash, checked: Bool) {
+                guard position[path] == nil else { return }
+                position[path] = downloads.count
+                let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
+                var file = FileDownload(url: remote.base + "/" + path, destination: temporary + "/" + name + ".form",
+                                        expected: expected, label: label)
                 file.policy = formPolicy
+                file.checksHash = checked
                 downloads.append(file)
             }
             for i in pending {
-                switch source(i) {
-                case .patch(_, let form), .zstd(let form): want(form, path: ReleaseIndex.formPath(form.hash), label: products[i].label)
-                case .member: if let pack = plan.pack { want(pack.form, path: ReleaseIndex.packPath(pack.form.hash), label: "release pack") }
-                case .plain: break
+                guard let path = path(source(i), products[i].hash, plan: plan) else { continue }
+                if source(i).isMember, let pack = plan.pack {
+                    // The pack is named in the index by its own hash: its download is checked against it.
+                    want(path, label: "the release pack", expected: pack.hash, checked: true)
+                } else {
+                    want(path, label: products[i].label, expected: products[i].hash, checked: false)
                 }
             }
             let results = downloader.download(downloads, cancel: cancel)
             for case .success(let size) in results { outcome.bytesFetched += size }
-            func fetched(_ form: ReleaseIndex.Form) -> Result<String, CenariusError> {
-                guard let at = position[form.hash] else { return .failure(.internal("form not fetched")) }
+            func fetched(_ path: String) -> Result<String, CenariusError> {
+                guard let at = position[path] else { return .failure(.internal("form not fetched")) }
                 return results[at].map { _ in downloads[at].destination }
             }
+            var members: [Int: Int] = [:]
             for i in pending {
                 let product = products[i]
                 let current = source(i)
-                let form: ReleaseIndex.Form
-                var decoding: FormDecoding
-                switch current {
-                case .patch(let base, let patch):
-                    guard let basePath = basePath(base) else {
-                        fail(i, "patch base \(base) is gone")
-                        continue
-                    }
-                    form = patch
-                    decoding = FormDecoding(source: "", base: basePath, limit: limit(product), expected: product.hash)
-                case .zstd(let zstd):
-                    form = zstd
-                    decoding = FormDecoding(source: "", limit: limit(product), expected: product.hash)
-                case .member(let member):
-                    guard let pack = plan.pack else { fail(i, "no pack"); continue }
-                    form = pack.form
-                    decoding = FormDecoding(source: "", offset: member.offset, length: member.length, limit: limit(product), expected: product.hash)
-                case .plain:
+                if case .member(let ordinal) = current {
+                    members[ordinal] = i
                     continue
                 }
-                switch fetched(form) {
+                guard let path = path(current, product.hash, plan: plan) else { continue }
+                switch fetched(path) {
                 case .failure(let error):
                     fail(i, error.message)
-                case .success(let path):
-                    decoding.source = path
+                case .success(let form):
+                    var base: String?
+                    if case .patch(let hash) = current {
+                        guard let held = basePath(hash) else {
+                            fail(i, "patch base \(hash) is gone")
+                            continue
+                        }
+                        base = held
+                    }
+                    let decoding = FormDecoding(source: form, base: base, limit: limit(product), expected: product.hash)
                     do {
                         outcome.bytesHeld += try decoding.decode(to: product.destination)
                         outcome.done.insert(i)
@@ -131,9 +129,54 @@ package struct FormFetcher {
                     }
                 }
             }
+            if !members.isEmpty, let pack = plan.pack {
+                switch fetched(ReleaseIndex.packPath(pack.hash)) {
+                case .failure(let error):
+                    for i in members.values { fail(i, error.message) }
+                case .success(let file):
+                    unpack(file, plan: plan, members: members, products: products, outcome: &outcome, fail: fail)
+                }
+            }
             for file in downloads { unlink(file.destination) }
         }
         return outcome
+    }
+
+    /// Where a source is on the remote; nil for the plain file.
+    private func path(_ source: FormSource, _ hash: ContentHash, plan: FormPlan) -> String? {
+        switch source {
+        case .patch(let base): ReleaseIndex.patchPath(.init(target: hash, base: base))
+        case .zstd: ReleaseIndex.formPath(hash)
+        case .member: plan.pack.map { ReleaseIndex.packPath($0.hash) }
+        case .plain: nil
+        }
+    }
+
+    /// Decodes the pack's frames one after another (each frame's end is where the next starts),
+    /// keeping those `members` asks for. A frame that fails leaves it and every frame after it
+    /// to their next source.
+    private func unpack(_ file: String, plan: FormPlan, members: [Int: Int], products: [Product], outcome: inout Outcome, fail: (Int, String) -> Void) {
+        let scratch = temporary + "/skipped-frame"
+        defer { unlink(scratch) }
+        var offset: Int64 = 0
+        let last = members.keys.max() ?? -1
+        for (ordinal, entry) in plan.packOrder.enumerated() where ordinal <= last {
+            let product = members[ordinal].map { products[$0] }
+            let decoding = FormDecoding(source: file, offset: offset, framesFollow: true,
+                                        limit: product.map(limit) ?? min(entry.size ?? options.maxFileSize, options.maxFileSize), expected: entry.hash)
+            do {
+                let (size, end) = try decoding.decodeFrame(to: product?.destination ?? scratch)
+                offset = end
+                if let i = members[ordinal] {
+                    outcome.bytesHeld += size
+                    outcome.compressed += 1
+                    outcome.done.insert(i)
+                }
+            } catch {
+                for (later, i) in members where later >= ordinal { fail(i, "pack frame \(later): \(error.description)") }
+                return
+            }
+        }
     }
 }
 

@@ -19,11 +19,11 @@ extension Syncer {
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
-    func formPlan(_ downloads: [RouteEntry], table: [UInt8], remote: Remote, downloader: Downloader, signature: TableSignature?,
+    func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], remote: Remote, downloader: Downloader, signature: TableSignature?,
                   held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
-        let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: table, remote: remote, downloader: downloader, signature: signature,
+        let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, signature: signature,
                                                                       verifier: settings.tableVerifier, cancel: cancel)
-        return FormPlan(downloads: downloads.map(\.hash), index: index, holds: { held($0) != nil })
+        return FormPlan(downloads: downloads, table: table, index: index, holds: { held($0) != nil })
     }
 
     /// Gets what it can of `entries` through their forms into the object store; returns the

@@ -51,6 +51,7 @@ final class FileQueue: Sendable {
                                 sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
         transfer.mirrors = file.mirrors
         transfer.policy = file.policy
+        transfer.checksHash = file.checksHash
         return transfer
     }
 

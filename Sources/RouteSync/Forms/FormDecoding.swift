@@ -8,20 +8,22 @@ import Glibc
 /// stops at the limit. Memory: two 128 KiB buffers, the decoder's window (bounded by the window log
 /// the caller allows) and the base, mapped read-only for the frame's duration.
 package struct FormDecoding: Sendable {
-    /// The form: a file, and the range of it holding the frame (a pack member), or all of it.
+    /// The form: a file, and where in it the frame starts (a pack's frames follow one another).
     package var source: String
     package var offset: Int64 = 0
-    package var length: Int64?
+    /// True in a pack: other frames follow this one, and decoding says where it ended. False:
+    /// the frame must be the whole file, and trailing bytes are an error.
+    package var framesFollow = false
     /// A patch's base (a verified object or preset file); nil for a plain compressed form.
     package var base: String?
     /// The most bytes the output may have (the smaller of the entry's size and --max-file-size).
     package var limit: Int64
     package var expected: ContentHash
 
-    package init(source: String, offset: Int64 = 0, length: Int64? = nil, base: String? = nil, limit: Int64, expected: ContentHash) {
+    package init(source: String, offset: Int64 = 0, framesFollow: Bool = false, base: String? = nil, limit: Int64, expected: ContentHash) {
         self.source = source
         self.offset = offset
-        self.length = length
+        self.framesFollow = framesFollow
         self.base = base
         self.limit = limit
         self.expected = expected
@@ -36,17 +38,22 @@ package struct FormDecoding: Sendable {
     /// Writes the file to `destination` (created or truncated) and returns its size once it is
     /// whole and hashes to `expected`; on any failure `destination` is removed.
     package func decode(to destination: String) throws(FormFailure) -> Int64 {
+        try decodeFrame(to: destination).size
+    }
+
+    /// As `decode`, also giving the offset just past the frame (where a pack's next frame starts).
+    package func decodeFrame(to destination: String) throws(FormFailure) -> (size: Int64, end: Int64) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw .local("cannot open \(source): \(FileSystem.errnoText())") }
         defer { close(input) }
         let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw .local("cannot create \(destination): \(FileSystem.errnoText())") }
         do {
-            let size = try withBase { (prefix) throws(FormFailure) -> Int64 in
+            let decoded = try withBase { (prefix) throws(FormFailure) -> (Int64, Int64) in
                 try run(input: input, output: output, prefix: prefix)
             }
             close(output)
-            return size
+            return decoded
         } catch {
             close(output)
             unlink(destination)
@@ -70,7 +77,7 @@ package struct FormDecoding: Sendable {
         return try body(UnsafeRawBufferPointer(start: mapped, count: size))
     }
 
-    private func run(input: Int32, output: Int32, prefix: UnsafeRawBufferPointer?) throws(FormFailure) -> Int64 {
+    private func run(input: Int32, output: Int32, prefix: UnsafeRawBufferPointer?) throws(FormFailure) -> (Int64, Int64) {
         let decoder: ZstdDecoder
         do {
             decoder = try ZstdDecoder(windowLogMax: Self.windowLogMax(limit: limit, baseSize: Int64(prefix?.count ?? 0)),
@@ -85,12 +92,11 @@ package struct FormDecoding: Sendable {
         }
         var hasher = StreamingHasher(expected.algorithm)
         var position = offset
-        let end = length.map { offset + $0 }
+        var end = offset
         var produced: Int64 = 0
         var finished = false
-        while true {
-            let want = end.map { min(Int64(chunk), $0 - position) } ?? Int64(chunk)
-            let got = want > 0 ? pread(input, inBuffer.baseAddress, Int(want), off_t(position)) : 0
+        reading: while true {
+            let got = pread(input, inBuffer.baseAddress, chunk, off_t(position))
             guard got >= 0 else { throw .local("cannot read \(source): \(FileSystem.errnoText())") }
             if got == 0 {
                 guard finished else { throw .truncated }
@@ -113,7 +119,11 @@ package struct FormDecoding: Sendable {
                     hasher.update(written)
                     guard FileSystem.writeAll(output, written) else { throw .local("cannot write the decoded file: \(FileSystem.errnoText())") }
                 }
-                if finished && inPos < got { throw .truncated }
+                if finished {
+                    end = position - Int64(got) + Int64(inPos)
+                    if framesFollow { break reading }
+                    if inPos < got { throw .truncated }
+                }
                 // Needs more input (the output buffer was not filled).
                 if inPos == got && outPos < chunk { break }
                 if inPos == before && outPos == 0 { break }
@@ -121,6 +131,6 @@ package struct FormDecoding: Sendable {
         }
         let actual = hasher.finalize()
         guard actual == expected else { throw .wrongHash(expected: expected, actual: actual) }
-        return produced
+        return (produced, end)
     }
 }

@@ -4,9 +4,9 @@ import Glibc
 
 /// `routes NEW --compress [--delta-from OLD]...`: writes under `NEW/_cenarius/` a zstd form of
 /// every file, patches from the files of older releases for every file they lack, one pack of
-/// the zstd forms for a first install, and the index naming them all (ReleaseIndex). A form is
-/// kept only when it is smaller than what it replaces. Everything is named by its own hash, so
-/// forms shared with earlier releases are written once and a CDN may cache them forever.
+/// the zstd forms for a first install, and the index (ReleaseIndex). A form is kept only when it
+/// is smaller than what it replaces. Every name comes from content hashes, so forms shared with
+/// earlier releases are written once and a CDN may cache them forever.
 package struct FormPublisher {
     package struct Release {
         package var root: String
@@ -44,7 +44,7 @@ package struct FormPublisher {
 
     package func publish() throws(CenariusError) -> Summary {
         let folder = FileSystem.join(release.root, ReleaseIndex.folder)
-        for sub in ["z", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
+        for sub in ["z", "p", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
         let algorithm = release.table.entries.first?.hash.algorithm ?? .md5
         let matches = olds.map { BaseMatch($0.table) }
         let oldHashes = Set(olds.flatMap { $0.table.entries.map(\.hash) })
@@ -56,53 +56,53 @@ package struct FormPublisher {
         guard pack >= 0 else { throw FileSystem.failure("cannot create", packTemporary) }
         defer { close(pack) }
         var packHasher = StreamingHasher(algorithm)
-        var members: [ReleaseIndex.Member] = []
         var packSize: Int64 = 0
 
-        var seen = Set<ContentHash>()
-        for entry in release.table.entries where seen.insert(entry.hash).inserted {
+        let files = release.table.packOrder
+        for entry in files {
             let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
             guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
                 throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
             }
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
-            var forms = ReleaseIndex.Forms()
             let compressed = try Zstd.compress(bytes)
-            // The pack holds every file as a frame, even one zstd cannot shrink: one request each way.
-            members.append(ReleaseIndex.Member(hash: entry.hash, offset: packSize, length: Int64(compressed.count)))
+            // The pack holds every file as a frame, even one zstd cannot shrink: the frames are found
+            // by decoding, one after another, so none may be missing.
             packSize += Int64(compressed.count)
             compressed.withUnsafeBytes { packHasher.update($0) }
             guard FileSystem.writeAll(pack, compressed) else { throw FileSystem.failure("cannot write", packTemporary) }
             if compressed.count < bytes.count {
-                forms.zstd = try write(compressed, algorithm: algorithm, folder: folder)
+                try write(compressed, to: ReleaseIndex.formPath(entry.hash))
                 summary.compressedForms += 1
                 summary.compressedBytes += Int64(compressed.count)
+            } else {
+                index.plain.insert(entry.hash)
             }
-            if !oldHashes.contains(entry.hash) {
-                var best = min(compressed.count, bytes.count)
-                var bases = Set<ContentHash>()
-                for (old, match) in zip(olds, matches) {
-                    guard let base = match.base(for: entry.uri, size: Int64(bytes.count)), bases.insert(base.hash).inserted,
-                          base.size + Int64(bytes.count) <= Self.patchWindowBudget else { continue }
-                    let baseBytes = try FileSystem.readFile(FileSystem.join(old.root, base.uri.value))
-                    guard StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash else { continue }
-                    let patch = try Zstd.compress(bytes, prefix: baseBytes)
-                    // Worth it only when smaller than the best form so far (a patch from an older release must beat a newer one's).
-                    guard patch.count < best else { continue }
-                    best = patch.count
-                    forms.patches.append(ReleaseIndex.Patch(base: base.hash, form: try write(patch, algorithm: algorithm, folder: folder)))
-                    summary.patches += 1
-                    summary.patchBytes += Int64(patch.count)
-                }
+            guard !oldHashes.contains(entry.hash) else { continue }
+            var best = min(compressed.count, bytes.count)
+            var bases = Set<ContentHash>()
+            for (old, match) in zip(olds, matches) {
+                guard let base = match.base(for: entry.uri, size: Int64(bytes.count)), bases.insert(base.hash).inserted,
+                      base.size + Int64(bytes.count) <= Self.patchWindowBudget else { continue }
+                let baseBytes = try FileSystem.readFile(FileSystem.join(old.root, base.uri.value))
+                guard StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash else { continue }
+                let patch = try Zstd.compress(bytes, prefix: baseBytes)
+                // Worth it only when smaller than the best form so far (a patch from an older release must beat a newer one's).
+                guard patch.count < best else { continue }
+                best = patch.count
+                let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
+                try write(patch, to: ReleaseIndex.patchPath(pair))
+                index.patches.append(pair)
+                summary.patches += 1
+                summary.patchBytes += Int64(patch.count)
             }
-            if forms.zstd != nil || !forms.patches.isEmpty { index.files[entry.hash] = forms }
         }
-        if packSize < summary.plainBytes && !members.isEmpty {
+        if packSize < summary.plainBytes && !files.isEmpty {
             let hash = packHasher.finalize()
             let path = FileSystem.join(release.root, ReleaseIndex.packPath(hash))
             guard rename(packTemporary, path) == 0 else { throw FileSystem.failure("cannot write", path) }
-            index.packs = [ReleaseIndex.Pack(form: .init(hash: hash, size: packSize), members: members)]
+            index.pack = ReleaseIndex.Pack(hash: hash, size: packSize, files: files.count)
             summary.packBytes = packSize
         } else {
             unlink(packTemporary)
@@ -113,14 +113,12 @@ package struct FormPublisher {
         return summary
     }
 
-    /// Writes a form under its own hash (once: a form already there is the same bytes).
-    private func write(_ bytes: [UInt8], algorithm: ContentHash.Algorithm, folder: String) throws(CenariusError) -> ReleaseIndex.Form {
-        let hash = StreamingHasher.hash(bytes, algorithm)
-        let path = FileSystem.join(release.root, ReleaseIndex.formPath(hash))
-        if FileSystem.regularFileSize(path) != Int64(bytes.count) {
+    /// Writes a form under its name (once: a form already there decodes to the same file).
+    private func write(_ bytes: [UInt8], to relative: String) throws(CenariusError) {
+        let path = FileSystem.join(release.root, relative)
+        if FileSystem.regularFileSize(path) == nil {
             try FileSystem.writeAtomically(bytes, to: path, durable: false)
         }
-        return ReleaseIndex.Form(hash: hash, size: Int64(bytes.count))
     }
 }
 

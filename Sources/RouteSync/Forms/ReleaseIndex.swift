@@ -1,109 +1,77 @@
 import Crypto
 
 /// What a remote publishes beside one table so that a device fetches less than whole files
-/// (B8): for each file hash, its zstd form and its patches from older files, and packs of the
-/// zstd forms for a first install. Written by `routes --compress` to
-/// `_cenarius/index/<SHA-256 of the table bytes>.json`, so a device that has the table knows the
-/// index's name without asking, and a table without one costs a single 404. Forms and packs are
-/// named by their own hash (the table's algorithm) under `_cenarius/z/` and `_cenarius/pack/`.
+/// (B8, docs/release-bytes.md). Everything is named from hashes the table already gives, so the
+/// index stays a few hundred bytes plus one line per patch, whatever the size of the site:
+///
+/// - `_cenarius/z/<file hash>.zst`: the file compressed, for every file but those in `plain`;
+/// - `_cenarius/p/<file hash>-<base hash>.zst`: a patch, for each pair in `patches`;
+/// - `_cenarius/pack/<pack hash>.pack`: the compressed form of every file of the table, one zstd
+///   frame after another, in the order of `RouteTable.packOrder`;
+/// - `_cenarius/index/<SHA-256 of the table bytes>.json`: this index, so a device that has the
+///   table knows its name, and a table without one costs a single 404.
 ///
 ///     {"format": "cenarius-forms-1", "table": "<sha256>",
-///      "files": {"<hash>": {"z": ["<form>", <size>], "p": [["<base>", "<form>", <size>]]}},
-///      "packs": [{"form": "<hash>", "size": <n>, "members": [["<hash>", <offset>, <length>]]}]}
+///      "plain": ["<hash>", ...], "patches": [["<hash>", "<base hash>"], ...],
+///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
 package struct ReleaseIndex: Sendable, Equatable {
     package static let format = "cenarius-forms-1"
     /// The folder of the remote that holds everything this index names.
     package static let folder = "_cenarius"
 
-    package struct Form: Sendable, Equatable {
+    package struct Patch: Sendable, Hashable {
+        package var target: ContentHash
+        package var base: ContentHash
+        package init(target: ContentHash, base: ContentHash) {
+            self.target = target
+            self.base = base
+        }
+    }
+
+    package struct Pack: Sendable, Equatable {
+        /// The pack file's own hash (the table's algorithm): its name, and what its download is checked against.
         package var hash: ContentHash
         package var size: Int64
-        package init(hash: ContentHash, size: Int64) {
+        /// How many frames it holds: the table's distinct hashes.
+        package var files: Int
+        package init(hash: ContentHash, size: Int64, files: Int) {
             self.hash = hash
             self.size = size
-        }
-    }
-
-    package struct Patch: Sendable, Equatable {
-        package var base: ContentHash
-        package var form: Form
-        package init(base: ContentHash, form: Form) {
-            self.base = base
-            self.form = form
-        }
-    }
-
-    package struct Forms: Sendable, Equatable {
-        package var zstd: Form?
-        package var patches: [Patch] = []
-        package init(zstd: Form? = nil, patches: [Patch] = []) {
-            self.zstd = zstd
-            self.patches = patches
-        }
-    }
-
-    package struct Member: Sendable, Equatable {
-        package var hash: ContentHash
-        package var offset: Int64
-        package var length: Int64
-        package init(hash: ContentHash, offset: Int64, length: Int64) {
-            self.hash = hash
-            self.offset = offset
-            self.length = length
-        }
-    }
-
-    /// Zstd forms one after another (each a frame of its own), fetched as one file.
-    package struct Pack: Sendable, Equatable {
-        package var form: Form
-        package var members: [Member]
-        package init(form: Form, members: [Member]) {
-            self.form = form
-            self.members = members
+            self.files = files
         }
     }
 
     /// SHA-256 hex of the table bytes this index belongs to.
     package var table: String
-    package var files: [ContentHash: Forms] = [:]
-    package var packs: [Pack] = []
+    /// Files with no compressed form (zstd could not make them smaller).
+    package var plain: Set<ContentHash> = []
+    package var patches: [Patch] = []
+    package var pack: Pack?
 
-    package init(table: String, files: [ContentHash: Forms] = [:], packs: [Pack] = []) {
+    package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil) {
         self.table = table
-        self.files = files
-        self.packs = packs
+        self.plain = plain
+        self.patches = patches
+        self.pack = pack
     }
 
     package static func tableDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
-    package static func digest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
 
     /// Paths relative to the remote's base.
     package static func indexPath(table digest: String) -> String { "\(folder)/index/\(digest).json" }
     package static func formPath(_ hash: ContentHash) -> String { "\(folder)/z/\(hash.hex).zst" }
+    package static func patchPath(_ patch: Patch) -> String { "\(folder)/p/\(patch.target.hex)-\(patch.base.hex).zst" }
     package static func packPath(_ hash: ContentHash) -> String { "\(folder)/pack/\(hash.hex).pack" }
 
     package func serialized() -> [UInt8] {
-        var out = Array("{\"format\": \"\(Self.format)\", \"table\": \"\(table)\",\n \"files\": {".utf8)
-        for (i, (hash, forms)) in files.sorted(by: { $0.key.hex < $1.key.hex }).enumerated() {
-            out.append(contentsOf: "\(i == 0 ? "\n  " : ",\n  ")\"\(hash.hex)\": {".utf8)
-            var parts: [String] = []
-            if let zstd = forms.zstd { parts.append("\"z\": [\"\(zstd.hash.hex)\", \(zstd.size)]") }
-            if !forms.patches.isEmpty {
-                parts.append("\"p\": [" + forms.patches.map { "[\"\($0.base.hex)\", \"\($0.form.hash.hex)\", \($0.form.size)]" }.joined(separator: ", ") + "]")
-            }
-            out.append(contentsOf: parts.joined(separator: ", ").utf8)
-            out.append(UInt8(ascii: "}"))
-        }
-        out.append(contentsOf: "},\n \"packs\": [".utf8)
-        for (i, pack) in packs.enumerated() {
-            out.append(contentsOf: "\(i == 0 ? "" : ", "){\"form\": \"\(pack.form.hash.hex)\", \"size\": \(pack.form.size), \"members\": [".utf8)
-            for (j, member) in pack.members.enumerated() {
-                out.append(contentsOf: "\(j == 0 ? "\n   " : ",\n   ")[\"\(member.hash.hex)\", \(member.offset), \(member.length)]".utf8)
-            }
-            out.append(contentsOf: "]}".utf8)
-        }
-        out.append(contentsOf: "]}\n".utf8)
-        return out
+        var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\",\n \"plain\": ["
+        out += plain.map { "\"\($0.hex)\"" }.sorted().joined(separator: ", ")
+        out += "],\n \"patches\": ["
+        out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
+        out += "]"
+        if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
+        out += "}\n"
+        return Array(out.utf8)
     }
 
     /// Parses an index; anything malformed is an error (the caller then ignores the index and
@@ -119,7 +87,7 @@ package struct ReleaseIndex: Sendable, Equatable {
             }
             func count(_ s: inout JSONScanner) throws(JSONScanner.Failure) -> Int64 {
                 let value = try s.integer()
-                guard value >= 0 else { throw s.fail("negative size or offset") }
+                guard value >= 0 else { throw s.fail("a negative count") }
                 return value
             }
             do throws(JSONScanner.Failure) {
@@ -127,63 +95,30 @@ package struct ReleaseIndex: Sendable, Equatable {
                     switch name {
                     case "format": format = try s.string()
                     case "table": index.table = try s.string()
-                    case "files":
-                        try s.object { s, key throws(JSONScanner.Failure) in
-                            guard let target = ContentHash(hex: key) else { throw s.fail("not a content hash") }
-                            var forms = Forms()
-                            try s.object { s, kind throws(JSONScanner.Failure) in
-                                switch kind {
-                                case "z":
-                                    var form: ContentHash?
-                                    var size: Int64?
-                                    try s.array { s throws(JSONScanner.Failure) in
-                                        if form == nil { form = try hash(&s) } else if size == nil { size = try count(&s) } else { throw s.fail("extra field") }
-                                    }
-                                    guard let form, let size else { throw s.fail("a form needs a hash and a size") }
-                                    forms.zstd = Form(hash: form, size: size)
-                                case "p":
-                                    try s.array { s throws(JSONScanner.Failure) in
-                                        var base: ContentHash?, form: ContentHash?, size: Int64?
-                                        try s.array { s throws(JSONScanner.Failure) in
-                                            if base == nil { base = try hash(&s) } else if form == nil { form = try hash(&s) }
-                                            else if size == nil { size = try count(&s) } else { throw s.fail("extra field") }
-                                        }
-                                        guard let base, let form, let size else { throw s.fail("a patch needs a base, a form and a size") }
-                                        forms.patches.append(Patch(base: base, form: Form(hash: form, size: size)))
-                                    }
-                                default: try s.skipValue()
-                                }
-                            }
-                            index.files[target] = forms
-                        }
-                    case "packs":
+                    case "plain":
+                        try s.array { s throws(JSONScanner.Failure) in index.plain.insert(try hash(&s)) }
+                    case "patches":
                         try s.array { s throws(JSONScanner.Failure) in
-                            var form: ContentHash?, size: Int64?
-                            var members: [Member] = []
-                            try s.object { s, key throws(JSONScanner.Failure) in
-                                switch key {
-                                case "form": form = try hash(&s)
-                                case "size": size = try count(&s)
-                                case "members":
-                                    try s.array { s throws(JSONScanner.Failure) in
-                                        var member: ContentHash?, offset: Int64?, length: Int64?
-                                        try s.array { s throws(JSONScanner.Failure) in
-                                            if member == nil { member = try hash(&s) } else if offset == nil { offset = try count(&s) }
-                                            else if length == nil { length = try count(&s) } else { throw s.fail("extra field") }
-                                        }
-                                        guard let member, let offset, let length else { throw s.fail("a member needs a hash, an offset and a length") }
-                                        members.append(Member(hash: member, offset: offset, length: length))
-                                    }
-                                default: try s.skipValue()
-                                }
+                            var pair: [ContentHash] = []
+                            try s.array { s throws(JSONScanner.Failure) in
+                                guard pair.count < 2 else { throw s.fail("a patch is a file hash and a base hash") }
+                                pair.append(try hash(&s))
                             }
-                            guard let form, let size else { throw s.fail("a pack needs a form and a size") }
-                            for member in members {
-                                let (end, overflow) = member.offset.addingReportingOverflow(member.length)
-                                guard !overflow, end <= size else { throw s.fail("a pack member lies outside its pack") }
-                            }
-                            index.packs.append(Pack(form: Form(hash: form, size: size), members: members))
+                            guard pair.count == 2 else { throw s.fail("a patch is a file hash and a base hash") }
+                            index.patches.append(Patch(target: pair[0], base: pair[1]))
                         }
+                    case "pack":
+                        var form: ContentHash?, size: Int64?, files: Int64?
+                        try s.object { s, key throws(JSONScanner.Failure) in
+                            switch key {
+                            case "form": form = try hash(&s)
+                            case "size": size = try count(&s)
+                            case "files": files = try count(&s)
+                            default: try s.skipValue()
+                            }
+                        }
+                        guard let form, let size, let files, let count = Int(exactly: files) else { throw s.fail("a pack needs a form, a size and a file count") }
+                        index.pack = Pack(hash: form, size: size, files: count)
                     default: try s.skipValue()
                     }
                 }
@@ -197,5 +132,13 @@ package struct ReleaseIndex: Sendable, Equatable {
         if let failure { throw .integrity("invalid release index \(source): \(failure.reason) at byte \(failure.offset)") }
         guard format == Self.format else { throw .integrity("release index \(source) has format \(format ?? "none"), expected \(Self.format)") }
         return index
+    }
+}
+
+extension RouteTable {
+    /// The distinct hashes of the table in the order of their first uri: the order of a pack's frames.
+    package var packOrder: [RouteEntry] {
+        var seen = Set<ContentHash>()
+        return entries.sorted { $0.uri < $1.uri }.filter { seen.insert($0.hash).inserted }
     }
 }
