@@ -111,6 +111,9 @@ fileprivate struct Release {
         f.origin.resetRequests()
         let report = try f.sync()
         #expect(report.outcome == .committed)
+        // The device saw the first release's index: it polls the compressed table, not the table.
+        #expect(f.origin.requests.first?.path == "_cenarius/Routes.json.zst")
+        #expect(f.origin.requests(for: "Routes.json").isEmpty)
         // main.js (under its new name), vendor.js and index.html.
         #expect(report.patchedFiles == 3)
         #expect(report.bytesFetched < 4000, "fetched \(report.bytesFetched)")
@@ -122,6 +125,30 @@ fileprivate struct Release {
         f.origin.resetRequests()
         #expect(try f.sync().outcome == .notModified)
         #expect(f.origin.requests.count == 1)
+        #expect(f.origin.requests.first?.headers["if-none-match"] != nil)
+    }
+
+    @Test func aCompressedTableThatIsGoneOrBrokenCostsOneMoreRequest() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        try old.upload(to: f.origin)
+        _ = try f.sync()
+        try new.upload(to: f.origin)
+        // Broken: the table itself, in the same sync.
+        f.origin.put("_cenarius/Routes.json.zst", Array("not zstd".utf8))
+        f.origin.resetRequests()
+        #expect(try f.sync().outcome == .committed)
+        #expect(f.origin.requests.prefix(2).map(\.path) == ["_cenarius/Routes.json.zst", "Routes.json"])
+        try expectServes(f, Self.new)
+        // The next index says the remote publishes it again: polled; gone (404): the table, in the same sync.
+        f.origin.remove("_cenarius/Routes.json.zst")
+        _ = try Release(Self.old, in: f.root + "/third", deltaFrom: [new]).upload(to: f.origin)
+        f.origin.remove("_cenarius/Routes.json.zst")
+        f.origin.resetRequests()
+        #expect(try f.sync().outcome == .committed)
+        #expect(f.origin.requests.prefix(2).map(\.path) == ["_cenarius/Routes.json.zst", "Routes.json"])
+        try expectServes(f, Self.old)
     }
 
     @Test func everyBrokenFormFallsBackToTheNextSource() async throws {

@@ -186,6 +186,7 @@ package struct FormFetcher {
 package enum ReleaseIndexLoader {
     package static func load(table: [UInt8], remote: Remote, downloader: Downloader, signature: TableSignature?,
                              verifier: TableSignatureVerifier?, cancel: CancelToken?) -> ReleaseIndex? {
+        guard Zstd.isAvailable else { return nil }
         let digest = ReleaseIndex.tableDigest(table)
         let url = remote.base + "/" + ReleaseIndex.indexPath(table: digest)
         guard case .content(let bytes, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: 32 << 20, cancel: cancel),

@@ -46,6 +46,8 @@ package struct CacheLayout: Sendable {
     package var deviceID: String { root + "/device-id" }
     package var holds: String { root + "/holds.json" }
     package var pending: String { root + "/pending" }
+    /// The URL of the compressed table this device polls instead of the table (B8, Syncer+Forms).
+    package var tableForm: String { root + "/table-form" }
     package var daemonLock: String { root + "/daemon.lock" }
     package var daemonInfo: String { root + "/daemon.json" }
 

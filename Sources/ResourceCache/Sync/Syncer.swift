@@ -83,7 +83,7 @@ package struct Syncer: Sendable {
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remote.tableURL ? $0 : nil }
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil)
 
-        let document = try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel)
+        let document = try fetchTable(remote, validators: validators, downloader: downloader, cancel: cancel)
         let bytes: [UInt8]
         let newValidators: Validators
         switch document {

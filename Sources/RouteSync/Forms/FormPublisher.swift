@@ -36,6 +36,9 @@ package struct FormPublisher {
         package var packBytes: Int64 = 0
     }
 
+    /// The table's file name (`--routes-name`): its compressed form is `_cenarius/<name>.zst`.
+    package var routesName = "Routes.json"
+
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
         self.tableBytes = tableBytes
@@ -106,6 +109,15 @@ package struct FormPublisher {
             summary.packBytes = packSize
         } else {
             unlink(packTemporary)
+        }
+        // The table compressed, which devices that saw this index poll instead of the table. It
+        // changes with every release: written in place, beside the table it is the form of.
+        let table = try Zstd.compress(tableBytes)
+        if table.count < tableBytes.count {
+            try FileSystem.writeAtomically(table, to: FileSystem.join(release.root, ReleaseIndex.tablePath(routesName)), durable: false)
+            index.tableForm = true
+        } else {
+            unlink(FileSystem.join(release.root, ReleaseIndex.tablePath(routesName)))
         }
         let indexPath = FileSystem.join(release.root, ReleaseIndex.indexPath(table: index.table))
         try FileSystem.writeAtomically(index.serialized(), to: indexPath)

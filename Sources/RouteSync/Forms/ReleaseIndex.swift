@@ -11,7 +11,10 @@ import Crypto
 /// - `_cenarius/index/<SHA-256 of the table bytes>.json`: this index, so a device that has the
 ///   table knows its name, and a table without one costs a single 404.
 ///
-///     {"format": "cenarius-forms-1", "table": "<sha256>",
+/// - `_cenarius/<table name>.zst` when `tableForm` says so: the table compressed, which a device
+///   that has seen it polls instead of the table (the one name here that changes with a release);
+///
+///     {"format": "cenarius-forms-1", "table": "<sha256>", "tableForm": true,
 ///      "plain": ["<hash>", ...], "patches": [["<hash>", "<base hash>"], ...],
 ///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
 package struct ReleaseIndex: Sendable, Equatable {
@@ -47,9 +50,12 @@ package struct ReleaseIndex: Sendable, Equatable {
     package var plain: Set<ContentHash> = []
     package var patches: [Patch] = []
     package var pack: Pack?
+    /// The remote also publishes the table compressed (`tablePath`).
+    package var tableForm = false
 
-    package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil) {
+    package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
         self.table = table
+        self.tableForm = tableForm
         self.plain = plain
         self.patches = patches
         self.pack = pack
@@ -62,9 +68,10 @@ package struct ReleaseIndex: Sendable, Equatable {
     package static func formPath(_ hash: ContentHash) -> String { "\(folder)/z/\(hash.hex).zst" }
     package static func patchPath(_ patch: Patch) -> String { "\(folder)/p/\(patch.target.hex)-\(patch.base.hex).zst" }
     package static func packPath(_ hash: ContentHash) -> String { "\(folder)/pack/\(hash.hex).pack" }
+    package static func tablePath(_ routesName: String) -> String { "\(folder)/\(routesName).zst" }
 
     package func serialized() -> [UInt8] {
-        var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\",\n \"plain\": ["
+        var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\", \"tableForm\": \(tableForm),\n \"plain\": ["
         out += plain.map { "\"\($0.hex)\"" }.sorted().joined(separator: ", ")
         out += "],\n \"patches\": ["
         out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
@@ -95,6 +102,9 @@ package struct ReleaseIndex: Sendable, Equatable {
                     switch name {
                     case "format": format = try s.string()
                     case "table": index.table = try s.string()
+                    case "tableForm":
+                        index.tableForm = s.peek() == UInt8(ascii: "t")
+                        try s.skipValue()
                     case "plain":
                         try s.array { s throws(JSONScanner.Failure) in index.plain.insert(try hash(&s)) }
                     case "patches":

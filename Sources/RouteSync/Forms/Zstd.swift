@@ -47,6 +47,40 @@ package enum Zstd {
     }
 }
 
+extension Zstd {
+    /// Whether libzstd can be loaded (a device without it fetches plain files).
+    package static var isAvailable: Bool { czstd_load() != 0 }
+
+    /// One frame decoded in memory (a compressed table), never growing past `limit` bytes.
+    package static func decompress(_ bytes: [UInt8], limit: Int) throws(FormFailure) -> [UInt8] {
+        let decoder: ZstdDecoder
+        do { decoder = try ZstdDecoder(windowLogMax: windowLog(covering: Int64(limit)), prefix: nil) } catch { throw .local(error.message) }
+        var out: [UInt8] = []
+        let chunk = 64 << 10
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var inPos = 0
+        var finished = false
+        let failure: FormFailure? = bytes.withUnsafeBytes { input in
+            do throws(FormFailure) {
+                while !finished {
+                    var outPos = 0
+                    let before = inPos
+                    finished = try decoder.decode(input, &inPos, into: buffer, &outPos)
+                    guard out.count + outPos <= limit else { throw .overrun(limit: Int64(limit)) }
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<outPos]))
+                    if !finished && inPos == before && outPos == 0 { throw .truncated }
+                }
+                return inPos < input.count ? .truncated : nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+        return out
+    }
+}
+
 /// A streaming zstd decoder (one frame). Its memory is the window the frame declares, refused
 /// above `2^windowLogMax`, plus the base of a patch, which the caller keeps mapped meanwhile.
 final class ZstdDecoder {

@@ -123,7 +123,9 @@ struct RoutesCommand: AsyncParsableCommand {
                 let path = FileSystem.join(old, routesName)
                 return FormPublisher.Release(root: old, table: try RouteTable.parse(FileSystem.readFile(path), source: path))
             }
-            let forms = try FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds).publish()
+            var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
+            publisher.routesName = routesName
+            let forms = try publisher.publish()
             index = try FileSystem.readFile(forms.index)
             summary.forms = forms
             if !json {
