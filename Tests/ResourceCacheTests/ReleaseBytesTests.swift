@@ -114,6 +114,8 @@ fileprivate struct Release {
         // The device saw the first release's index: it polls the compressed table, not the table.
         #expect(f.origin.requests.first?.path == "_cenarius/Routes.json.zst")
         #expect(f.origin.requests(for: "Routes.json").isEmpty)
+        // ... whose second frame is the release index: no request for it.
+        #expect(!f.origin.requests.contains { $0.path.hasPrefix("_cenarius/index/") })
         // main.js (under its new name), vendor.js and index.html.
         #expect(report.patchedFiles == 3)
         #expect(report.bytesFetched < 4000, "fetched \(report.bytesFetched)")
@@ -214,7 +216,9 @@ fileprivate struct Release {
         // Another file's form.
         index.plain.remove(html)
         f.origin.put(ReleaseIndex.formPath(html), try Zstd.compress(Array("<p>not this</p>".utf8)))
+        // Both where the device may find the index: with the compressed table, and on its own.
         f.origin.put(ReleaseIndex.indexPath(table: index.table), index.serialized())
+        f.origin.put(ReleaseIndex.tablePath("Routes.json"), try Zstd.compress(new.tableBytes) + Zstd.compress(index.serialized()))
         let report = try f.sync()
         #expect(report.outcome == .committed)
         #expect(report.formFallbacks == 4)

@@ -184,16 +184,21 @@ package struct FormFetcher {
 /// use: a missing, unreadable or malformed index, one for another table, or (with a public key
 /// configured) one the table's signature does not cover. Nil costs nothing but the saving.
 package enum ReleaseIndexLoader {
-    package static func load(table: [UInt8], remote: Remote, downloader: Downloader, signature: TableSignature?,
+    /// - Parameter embedded: the index that came with the compressed table, if it did (no request then).
+    package static func load(table: [UInt8], embedded: [UInt8]? = nil, remote: Remote, downloader: Downloader, signature: TableSignature?,
                              verifier: TableSignatureVerifier?, cancel: CancelToken?) -> ReleaseIndex? {
         guard Zstd.isAvailable else { return nil }
         let digest = ReleaseIndex.tableDigest(table)
         let url = remote.base + "/" + ReleaseIndex.indexPath(table: digest)
-        guard case .content(let bytes, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: 32 << 20, cancel: cancel),
-              let index = try? ReleaseIndex.parse(bytes, source: url), index.table == digest else { return nil }
-        if let verifier {
-            guard let signature, signature.covers(index: bytes, table: table, with: verifier.key) else { return nil }
+        func usable(_ bytes: [UInt8]) -> ReleaseIndex? {
+            guard let index = try? ReleaseIndex.parse(bytes, source: url), index.table == digest else { return nil }
+            if let verifier {
+                guard let signature, signature.covers(index: bytes, table: table, with: verifier.key) else { return nil }
+            }
+            return index
         }
-        return index
+        if let embedded, let index = usable(embedded) { return index }
+        guard case .content(let bytes, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: 32 << 20, cancel: cancel) else { return nil }
+        return usable(bytes)
     }
 }

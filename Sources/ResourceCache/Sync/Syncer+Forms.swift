@@ -18,17 +18,20 @@ extension Syncer {
     }
 
     /// The table: its compressed form when this remote was seen publishing one (B8), which is one
-    /// conditional request as polling the table is; else the table itself. A compressed table
-    /// that is gone or does not decode costs one more request, for the table, in the same sync.
-    func fetchTable(_ remote: Remote, validators: Validators?, downloader: Downloader, cancel: CancelToken?) throws(CenariusError) -> Document {
+    /// conditional request as polling the table is, and brings the release index as its second
+    /// frame; else the table itself. A compressed table that is gone or does not decode costs one
+    /// more request, for the table, in the same sync.
+    func fetchTable(_ remote: Remote, validators: Validators?, downloader: Downloader, cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
         let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
         if let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192), marker == Array(formURL.utf8) {
             do {
                 switch try downloader.fetchDocument(formURL, validators: validators, cancel: cancel) {
                 case .notModified:
-                    return .notModified
+                    return (.notModified, nil)
                 case .content(let body, let received):
-                    if let table = try? Zstd.decompress(body, limit: 64 << 20) { return .content(table, received) }
+                    if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
+                        return (.content(table, received), frames.count == 2 ? frames[1] : nil)
+                    }
                 }
             } catch {
                 // The origin is down: as it would be for the table. Gone: the table itself, below.
@@ -36,17 +39,17 @@ extension Syncer {
             }
             unlink(layout.tableForm)
             // The validators were the compressed form's; the table is asked for unconditionally.
-            return try downloader.fetchDocument(remote.tableURL, validators: nil, cancel: cancel)
+            return (try downloader.fetchDocument(remote.tableURL, validators: nil, cancel: cancel), nil)
         }
-        return try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel)
+        return (try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel), nil)
     }
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
-    func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], remote: Remote, downloader: Downloader, signature: TableSignature?,
-                  held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
-        let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, signature: signature,
-                                                                      verifier: settings.tableVerifier, cancel: cancel)
+    func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], embeddedIndex: [UInt8]?, remote: Remote, downloader: Downloader,
+                  signature: TableSignature?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
+        let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
+                                                                      signature: signature, verifier: settings.tableVerifier, cancel: cancel)
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
             if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { unlink(layout.tableForm) }

@@ -83,7 +83,7 @@ package struct Syncer: Sendable {
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remote.tableURL ? $0 : nil }
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil)
 
-        let document = try fetchTable(remote, validators: validators, downloader: downloader, cancel: cancel)
+        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, downloader: downloader, cancel: cancel)
         let bytes: [UInt8]
         let newValidators: Validators
         switch document {
@@ -152,7 +152,7 @@ package struct Syncer: Sendable {
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
         let held = heldCopies(objects: objects, preset: presetTable)
-        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, remote: remote, downloader: downloader, signature: signature, held: held, cancel: cancel)
+        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, signature: signature, held: held, cancel: cancel)
         if !hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).

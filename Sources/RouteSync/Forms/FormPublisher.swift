@@ -110,17 +110,20 @@ package struct FormPublisher {
         } else {
             unlink(packTemporary)
         }
-        // The table compressed, which devices that saw this index poll instead of the table. It
-        // changes with every release: written in place, beside the table it is the form of.
+        // The table compressed, which devices that saw an index poll instead of the table, with
+        // this index as a second frame: a release then costs no request for it. It changes with
+        // every release: written in place, beside the table it is the form of.
+        let tableForm = FileSystem.join(release.root, ReleaseIndex.tablePath(routesName))
         let table = try Zstd.compress(tableBytes)
-        if table.count < tableBytes.count {
-            try FileSystem.writeAtomically(table, to: FileSystem.join(release.root, ReleaseIndex.tablePath(routesName)), durable: false)
-            index.tableForm = true
-        } else {
-            unlink(FileSystem.join(release.root, ReleaseIndex.tablePath(routesName)))
-        }
+        index.tableForm = table.count < tableBytes.count
+        let indexBytes = index.serialized()
         let indexPath = FileSystem.join(release.root, ReleaseIndex.indexPath(table: index.table))
-        try FileSystem.writeAtomically(index.serialized(), to: indexPath)
+        try FileSystem.writeAtomically(indexBytes, to: indexPath)
+        if index.tableForm {
+            try FileSystem.writeAtomically(table + Zstd.compress(indexBytes), to: tableForm, durable: false)
+        } else {
+            unlink(tableForm)
+        }
         summary.index = indexPath
         return summary
     }

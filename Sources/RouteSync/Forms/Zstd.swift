@@ -53,6 +53,25 @@ extension Zstd {
 
     /// One frame decoded in memory (a compressed table), never growing past `limit` bytes.
     package static func decompress(_ bytes: [UInt8], limit: Int) throws(FormFailure) -> [UInt8] {
+        let (out, end) = try decompressFrame(bytes[...], limit: limit)
+        guard end == bytes.count else { throw .truncated }
+        return out
+    }
+
+    /// The frames of `bytes` decoded one after another, each within `limit`.
+    package static func decompressFrames(_ bytes: [UInt8], limit: Int) throws(FormFailure) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        var start = 0
+        while start < bytes.count {
+            let (frame, end) = try decompressFrame(bytes[start...], limit: limit)
+            frames.append(frame)
+            start = end
+        }
+        return frames
+    }
+
+    /// The frame at the start of `bytes`, and the index just past it.
+    static func decompressFrame(_ bytes: ArraySlice<UInt8>, limit: Int) throws(FormFailure) -> ([UInt8], Int) {
         let decoder: ZstdDecoder
         do { decoder = try ZstdDecoder(windowLogMax: windowLog(covering: Int64(limit)), prefix: nil) } catch { throw .local(error.message) }
         var out: [UInt8] = []
@@ -71,13 +90,13 @@ extension Zstd {
                     out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<outPos]))
                     if !finished && inPos == before && outPos == 0 { throw .truncated }
                 }
-                return inPos < input.count ? .truncated : nil
+                return nil
             } catch {
                 return error
             }
         }
         if let failure { throw failure }
-        return out
+        return (out, bytes.startIndex + inPos)
     }
 }
 
