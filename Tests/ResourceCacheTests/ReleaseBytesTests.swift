@@ -180,6 +180,22 @@ fileprivate struct Release {
         }
     }
 
+    @Test func aPackCutShortIsResumedByRange() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, _) = try releases(f)
+        try old.upload(to: f.origin)
+        let pack = try #require(try old.index.pack)
+        f.origin.inject(.truncate, on: ReleaseIndex.packPath(pack.hash), times: 1)
+        let report = try f.sync()
+        #expect(report.compressedFiles == 4)
+        let asked = f.origin.requests(for: ReleaseIndex.packPath(pack.hash))
+        #expect(asked.count == 2)
+        #expect(asked.last?.headers["range"] != nil)
+        #expect(report.bytesFetched < pack.size + 1000)
+        try expectServes(f, Self.old)
+    }
+
     @Test func aBrokenPatchFallsBackToTheCompressedForm() async throws {
         let f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }

@@ -73,23 +73,26 @@ package struct FormFetcher {
             // This round's downloads: each form once, and the pack once for all its frames.
             var downloads: [FileDownload] = []
             var position: [String: Int] = [:]
-            func want(_ path: String, label: String, expected: ContentHash, checked: Bool) {
+            func want(_ path: String, label: String, expected: ContentHash, pack: Bool) {
                 guard position[path] == nil else { return }
                 position[path] = downloads.count
                 let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
                 var file = FileDownload(url: remote.base + "/" + path, destination: temporary + "/" + name + ".form",
                                         expected: expected, label: label)
-                file.policy = formPolicy
-                file.checksHash = checked
+                // The pack is checked against its own hash, and keeps the retry policy of files: a
+                // broken connection resumes it by Range rather than sending every file after it
+                // through a request of its own.
+                file.policy = pack ? nil : formPolicy
+                file.checksHash = pack
                 downloads.append(file)
             }
             for i in pending {
                 guard let path = path(source(i), products[i].hash, plan: plan) else { continue }
                 if source(i).isMember, let pack = plan.pack {
                     // The pack is named in the index by its own hash: its download is checked against it.
-                    want(path, label: "the release pack", expected: pack.hash, checked: true)
+                    want(path, label: "the release pack", expected: pack.hash, pack: true)
                 } else {
-                    want(path, label: products[i].label, expected: products[i].hash, checked: false)
+                    want(path, label: products[i].label, expected: products[i].hash, pack: false)
                 }
             }
             let results = downloader.download(downloads, cancel: cancel)

@@ -3,7 +3,8 @@
 /// bytes, a frame that does not decode, decodes past its limit or to the wrong hash) moves the
 /// file to its next source at once. Retrying a form would spend the round trips the form was
 /// meant to save; the plain file, always last, keeps the full retry policy and is the only
-/// source whose failure fails a sync.
+/// source whose failure fails a sync. The pack keeps the files' policy too: it is large, and a
+/// broken connection resumes it by Range.
 package struct FormPolicy: Sendable {
     package enum Decision: Sendable, Equatable {
         /// Try the file's next source.
