@@ -116,6 +116,9 @@ fileprivate struct Release {
         #expect(f.origin.requests(for: "Routes.json").isEmpty)
         // ... whose second frame is the release index: no request for it.
         #expect(!f.origin.requests.contains { $0.path.hasPrefix("_cenarius/index/") })
+        // The whole release in one request: the delta pack from the table the device holds.
+        #expect(f.origin.requests.filter { $0.path.hasPrefix("_cenarius/pack/") }.count == 1)
+        #expect(!f.origin.requests.contains { $0.path.hasPrefix("_cenarius/p/") || $0.path.hasPrefix("_cenarius/z/") })
         // main.js (under its new name), vendor.js and index.html.
         #expect(report.patchedFiles == 3)
         #expect(report.bytesFetched < 4000, "fetched \(report.bytesFetched)")
@@ -165,6 +168,7 @@ fileprivate struct Release {
             let index = try new.index
             // Every patch and compressed form broken: the plain files remain.
             let forms = index.patches.map(ReleaseIndex.patchPath) + new.table.entries.map { ReleaseIndex.formPath($0.hash) }
+                + index.deltaPacks.map { ReleaseIndex.packPath($0.hash) }
             for path in forms { f.origin.inject(fault, on: path) }
             let report = try f.sync()
             #expect(report.outcome == .committed, "\(fault)")
@@ -204,6 +208,7 @@ fileprivate struct Release {
         _ = try f.sync()
         try new.upload(to: f.origin)
         for patch in try new.index.patches { f.origin.inject(.status(404), on: ReleaseIndex.patchPath(patch)) }
+        for delta in try new.index.deltaPacks { f.origin.inject(.status(404), on: ReleaseIndex.packPath(delta.hash)) }
         let report = try f.sync()
         #expect(report.patchedFiles == 0)
         // index.html is too small for zstd to shrink: it has no compressed form, and comes plain.
@@ -224,6 +229,7 @@ fileprivate struct Release {
         let main = new.hash("assets/main.9f8e7d6c.js"), vendor = new.hash("assets/vendor.js"), html = new.hash("index.html")
         // Wrong base: a patch made against other bytes, offered from a base the device holds.
         var index = try new.index
+        index.deltaPacks = []
         index.patches = [.init(target: main, base: old.hash("assets/main.1a2b3c4d.js"))]
         f.origin.put(ReleaseIndex.patchPath(index.patches[0]), try Zstd.compress(Self.new["assets/main.9f8e7d6c.js"]!, prefix: bundle(seed: 9, bytes: 400_000)))
         f.origin.put(ReleaseIndex.formPath(main), try Zstd.compress(bundle(seed: 10, bytes: 1000)))
@@ -239,6 +245,28 @@ fileprivate struct Release {
         #expect(report.outcome == .committed)
         #expect(report.formFallbacks == 4)
         #expect(report.patchedFiles == 0 && report.compressedFiles == 0)
+        try expectServes(f, Self.new)
+    }
+
+    @Test func aLyingDeltaPackLeavesItsFilesToTheirPatches() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (old, new) = try releases(f)
+        try old.upload(to: f.origin)
+        _ = try f.sync()
+        try new.upload(to: f.origin)
+        // A pack named by its true hash whose frames are other files: only decoding can tell.
+        var index = try new.index
+        let delta = try #require(index.deltaPacks.first)
+        let lie = try delta.bases.flatMap { _ in try Zstd.compress(Array("not this".utf8)) }
+        let hash = StreamingHasher.hash(lie, .md5)
+        f.origin.put(ReleaseIndex.packPath(hash), lie)
+        index.deltaPacks = [.init(from: delta.from, hash: hash, size: Int64(lie.count), bases: delta.bases.map { _ in nil })]
+        f.origin.put(ReleaseIndex.tablePath("Routes.json"), try Zstd.compress(new.tableBytes) + Zstd.compress(index.serialized()))
+        let report = try f.sync()
+        #expect(report.outcome == .committed)
+        #expect(report.formFallbacks == delta.bases.count)
+        #expect(report.patchedFiles == 3)
         try expectServes(f, Self.new)
     }
 

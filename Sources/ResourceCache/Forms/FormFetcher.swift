@@ -137,7 +137,16 @@ package struct FormFetcher {
                 case .failure(let error):
                     for i in members.values { fail(i, error.message) }
                 case .success(let file):
-                    unpack(file, plan: plan, members: members, products: products, outcome: &outcome, fail: fail)
+                    for (i, result) in unpack(file, plan: plan, members: members, products: products) {
+                        switch result {
+                        case .success(let frame):
+                            outcome.bytesHeld += frame.size
+                            if frame.patched { outcome.patched += 1 } else { outcome.compressed += 1 }
+                            outcome.done.insert(i)
+                        case .failure(let why):
+                            fail(i, why.reason)
+                        }
+                    }
                 }
             }
             for file in downloads { unlink(file.destination) }
@@ -155,31 +164,49 @@ package struct FormFetcher {
         }
     }
 
+    struct Unpacked: Sendable {
+        var size: Int64
+        var patched: Bool
+    }
+
+    struct Reason: Error {
+        var reason: String
+    }
+
     /// Decodes the pack's frames one after another (each frame's end is where the next starts),
-    /// keeping those `members` asks for. A frame that fails leaves it and every frame after it
-    /// to their next source.
-    private func unpack(_ file: String, plan: FormPlan, members: [Int: Int], products: [Product], outcome: inout Outcome, fail: (Int, String) -> Void) {
+    /// keeping those `members` (frame → product) asks for. A frame that fails leaves it and every
+    /// frame after it to their next source. One result per member.
+    private func unpack(_ file: String, plan: FormPlan, members: [Int: Int], products: [Product]) -> [Int: Result<Unpacked, Reason>] {
         let scratch = temporary + "/skipped-frame"
         defer { unlink(scratch) }
+        var results: [Int: Result<Unpacked, Reason>] = [:]
+        func failAll(from ordinal: Int, _ why: String) {
+            for (later, i) in members where later >= ordinal { results[i] = .failure(Reason(reason: "pack frame \(later): \(why)")) }
+        }
         var offset: Int64 = 0
         let last = members.keys.max() ?? -1
-        for (ordinal, entry) in plan.packOrder.enumerated() where ordinal <= last {
+        for (ordinal, (entry, base)) in plan.packFrames.enumerated() where ordinal <= last {
             let product = members[ordinal].map { products[$0] }
-            let decoding = FormDecoding(source: file, offset: offset, framesFollow: true,
+            var basePath: String?
+            if let base {
+                basePath = self.basePath(base)
+                guard basePath != nil else {
+                    failAll(from: ordinal, "patch base \(base) is gone")
+                    return results
+                }
+            }
+            let decoding = FormDecoding(source: file, offset: offset, framesFollow: true, base: basePath,
                                         limit: product.map(limit) ?? min(entry.size ?? options.maxFileSize, options.maxFileSize), expected: entry.hash)
             do {
                 let (size, end) = try decoding.decodeFrame(to: product?.destination ?? scratch)
                 offset = end
-                if let i = members[ordinal] {
-                    outcome.bytesHeld += size
-                    outcome.compressed += 1
-                    outcome.done.insert(i)
-                }
+                if let i = members[ordinal] { results[i] = .success(Unpacked(size: size, patched: base != nil)) }
             } catch {
-                for (later, i) in members where later >= ordinal { fail(i, "pack frame \(later): \(error.description)") }
-                return
+                failAll(from: ordinal, error.description)
+                return results
             }
         }
+        return results
     }
 }
 

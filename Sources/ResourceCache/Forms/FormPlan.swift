@@ -24,9 +24,25 @@ package enum FormSource: Sendable, Equatable {
 package struct FormPlan: Sendable, Equatable {
     /// Per file hash, its sources in order; the last is always `.plain`.
     package var sources: [ContentHash: [FormSource]] = [:]
-    /// The pack to fetch, when one is worth it, with the table's files in its frame order.
-    package var pack: ReleaseIndex.Pack?
-    package var packOrder: [RouteEntry] = []
+    /// The pack to fetch, when one is worth it: its hash and size, and for each of its frames the
+    /// file it gives and the base it is a patch from (nil: a compressed file).
+    package var pack: (hash: ContentHash, size: Int64)?
+    package var packFrames: [(entry: RouteEntry, base: ContentHash?)] = []
+
+    package static func == (lhs: FormPlan, rhs: FormPlan) -> Bool {
+        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.pack?.hash == rhs.pack?.hash
+            && lhs.packFrames.map(\.entry) == rhs.packFrames.map(\.entry) && lhs.packFrames.map(\.base) == rhs.packFrames.map(\.base)
+    }
+
+    /// The table in force on the device (its SHA-256 and hashes), which a delta pack may start from.
+    package struct Held: Sendable {
+        package var digest: String
+        package var hashes: Set<ContentHash>
+        package init(digest: String, hashes: Set<ContentHash>) {
+            self.digest = digest
+            self.hashes = hashes
+        }
+    }
     /// The objects the chosen patches decode against: garbage collection spares them.
     package var bases: Set<ContentHash> = []
 
@@ -37,7 +53,8 @@ package struct FormPlan: Sendable, Equatable {
     ///   - downloads: one entry per hash to download (SyncPlan.downloads).
     ///   - table: the table the index belongs to (its distinct hashes are the pack's frames).
     ///   - holds: whether the device holds a verified copy (cache object or preset file) of a hash.
-    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, holds: (ContentHash) -> Bool) {
+    ///   - held: the table the device holds, if any: a delta pack from it brings the release in one request.
+    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, held: Held? = nil, holds: (ContentHash) -> Bool) {
         guard let index else {
             for entry in downloads { sources[entry.hash] = [.plain] }
             return
@@ -57,17 +74,32 @@ package struct FormPlan: Sendable, Equatable {
             sources[entry.hash] = list
         }
         let order = table.packOrder
+        let wantedHashes = Set(downloads.map(\.hash))
+        // A release in one request: the frames a device holding the older table needs.
+        if let held, let delta = index.deltaPacks.first(where: { $0.from == held.digest }) {
+            let frames = order.filter { !held.hashes.contains($0.hash) }
+            if frames.count == delta.bases.count, frames.contains(where: { wantedHashes.contains($0.hash) }),
+               delta.bases.allSatisfy({ $0.map(holds) ?? true }) {
+                choose(pack: (delta.hash, delta.size), frames: Array(zip(frames, delta.bases)), wanted: wantedHashes)
+                for case let base? in delta.bases { bases.insert(base) }
+                return
+            }
+        }
         guard let pack = index.pack, pack.files == order.count, !unpatched.isEmpty else { return }
         // Bytes when the table gives every size, else files.
         let sized = order.allSatisfy { $0.size != nil }
         let weight = { (entry: RouteEntry) in sized ? Double(entry.size!) : 1 }
         let wanted = unpatched.reduce(0) { $0 + weight($1) }, total = order.reduce(0) { $0 + weight($1) }
         guard total > 0, wanted >= Self.packShare * total else { return }
+        let unpatchedHashes = Set(unpatched.map(\.hash))
+        choose(pack: (pack.hash, pack.size), frames: order.map { ($0, nil) }, wanted: unpatchedHashes)
+    }
+
+    private mutating func choose(pack: (hash: ContentHash, size: Int64), frames: [(entry: RouteEntry, base: ContentHash?)], wanted: Set<ContentHash>) {
         self.pack = pack
-        packOrder = order
-        let wantedHashes = Set(unpatched.map(\.hash))
-        for (ordinal, entry) in order.enumerated() where wantedHashes.contains(entry.hash) {
-            sources[entry.hash] = [.member(ordinal)] + (sources[entry.hash] ?? [.plain])
+        packFrames = frames
+        for (ordinal, frame) in frames.enumerated() where wanted.contains(frame.entry.hash) {
+            sources[frame.entry.hash] = [.member(ordinal)] + (sources[frame.entry.hash] ?? [.plain])
         }
     }
 }

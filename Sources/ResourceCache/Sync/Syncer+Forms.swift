@@ -50,11 +50,19 @@ extension Syncer {
                   signature: TableSignature?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
         let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
                                                                       signature: signature, verifier: settings.tableVerifier, cancel: cancel)
+        let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
             if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { unlink(layout.tableForm) }
         }
-        return FormPlan(downloads: downloads, table: table, index: index, holds: { held($0) != nil })
+        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
+    }
+
+    /// The table the device holds, which a delta pack may start from: the generation in force,
+    /// else the preset's (a device that ships with the last release).
+    func heldTable() -> FormPlan.Held? {
+        let path = GenerationStore(layout: layout).current()?.tablePath ?? settings.preset.tablePath
+        return FormPlan.Held(tableAt: path)
     }
 
     /// Gets what it can of `entries` through their forms into the object store; returns the
@@ -78,5 +86,13 @@ extension Syncer {
         report.compressedFiles += outcome.compressed
         report.formFallbacks += outcome.fallbacks.count
         return entries.indices.filter { !outcome.done.contains($0) }.map { entries[$0] }
+    }
+}
+
+extension FormPlan.Held {
+    /// The table at `path`, if there is a valid one.
+    init?(tableAt path: String) {
+        guard let bytes = try? FileSystem.readFile(path, limit: 64 << 20), let table = try? RouteTable.parse(bytes, source: path) else { return nil }
+        self.init(digest: ReleaseIndex.tableDigest(bytes), hashes: Set(table.entries.map(\.hash)))
     }
 }

@@ -11,9 +11,48 @@ package struct FormPublisher {
     package struct Release {
         package var root: String
         package var table: RouteTable
-        package init(root: String, table: RouteTable) {
+        /// The exact bytes of its table, as devices hold them (a delta pack is named for their digest).
+        package var tableBytes: [UInt8]
+        package init(root: String, table: RouteTable, tableBytes: [UInt8]? = nil) {
             self.root = root
             self.table = table
+            self.tableBytes = tableBytes ?? table.serialized()
+        }
+    }
+
+    /// A pack being written: its file, hash and size so far.
+    private struct PackWriter {
+        let temporary: String
+        let fd: Int32
+        var hasher: StreamingHasher
+        var size: Int64 = 0
+        var bases: [ContentHash?] = []
+
+        init(folder: String, name: String, algorithm: ContentHash.Algorithm) throws(CenariusError) {
+            temporary = folder + "/pack/.building-\(getpid())-\(name)"
+            fd = FileSystem.createFile(temporary)
+            guard fd >= 0 else { throw FileSystem.failure("cannot create", temporary) }
+            hasher = StreamingHasher(algorithm)
+        }
+
+        mutating func append(_ frame: [UInt8], base: ContentHash? = nil) throws(CenariusError) {
+            size += Int64(frame.count)
+            frame.withUnsafeBytes { hasher.update($0) }
+            bases.append(base)
+            guard FileSystem.writeAll(fd, frame) else { throw FileSystem.failure("cannot write", temporary) }
+        }
+
+        /// Moves the pack to its name under `root`; nil (and nothing left behind) when `keep` is false.
+        func finish(root: String, keep: Bool) throws(CenariusError) -> ContentHash? {
+            close(fd)
+            guard keep else {
+                unlink(temporary)
+                return nil
+            }
+            let hash = hasher.finalize()
+            let path = FileSystem.join(root, ReleaseIndex.packPath(hash))
+            guard rename(temporary, path) == 0 else { throw FileSystem.failure("cannot write", path) }
+            return hash
         }
     }
 
@@ -50,16 +89,15 @@ package struct FormPublisher {
         for sub in ["z", "p", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
         let algorithm = release.table.entries.first?.hash.algorithm ?? .md5
         let matches = olds.map { BaseMatch($0.table) }
-        let oldHashes = Set(olds.flatMap { $0.table.entries.map(\.hash) })
         var index = ReleaseIndex(table: ReleaseIndex.tableDigest(tableBytes))
         var summary = Summary()
 
-        let packTemporary = folder + "/pack/.building-\(getpid())"
-        let pack = FileSystem.createFile(packTemporary)
-        guard pack >= 0 else { throw FileSystem.failure("cannot create", packTemporary) }
-        defer { close(pack) }
-        var packHasher = StreamingHasher(algorithm)
-        var packSize: Int64 = 0
+        var pack = try PackWriter(folder: folder, name: "all", algorithm: algorithm)
+        // Per OLD, the frames a device holding it needs, in one file: a release in one request.
+        var deltas: [PackWriter] = []
+        for i in olds.indices { deltas.append(try PackWriter(folder: folder, name: "\(i)", algorithm: algorithm)) }
+        let oldSets = olds.map { Set($0.table.entries.map(\.hash)) }
+        var patched = Set<ReleaseIndex.Patch>()
 
         let files = release.table.packOrder
         for entry in files {
@@ -70,11 +108,9 @@ package struct FormPublisher {
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
             let compressed = try Zstd.compress(bytes)
-            // The pack holds every file as a frame, even one zstd cannot shrink: the frames are found
+            // The packs hold every file as a frame, even one zstd cannot shrink: the frames are found
             // by decoding, one after another, so none may be missing.
-            packSize += Int64(compressed.count)
-            compressed.withUnsafeBytes { packHasher.update($0) }
-            guard FileSystem.writeAll(pack, compressed) else { throw FileSystem.failure("cannot write", packTemporary) }
+            try pack.append(compressed)
             if compressed.count < bytes.count {
                 try write(compressed, to: ReleaseIndex.formPath(entry.hash))
                 summary.compressedForms += 1
@@ -82,33 +118,37 @@ package struct FormPublisher {
             } else {
                 index.plain.insert(entry.hash)
             }
-            guard !oldHashes.contains(entry.hash) else { continue }
-            var best = min(compressed.count, bytes.count)
-            var bases = Set<ContentHash>()
-            for (old, match) in zip(olds, matches) {
-                guard let base = match.base(for: entry.uri, size: Int64(bytes.count)), bases.insert(base.hash).inserted,
-                      base.size + Int64(bytes.count) <= Self.patchWindowBudget else { continue }
-                let baseBytes = try FileSystem.readFile(FileSystem.join(old.root, base.uri.value))
-                guard StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash else { continue }
-                let patch = try Zstd.compress(bytes, prefix: baseBytes)
-                // Worth it only when smaller than the best form so far (a patch from an older release must beat a newer one's).
-                guard patch.count < best else { continue }
-                best = patch.count
-                let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
-                try write(patch, to: ReleaseIndex.patchPath(pair))
-                index.patches.append(pair)
-                summary.patches += 1
-                summary.patchBytes += Int64(patch.count)
+            for (k, (old, match)) in zip(olds, matches).enumerated() where !oldSets[k].contains(entry.hash) {
+                var frame = compressed
+                var frameBase: ContentHash?
+                if let base = match.base(for: entry.uri, size: Int64(bytes.count)), base.size + Int64(bytes.count) <= Self.patchWindowBudget {
+                    let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
+                    let baseBytes = try FileSystem.readFile(FileSystem.join(old.root, base.uri.value))
+                    if StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
+                        let patch = try Zstd.compress(bytes, prefix: baseBytes)
+                        // Worth it only when smaller than the compressed form and the file.
+                        if patch.count < min(compressed.count, bytes.count) {
+                            frame = patch
+                            frameBase = base.hash
+                            if patched.insert(pair).inserted {
+                                try write(patch, to: ReleaseIndex.patchPath(pair))
+                                index.patches.append(pair)
+                                summary.patches += 1
+                                summary.patchBytes += Int64(patch.count)
+                            }
+                        }
+                    }
+                }
+                try deltas[k].append(frame, base: frameBase)
             }
         }
-        if packSize < summary.plainBytes && !files.isEmpty {
-            let hash = packHasher.finalize()
-            let path = FileSystem.join(release.root, ReleaseIndex.packPath(hash))
-            guard rename(packTemporary, path) == 0 else { throw FileSystem.failure("cannot write", path) }
-            index.pack = ReleaseIndex.Pack(hash: hash, size: packSize, files: files.count)
-            summary.packBytes = packSize
-        } else {
-            unlink(packTemporary)
+        if let hash = try pack.finish(root: release.root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
+            index.pack = ReleaseIndex.Pack(hash: hash, size: pack.size, files: files.count)
+            summary.packBytes = pack.size
+        }
+        for (old, delta) in zip(olds, deltas) {
+            guard let hash = try delta.finish(root: release.root, keep: !delta.bases.isEmpty) else { continue }
+            index.deltaPacks.append(ReleaseIndex.DeltaPack(from: ReleaseIndex.tableDigest(old.tableBytes), hash: hash, size: delta.size, bases: delta.bases))
         }
         // The table compressed, which devices that saw an index poll instead of the table, with
         // this index as a second frame: a release then costs no request for it. It changes with

@@ -44,6 +44,23 @@ package struct ReleaseIndex: Sendable, Equatable {
         }
     }
 
+    /// The frames a device holding an older release needs, in one file: for each distinct hash of
+    /// this table that the older table lacks (in `RouteTable.packOrder`), a patch from `bases[i]`
+    /// or, where that is empty, the compressed file.
+    package struct DeltaPack: Sendable, Equatable {
+        /// SHA-256 hex of the older table's bytes.
+        package var from: String
+        package var hash: ContentHash
+        package var size: Int64
+        package var bases: [ContentHash?]
+        package init(from: String, hash: ContentHash, size: Int64, bases: [ContentHash?]) {
+            self.from = from
+            self.hash = hash
+            self.size = size
+            self.bases = bases
+        }
+    }
+
     /// SHA-256 hex of the table bytes this index belongs to.
     package var table: String
     /// Files with no compressed form (zstd could not make them smaller).
@@ -52,6 +69,7 @@ package struct ReleaseIndex: Sendable, Equatable {
     package var pack: Pack?
     /// The remote also publishes the table compressed (`tablePath`).
     package var tableForm = false
+    package var deltaPacks: [DeltaPack] = []
 
     package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
         self.table = table
@@ -77,6 +95,12 @@ package struct ReleaseIndex: Sendable, Equatable {
         out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
         out += "]"
         if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
+        if !deltaPacks.isEmpty {
+            out += ",\n \"deltaPacks\": [" + deltaPacks.map { delta in
+                "\n  {\"from\": \"\(delta.from)\", \"form\": \"\(delta.hash.hex)\", \"size\": \(delta.size), \"bases\": ["
+                    + delta.bases.map { "\"\($0?.hex ?? "")\"" }.joined(separator: ", ") + "]}"
+            }.joined(separator: ",") + "]"
+        }
         out += "}\n"
         return Array(out.utf8)
     }
@@ -116,6 +140,29 @@ package struct ReleaseIndex: Sendable, Equatable {
                             }
                             guard pair.count == 2 else { throw s.fail("a patch is a file hash and a base hash") }
                             index.patches.append(Patch(target: pair[0], base: pair[1]))
+                        }
+                    case "deltaPacks":
+                        try s.array { s throws(JSONScanner.Failure) in
+                            var from: String?, form: ContentHash?, size: Int64?
+                            var bases: [ContentHash?] = []
+                            try s.object { s, key throws(JSONScanner.Failure) in
+                                switch key {
+                                case "from": from = try s.string()
+                                case "form": form = try hash(&s)
+                                case "size": size = try count(&s)
+                                case "bases":
+                                    try s.array { s throws(JSONScanner.Failure) in
+                                        let text = try s.string()
+                                        if text.isEmpty { bases.append(nil) } else {
+                                            guard let base = ContentHash(hex: text) else { throw s.fail("not a content hash") }
+                                            bases.append(base)
+                                        }
+                                    }
+                                default: try s.skipValue()
+                                }
+                            }
+                            guard let from, let form, let size else { throw s.fail("a delta pack needs from, form and size") }
+                            index.deltaPacks.append(DeltaPack(from: from, hash: form, size: size, bases: bases))
                         }
                     case "pack":
                         var form: ContentHash?, size: Int64?, files: Int64?

@@ -121,7 +121,8 @@ struct RoutesCommand: AsyncParsableCommand {
         if compress || !deltaFrom.isEmpty {
             let olds = try deltaFrom.map { old throws(CenariusError) in
                 let path = FileSystem.join(old, routesName)
-                return FormPublisher.Release(root: old, table: try RouteTable.parse(FileSystem.readFile(path), source: path))
+                let bytes = try FileSystem.readFile(path)
+                return FormPublisher.Release(root: old, table: try RouteTable.parse(bytes, source: path), tableBytes: bytes)
             }
             var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
             publisher.routesName = routesName
