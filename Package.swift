@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
     ],
     targets: [
         // Swift cannot call the variadic curl_easy_setopt; one typed C function per argument kind.
@@ -57,6 +58,7 @@ let package = Package(
             name: "ResourceCache",
             dependencies: [
                 "RouteSync",
+                "Fleet",
                 "CPlatform",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -79,6 +81,17 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // Fleet visibility: the Cenarius-Report header (RFC 9651, written and read with apple's
+        // structured-headers library) and what `cenariusd fleet` makes of the origin's access logs.
+        .target(
+            name: "Fleet",
+            dependencies: [
+                "RouteSync",
+                "CPlatform",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ]
+        ),
         // The settings table and the two ways of reading it (fast, and swift-configuration's).
         .target(
             name: "Settings",
@@ -95,6 +108,7 @@ let package = Package(
                 "ResourceCache",
                 "Daemon",
                 "Settings",
+                "Fleet",
                 "CStartup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,6 +141,10 @@ let package = Package(
         .testTarget(
             name: "RouteSyncTests",
             dependencies: ["RouteSync"]
+        ),
+        .testTarget(
+            name: "FleetTests",
+            dependencies: ["Fleet", "RouteSync"]
         ),
         .testTarget(
             name: "ResourceCacheTests",

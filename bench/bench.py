@@ -21,6 +21,7 @@ from seedrounds import summary
 import b6 as real_origin
 import fleet
 import footprint
+import b8 as release_bytes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -276,6 +277,7 @@ def markdown(results, args):
         lines.append(footprint.markdown(results["F"]))
     lines += [""] + real_origin.markdown(results["B6"]) if "B6" in results else []
     lines += [""] + fleet.markdown(results["B7"]) if "B7" in results else []
+    lines += [""] + release_bytes.markdown(results["B8"]) if "B8" in results else []
     return "\n".join(lines) + "\n"
 
 
@@ -286,7 +288,7 @@ def main():
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
     p.add_argument("--port", type=int, default=18780)
-    p.add_argument("--only", default="B1,B2,B3,B4,B5,B6,B7,F", help="comma-separated scenarios to run")
+    p.add_argument("--only", default="B1,B2,B3,B4,B5,B6,B7,B8,F", help="comma-separated scenarios to run")
     p.add_argument("--event-clients", type=int, default=None, help="event streams held open during B5 (default 200, smoke 20)")
     # On a disk, B1's times mostly measured the kernel's writeback of the previous round's
     # 100 MiB (medians 2.5x the minimums, for every tool): tmpfs leaves the tools' own work.
@@ -317,7 +319,7 @@ def main():
         only = set(args.only.split(","))
         name = "results-smoke" if args.smoke else "results"
         previous = os.path.join(HERE, name + ".json")
-        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7", "F"} and os.path.exists(previous) else {}
+        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "F"} and os.path.exists(previous) else {}
         if "B1" in only: print("B1 cold seed", flush=True); results["B1"] = b1(nginx, args.rounds, args.b1_dest or os.path.join(OUT, "dest"))
         if "B2" in only: print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
         if "B3" in only: print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
@@ -330,6 +332,8 @@ def main():
                                                                                           args.b1_dest or os.path.join(OUT, "dest"), args.port + 1110)
         # Smoke: 20 daemons, 15 s outages (about 1.5 minutes); full: 200 daemons (B7 asks for 100 or more: twice as many make a 1-s bucket's count less of a lottery), 60 s outages (about 6 minutes).
         if "B7" in only: print("B7 fleet", flush=True); results["B7"] = fleet.b7(BIN, OUT, www, args.port + 1120, *((20, 6, 15, 12, 3) if args.smoke else (200, 20, 60, 40, 10)))
+        # Real release pairs from PyPI over an emulated 100 ms / 20 Mbit/s link (smoke: one pair).
+        if "B8" in only: print("B8 release bytes", flush=True); results["B8"] = release_bytes.b8(BIN, OUT, args.smoke)
     finally:
         nginx.stop()
     # A partial run (--only) keeps the other scenarios' earlier figures; each says when it was measured.

@@ -1,13 +1,14 @@
 import FuzzSupport
 import RouteSync
 
-/// libFuzzer target for the route-table and signature parsers. Properties checked beyond "no
+/// libFuzzer target for the route-table, signature and rotation-statement parsers. Properties checked beyond "no
 /// crash": an accepted table re-serialises to a table that parses back equal, and every uri in it
 /// obeys the uri rules.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRouteTable(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     _ = try? TableSignature.parse(bytes, source: "fuzz")
+    _ = try? KeyRotation.parse(bytes, source: "fuzz")
     guard let table = try? RouteTable.parse(bytes, source: "fuzz") else { return 0 }
     guard let again = try? RouteTable.parse(table.serialized(), source: "again"), Set(again.entries) == Set(table.entries) else {
         fatalError("accepted table does not round-trip")

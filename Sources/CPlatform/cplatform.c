@@ -49,3 +49,22 @@ size_t cplatform_gzip(const void *input, size_t length, void *output, size_t cap
     deflateEnd(&stream);
     return result == Z_STREAM_END ? produced : 0;
 }
+
+void *cplatform_gzopen(const char *path) {
+    gzFile file = gzopen(path, "rb");
+    if (file) gzbuffer(file, 256 << 10);
+    return file;
+}
+
+int cplatform_gzread(void *file, void *buffer, unsigned length) {
+    return gzread((gzFile)file, buffer, length);
+}
+
+const char *cplatform_gzerror(void *file) {
+    int code = 0;
+    return gzerror((gzFile)file, &code);
+}
+
+void cplatform_gzclose(void *file) {
+    gzclose((gzFile)file);
+}

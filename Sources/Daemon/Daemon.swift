@@ -29,6 +29,8 @@ package struct DaemonOptions: Sendable {
     package var allowOrigins: [String] = []
     /// `--health-max-age`: seconds without a sync reaching the remote before /health says 503.
     package var healthMaxAge: Double?
+    /// `--fail-when-expired`: /health says 503 while the signed table in force has expired (G8).
+    package var failWhenExpired = false
     /// `--immutable` globs and the `--fallback` uri of the file server.
     package var immutable: [String] = []
     package var fallback: String?
@@ -72,10 +74,12 @@ package enum Daemon {
                                          logger: logger, switched: generation.changed)
         let view = releases.view
         let watch = RolloutWatch(settings: settings, events: events, logger: logger)
+        let expiry = ExpiryWatch(settings: settings, events: events, logger: logger)
         let coordinator = SyncCoordinator(
             settings: settings, logger: logger, metrics: metrics,
             onFinish: { finished in
                 generation.changed()
+                expiry.check()
                 switch finished.result {
                 case .success(let report):
                     await watch.afterSync(report)

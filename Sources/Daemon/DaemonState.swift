@@ -20,6 +20,7 @@ final class DaemonState: Sendable {
     let writeGuard: WriteGuard
     /// `--health-max-age`: /health answers 503 when no sync reached the remote for this long.
     var healthMaxAge: Double? { options.healthMaxAge }
+    var failWhenExpired: Bool { options.failWhenExpired }
     let options: DaemonOptions
 
     init(settings: SyncSettings, develop: ServedFolder?, coordinator: SyncCoordinator, generation: CurrentGeneration,

@@ -66,11 +66,12 @@ package enum Settings {
     /// Shared by every command.
     package static let shared: [Setting] = [
         Setting("remote", .list), Setting("preset", .string), Setting("cache", .string), Setting("develop", .bool),
-        Setting("develop-dir", .string), Setting("public-key", .string), Setting("connections", .int),
+        Setting("develop-dir", .string), Setting("public-key", .list), Setting("signatures-required", .int), Setting("connections", .int),
         Setting("timeout", .int), Setting("routes-name", .string), Setting("max-file-size", .int),
         Setting("min-refetch", .double), Setting("user-agent", .string), Setting("keep", .int), Setting("grace", .double),
         Setting("device-id", .string), Setting("native-version", .string), Setting("cacert", .string),
         Setting("client-cert", .string), Setting("client-key", .string), Setting("header", .list), Setting("max-rate", .int),
+        Setting("report", .bool),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [

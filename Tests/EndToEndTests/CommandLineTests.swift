@@ -114,6 +114,45 @@ import TestOrigin
         let current = try Binary.run(["resolve", "app.js", "--json"] + common)
         #expect(try current.json()["source"] as? String == "preset")
         #expect(try current.json()["stale"] as? Bool == false)
+
+        // The new build arrives and is committed; then its copy is lost and the origin goes away.
+        origin.clearFaults()
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        let fresh = try Binary.run(["resolve", "app.js", "--json"] + common)
+        #expect(try fresh.json()["source"] as? String == "cache" && fresh.json()["stale"] as? Bool == false)
+        let lost = try #require(try fresh.json()["path"] as? String)
+        #expect(dir.read(String(lost.dropFirst(dir.root.count + 1))) == "new build")
+        try removeEveryCopy(of: "new build", in: dir.path("cache"))
+        await origin.shutdown()
+
+        // Nothing current can be had: the newest verified copy, marked stale, with a warning ...
+        let stale = try Binary.run(["resolve", "app.js", "--json"] + common)
+        #expect(stale.status == 0, "\(stale.stderr)")
+        #expect(try stale.json()["stale"] as? Bool == true)
+        #expect(try stale.json()["source"] as? String == "preset")
+        let stalePath = try #require(try stale.json()["path"] as? String)
+        #expect(dir.read(String(stalePath.dropFirst(dir.root.count + 1))) == "old build")
+        #expect(stale.stderr.contains("stale"))
+        // ... and with --strict, exit 3 and no path.
+        let strict = try Binary.run(["resolve", "app.js", "--json", "--strict"] + common)
+        #expect(strict.status == 3, "\(strict.stderr)")
+        #expect(strict.stdout.isEmpty)
+    }
+
+    /// Deletes every file under `root` whose content is `text` (a cache's object and its generation's link).
+    private func removeEveryCopy(of text: String, in root: String) throws {
+        let files = try #require(FileManager.default.enumerator(atPath: root))
+        var removed = 0
+        for case let relative as String in files {
+            let path = root + "/" + relative
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            if (try? String(contentsOfFile: path, encoding: .utf8)) == text {
+                try FileManager.default.removeItem(atPath: path)
+                removed += 1
+            }
+        }
+        #expect(removed >= 1)
     }
 
     @Test func seedFillsAndChecksAPresetFolder() async throws {
@@ -282,7 +321,16 @@ import TestOrigin
     }
 
     @Test func helpShowsAnExampleForEveryCommand() throws {
-        for command in ["resolve", "sync", "seed", "routes", "verify", "status", "origin"] {
+        // Every subcommand the top-level help lists, so that a new command cannot be left out.
+        let top = try Binary.run(["--help"])
+        let listed = top.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? ""
+        // A command's line is indented by two spaces; its wrapped description, by more.
+        let commands = listed.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), !line.hasPrefix("  See ") else { return nil }
+            return line.split(separator: " ").first.map(String.init)
+        }
+        #expect(Set(["resolve", "sync", "serve", "seed", "routes", "verify", "status", "origin", "confirm", "rollback", "keygen"]).isSubset(of: Set(commands)), "\(commands)")
+        for command in commands {
             let help = try Binary.run([command, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("Example"), "\(command) --help has no example")

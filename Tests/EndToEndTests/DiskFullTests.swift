@@ -3,39 +3,21 @@ import Testing
 import TestOrigin
 
 /// G5: a sync that runs out of space fails with exit 5, the previous generation stays intact and
-/// servable, and the next sync after space is freed succeeds. The cache sits on a small tmpfs;
-/// where mounting is not permitted the test says so and checks nothing else.
+/// servable, and the next sync after space is freed succeeds. The cache sits on a small tmpfs: where
+/// mounting is not permitted the test is skipped with the reason, and under CI it fails instead.
 @Suite(.serialized, .awaitsCleanups) struct DiskFullTests {
-    func mountTmpfs(_ path: String, mebibytes: Int) -> Bool {
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=\(mebibytes)m", "tmpfs", path]
-        mount.standardError = FileHandle.nullDevice
-        guard (try? mount.run()) != nil else { return false }
-        mount.waitUntilExit()
-        return mount.terminationStatus == 0
-    }
-
-    func unmount(_ path: String) {
-        let umount = Process()
-        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-        umount.arguments = [path]
-        try? umount.run()
-        umount.waitUntilExit()
-    }
-
-    @Test func diskFullFailsWithStorageErrorAndKeepsThePreviousGeneration() async throws {
+    @Test(.enabled(if: Requirement.inCI || Requirement.tmpfsMounts, "needs permission to mount a tmpfs (run as root)"))
+    func diskFullFailsWithStorageErrorAndKeepsThePreviousGeneration() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
         let cache = dir.path("cache")
-        guard mountTmpfs(cache, mebibytes: 24) else {
-            print("DiskFullTests: tmpfs mount not permitted here; disk-full behaviour not exercised")
+        guard Requirement.mount(tmpfsAt: cache, mebibytes: 24) else {
+            Issue.record("mount -t tmpfs failed: the disk-full behaviour (G5) was not exercised")
             dir.remove()
             await origin.shutdown()
             return
         }
-        Cleanups.add { await origin.shutdown(); unmount(cache); dir.remove() }
+        Cleanups.add { await origin.shutdown(); Requirement.unmount(cache); dir.remove() }
         let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
         origin.publish(["index.html": "v1", "app.js": "v1"])
         #expect(try Binary.run(["sync"] + common).status == 0)

@@ -93,7 +93,8 @@ import TestOrigin
         origin.inject(.status(500), on: "Routes.json")
         let failed = try waitForReceipt(http, try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String))
         #expect(failed["reason"] as? String == "request" && failed["desc"] as? String == "REMOTE")
-        sleep(3)
+        // Once --health-max-age (2 s) has passed since the last good sync: polled for, not slept for.
+        try waitUntil(timeout: 20) { try http.get("/health").status == 503 }
         let stale = try http.get("/health")
         #expect(stale.status == 503)
         let staleBody = try stale.json()

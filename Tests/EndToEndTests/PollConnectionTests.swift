@@ -16,8 +16,8 @@ import Testing
                                        cache: dir.path("cache"))
         let http = try daemon.waitUntilServing()
         for _ in 0..<3 {
-            // Past nginx's keepalive: the connection of the last poll is gone.
-            usleep(1_800_000)
+            // Past nginx's keepalive: the connection of the last poll is gone (seen, not assumed after a sleep).
+            try waitUntil(timeout: 20) { try !origin.hasEstablishedConnections(.good) }
             let accepted = try http.request("POST", "/_cenarius/sync")
             let receipt = try waitForReceipt(http, try #require(try accepted.json()["id"] as? String))
             #expect(receipt["status"] as? String == "SUCCEED", "\(receipt)")

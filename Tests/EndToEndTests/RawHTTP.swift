@@ -76,7 +76,7 @@ final class DaemonProcess {
     let stderrPipe = Pipe()
     private(set) var port = 0
 
-    init(_ arguments: [String], cache: String) throws {
+    init(_ arguments: [String], cache: String, environment: [String: String] = [:]) throws {
         self.cache = cache
         workingDirectory = URL(fileURLWithPath: cache).deletingLastPathComponent().path
         // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
@@ -87,6 +87,7 @@ final class DaemonProcess {
         process.arguments = ["serve", "--port", "0", "--cache", cache] + jitter + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
+        for (key, value) in environment { env[key] = value }
         process.environment = env
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         process.standardError = stderrPipe

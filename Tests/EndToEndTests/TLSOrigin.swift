@@ -7,7 +7,8 @@ import Foundation
 /// - `expired`, `wrongName`: certificates that are out of date, or name another host
 /// - `mutual`: requires a client certificate from the test CA (`client.pem` / `client.key`)
 ///
-/// Every request is logged as `<uri> <status> <ssl_session_reused> <connection> <authorization>`.
+/// Every request is logged as `<uri> <status> <ssl_session_reused> <connection> <protocol> <authorization>`,
+/// and in `logs/fleet.log` as the JSON line `cenariusd fleet` reads.
 final class TLSOrigin {
     enum Server: CaseIterable { case good, expired, wrongName, mutual }
 
@@ -47,14 +48,29 @@ final class TLSOrigin {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    /// The access log's lines for paths ending in `suffix`: (status, session reused, connection, Authorization).
-    func requests(endingWith suffix: String) -> [(status: Int, reused: Bool, connection: Int, authorization: String)] {
+    /// The access log's lines for paths ending in `suffix`: (status, session reused, connection, Authorization,
+    /// protocol as nginx saw it, `HTTP/2.0` or `HTTP/1.1`).
+    func requests(endingWith suffix: String) -> [(status: Int, reused: Bool, connection: Int, authorization: String, protocol: String)] {
         let log = (try? String(contentsOfFile: root + "/logs/access.log", encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 5, fields[0].hasSuffix(suffix), let status = Int(fields[1]), let connection = Int(fields[3]) else { return nil }
-            return (status, fields[2] == "r", connection, fields[4])
+            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 6, fields[0].hasSuffix(suffix), let status = Int(fields[1]), let connection = Int(fields[3]) else { return nil }
+            return (status, fields[2] == "r", connection, fields[5], fields[4])
         }
+    }
+
+    /// Whether any TCP connection to `server`'s port is still established (as `ss` sees the kernel's sockets).
+    func hasEstablishedConnections(_ server: Server) throws -> Bool {
+        let ss = Process()
+        ss.executableURL = URL(fileURLWithPath: "/usr/bin/ss")
+        ss.arguments = ["-Htn", "state", "established", "( sport = :\(ports[server]!) )"]
+        let out = Pipe()
+        ss.standardOutput = out
+        try ss.run()
+        let listed = out.fileHandleForReading.readDataToEndOfFile()
+        ss.waitUntilExit()
+        guard ss.terminationStatus == 0 else { throw Failure("ss failed (\(ss.terminationStatus))") }
+        return !listed.isEmpty
     }
 
     private func makeCertificates() throws {
@@ -99,8 +115,11 @@ final class TLSOrigin {
             pid \(root)/nginx.pid;
             events { worker_connections 256; }
             http {
-              log_format transport '$uri $status $ssl_session_reused $connection $http_authorization';
+              log_format transport '$uri $status $ssl_session_reused $connection $server_protocol $http_authorization';
               access_log \(root)/logs/access.log transport;
+              # What docs/fleet.md asks publishers to log: `cenariusd fleet` reads it.
+              log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
+              access_log \(root)/logs/fleet.log cenarius;
               client_body_temp_path \(root)/temp/body;
               proxy_temp_path \(root)/temp/proxy;
               fastcgi_temp_path \(root)/temp/fastcgi;

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import ResourceCache
 import RouteSync
 import TestOrigin
@@ -61,14 +62,19 @@ struct Fixture {
     var fileRequests: [String] { origin.requests.map(\.path).filter { !$0.hasPrefix("Routes.json") && !$0.hasPrefix("_cenarius/index/") } }
 }
 
-/// The error `body` throws when it has `code`; otherwise an `.internal` error describing what happened instead.
-func expectError(_ code: CenariusError.Code, _ body: () throws -> Void) -> CenariusError? {
+/// The error `body` throws when it has `code`. Anything else — no error, another code, another type — is
+/// recorded as a failure of the calling test and gives nil, so a check on the result can never pass by accident.
+func expectError(
+    _ code: CenariusError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) -> CenariusError? {
     do {
         try body()
-        return CenariusError(.internal, "expected \(code), nothing was thrown")
+        Issue.record("expected \(code), nothing was thrown", sourceLocation: sourceLocation)
     } catch let error as CenariusError {
-        return error.code == code ? error : CenariusError(.internal, "expected \(code), got \(error.code): \(error.message)")
+        if error.code == code { return error }
+        Issue.record("expected \(code), got \(error.code): \(error.message)", sourceLocation: sourceLocation)
     } catch {
-        return CenariusError(.internal, "expected \(code), got \(error)")
+        Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
     }
+    return nil
 }

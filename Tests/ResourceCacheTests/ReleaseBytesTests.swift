@@ -322,7 +322,9 @@ fileprivate struct Release {
         let (old, new) = try releases(f)
         func sign(_ release: Release, version: Int64) throws {
             let index = try Array(Data(contentsOf: URL(fileURLWithPath: release.root + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(release.tableBytes)))))
-            f.origin.put("Routes.json.sig", try TableSignature.sign(table: release.tableBytes, forms: index, version: version, with: key).serialized())
+            var signature = try TableSignature.sign(table: release.tableBytes, version: version, with: key)
+            try signature.signForms(index: index, table: release.tableBytes, with: key)
+            f.origin.put("Routes.json.sig", signature.serialized())
         }
         try old.upload(to: f.origin)
         try sign(old, version: 1)

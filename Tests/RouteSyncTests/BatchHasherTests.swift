@@ -96,17 +96,23 @@ import Testing
             paths.append(path)
         }
         try FileManager.default.createSymbolicLink(atPath: "\(root)/link", withDestinationPath: paths[1])
+        let regular = paths.count
         paths += ["\(root)/missing", "\(root)/link", root]
         for algorithm in ContentHash.Algorithm.allCases {
             let batch = BatchHasher().hash(paths, algorithm: algorithm)
             #expect(batch.count == paths.count)
-            for (path, result) in zip(paths, batch) {
-                let single = try? FileSystem.hashFile(path, algorithm: algorithm)
-                #expect(result?.0 == single?.0, "\(algorithm) \(path)")
-                #expect(result?.1 == single?.1, "\(algorithm) \(path)")
+            // The reference must exist for every regular file: a nil on both sides would compare equal.
+            for (path, result) in zip(paths.prefix(regular), batch.prefix(regular)) {
+                let single = try FileSystem.hashFile(path, algorithm: algorithm)
+                let batched = try #require(result, "\(algorithm) \(path)")
+                #expect(batched.0 == single.0, "\(algorithm) \(path)")
+                #expect(batched.1 == single.1, "\(algorithm) \(path)")
             }
-            // Missing files, symlinks and folders are unreadable, not guessed.
+            // Missing files, symlinks and folders are unreadable, not guessed, by either path.
             #expect(batch.suffix(3).allSatisfy { $0 == nil })
+            for path in paths.suffix(3) {
+                #expect(throws: (any Error).self, "\(path)") { try FileSystem.hashFile(path, algorithm: algorithm) }
+            }
         }
     }
 

@@ -157,14 +157,20 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
 
     @Test func signatureCoversTheIndex() throws {
         let (key, publicKey) = SigningKeys.generate()
+        let (_, other) = SigningKeys.generate()
         let table = Array("[]".utf8), index = Array("{\"format\": \"cenarius-forms-1\"}".utf8)
-        let signature = try TableSignature.parse(TableSignature.sign(table: table, forms: index, version: 3, with: key).serialized(), source: "s")
+        var signed = try TableSignature.sign(table: table, version: 3, with: key)
+        try signed.signForms(index: index, table: table, with: key)
+        let signature = try TableSignature.parse(signed.serialized(), source: "s")
+        // The table's signature is untouched (still the first format older devices verify).
+        #expect(signature.isFirstFormat)
         try signature.verify(table: table, with: publicKey, source: "t")
-        #expect(signature.covers(index: index, table: table, with: publicKey))
-        #expect(!signature.covers(index: index + [0x20], table: table, with: publicKey))
-        #expect(!signature.covers(index: index, table: table + [0x20], with: publicKey))
+        #expect(signature.formsCover(index: index, table: table, withAnyOf: [publicKey]))
+        #expect(!signature.formsCover(index: index, table: table, withAnyOf: [other]))
+        #expect(!signature.formsCover(index: index + [0x20], table: table, withAnyOf: [publicKey]))
+        #expect(!signature.formsCover(index: index, table: table + [0x20], withAnyOf: [publicKey]))
         let unsigned = try TableSignature.sign(table: table, version: 3, with: key)
-        #expect(!unsigned.covers(index: index, table: table, with: publicKey))
+        #expect(!unsigned.formsCover(index: index, table: table, withAnyOf: [publicKey]))
     }
 
     @Test func formPolicyMovesOnUntilThePlainFile() {

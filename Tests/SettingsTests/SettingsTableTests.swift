@@ -76,6 +76,23 @@ import Testing
         #expect(fast.int("keep") == 6)
     }
 
+    /// Several trusted keys (G8): repeated flags, one path per line in the environment, a string or
+    /// an array in the config file; every path stays whole (paths may hold spaces).
+    @Test func publicKeysAreAListFromEverySource() async throws {
+        let file = NSTemporaryDirectory() + "cenarius-settings-\(UUID().uuidString).json"
+        try Data(#"{"public-key": ["/k/a b.pub", "/k/c.pub"], "signatures-required": 2}"#.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let none = ProcessEnvironment(variables: Self.noConfig)
+        let fromFile = try await SettingSource.regular(flags: [:], environment: none, configFile: file)
+        #expect(fromFile.strings("public-key") == ["/k/a b.pub", "/k/c.pub"])
+        #expect(fromFile.int("signatures-required") == 2)
+        let single = try await SettingSource.regular(flags: [:], environment: ProcessEnvironment(variables: Self.noConfig.merging(["CENARIUS_PUBLIC_KEY": "/k/one.pub"]) { $1 }), configFile: nil)
+        #expect(single.strings("public-key") == ["/k/one.pub"])
+        let lines = ProcessEnvironment(variables: Self.noConfig.merging(["CENARIUS_PUBLIC_KEY": "/k/a.pub\n/k/b.pub"]) { $1 })
+        #expect(try SettingSource.fast(flags: [:], environment: lines).strings("public-key") == ["/k/a.pub", "/k/b.pub"])
+        #expect(try SettingSource.fast(flags: ["public-key": "/k/x.pub\n/k/y.pub"], environment: lines).strings("public-key") == ["/k/x.pub", "/k/y.pub"])
+    }
+
     @Test func theEnvironmentNamesFollowTheKeys() {
         #expect(Settings.byKey["develop-dir"]?.environmentName == "CENARIUS_DEVELOP_DIR")
         #expect(Settings.byKey["max-file-size"]?.flag == "--max-file-size")

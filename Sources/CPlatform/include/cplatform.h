@@ -23,4 +23,12 @@ size_t cplatform_gzip(const void *input, size_t length, void *output, size_t cap
 /* Upper bound of the gzip output for `length` input bytes. */
 size_t cplatform_gzip_bound(size_t length);
 
+/* Streaming reads of a file that may be gzip-compressed (one member or several, as rotated logs
+   are) or plain: zlib's gzread reads either. Open returns NULL on failure (errno set); read
+   returns the bytes read, 0 at the end, -1 on an error that cplatform_gzerror describes. */
+void *cplatform_gzopen(const char *path);
+int cplatform_gzread(void *file, void *buffer, unsigned length);
+const char *cplatform_gzerror(void *file);
+void cplatform_gzclose(void *file);
+
 #endif

@@ -8,7 +8,7 @@ import RouteSync
 /// conditionally.
 extension DaemonRouter {
     struct HealthReply: Encodable {
-        /// `ok`, or why not: `no-table`, `stale`.
+        /// `ok`, or why not: `no-table`, `stale`, `expired` (the signed table in force expired, G8).
         var status: String
         var generation: Int?
         var entries: Int
@@ -16,6 +16,8 @@ extension DaemonRouter {
         var sync: SyncHistory
         /// `--health-max-age`, when set.
         var maxAge: Double?
+        /// When the signature of the table in force expires (unix seconds), if it does.
+        var expires: Double?
     }
 
     /// 200 while a valid table is in force and (with `--health-max-age S`) a sync reached the
@@ -36,7 +38,11 @@ extension DaemonRouter {
         } else if let maxAge = state.healthMaxAge, FileSystem.now() - (history.lastSuccessAt ?? 0) > maxAge {
             reply.status = "stale"
         }
-        return JSONBody.validated(reply, status: reply.status == "ok" ? .ok : .serviceUnavailable, request: request)
+        // A frozen mirror keeps a device on an expired table: it serves it, and says so.
+        reply.expires = (try? current?.meta())??.signatureExpires.map(Double.init)
+        if reply.status == "ok", let expires = reply.expires, expires <= settings.rollout.now() { reply.status = "expired" }
+        let healthy = reply.status == "ok" || (reply.status == "expired" && !state.failWhenExpired)
+        return JSONBody.validated(reply, status: healthy ? .ok : .serviceUnavailable, request: request)
     }
 
     func status(_ request: HTTPHeaders) async throws(CenariusError) -> PreparedReply {

@@ -18,6 +18,8 @@ package final class DaemonMetrics: Sendable {
     private let staleLookups: Metrics.Counter
     private let generation: Metrics.Gauge
     private let tableAge: Metrics.Gauge
+    /// When the signature of the table in force expires (G8); 0 when it does not.
+    private let tableExpires: Metrics.Gauge
     private let requestLatency: Metrics.Timer
     private let preparedReplies: Metrics.Counter
     private let rollbacks: [RollbackReason: Metrics.Counter]
@@ -51,6 +53,7 @@ package final class DaemonMetrics: Sendable {
         staleLookups = Metrics.Counter(label: "cenarius_stale_lookups_total", factory: factory)
         generation = Metrics.Gauge(label: "cenarius_generation", factory: factory)
         tableAge = Metrics.Gauge(label: "cenarius_table_age_seconds", factory: factory)
+        tableExpires = Metrics.Gauge(label: "cenarius_table_expires_timestamp_seconds", factory: factory)
         requestLatency = Metrics.Timer(label: "cenarius_http_request_duration_seconds", factory: factory)
         preparedReplies = Metrics.Counter(label: "cenarius_http_prepared_replies_total", factory: factory)
         rollbacks = Dictionary(uniqueKeysWithValues: RollbackReason.allCases.map {
@@ -122,7 +125,10 @@ package final class DaemonMetrics: Sendable {
         let store = GenerationStore(layout: settings.cache)
         if let current = store.current() {
             generation.record(current.number)
-            if let meta = try? current.meta() { tableAge.record(FileSystem.now() - meta.committedAt) }
+            if let meta = try? current.meta() {
+                tableAge.record(FileSystem.now() - meta.committedAt)
+                tableExpires.record(meta.signatureExpires ?? 0)
+            }
         }
         return registry.emitToBuffer()
     }

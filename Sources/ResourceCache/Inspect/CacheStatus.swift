@@ -43,6 +43,8 @@ package struct CacheStatus: Sendable, Codable {
     package var deferred: Deferred?
     /// Active holds: switches wait until the last one ends.
     package var holds: [Hold]
+    /// With public keys configured: the signed table in force and the keys trusted (G8).
+    package var signature: SignatureStatus?
 
     package struct Deferred: Sendable, Codable {
         package var release: String
@@ -102,6 +104,7 @@ package struct CacheStatus: Sendable, Codable {
                 Deferred(release: $0.release, reason: $0.detail, waitsFor: $0.reason, place: $0.place, at: $0.moment,
                          since: $0.seenAt, checkedAt: $0.checkedAt)
             },
-            holds: HoldStore(layout: layout).active())
+            holds: HoldStore(layout: layout).active(),
+            signature: SignatureStatus.read(settings, meta: meta))
     }
 }

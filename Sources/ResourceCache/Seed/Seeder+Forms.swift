@@ -5,13 +5,13 @@ import RouteSync
 extension Seeder {
     /// Downloads `files`, each through its forms first; one result per file, in order, as
     /// Downloader.download gives them.
-    func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, signature: TableSignature?,
+    func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, sidecar: [UInt8]?,
                   downloader: Downloader, report: inout Report, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
         var presetByHash: [ContentHash: URIPath] = [:]
         for entry in old.entries where presetByHash[entry.hash] == nil { presetByHash[entry.hash] = entry.uri }
         let folder = preset.folder
         let held = { (hash: ContentHash) in presetByHash[hash].flatMap { folder.file($0) } }
-        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, signature: signature,
+        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, sidecar: sidecar,
                                                                   verifier: verifier, cancel: nil)
         var byHash: [ContentHash: RouteEntry] = [:]
         for entry in table.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry }

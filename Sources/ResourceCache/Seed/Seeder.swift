@@ -46,7 +46,7 @@ package struct Seeder: Sendable {
     package func seed(check: Bool, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> Report {
         let started = FileSystem.monotonic()
         let downloader = try Downloader(options: transfer)
-        let (remote, bytes, table, signature) = try fetchTable(downloader)
+        let (remote, bytes, table, signed) = try fetchTable(downloader)
         let mirrors = ([self.remote] + self.mirrors).filter { $0 != remote }
         var report = Report()
         report.entries = table.count
@@ -62,7 +62,7 @@ package struct Seeder: Sendable {
         let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, mirrors: mirrors, staging: staging)
         report.keptFiles = plan.kept
         let files = plan.files
-        let results = try download(files, table: table, tableBytes: bytes, remote: remote, old: old, signature: signature, downloader: downloader,
+        let results = try download(files, table: table, tableBytes: bytes, remote: remote, old: old, sidecar: signed?.sidecar, downloader: downloader,
                                    report: &report, progress: progress)
         for case .failure(let error) in results {
             plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
@@ -92,16 +92,19 @@ package struct Seeder: Sendable {
                 }
             }
         }
-        if verifier != nil, case .content(let signature, _) = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10) {
-            try FileSystem.writeAtomically(signature, to: preset.tablePath + ".sig")
+        // Exactly the sidecar and manifest verified with this table: a second fetch could bring others (G8).
+        if let signed {
+            if let manifest = signed.manifest { try FileSystem.writeAtomically(manifest, to: preset.tablePath + ".release") } else { unlink(preset.tablePath + ".release") }
+            try FileSystem.writeAtomically(signed.sidecar, to: preset.tablePath + ".sig")
         }
         try FileSystem.writeAtomically(bytes, to: preset.tablePath)
         report.seconds = FileSystem.monotonic() - started
         return report
     }
 
-    /// The table (verified when signing is on) from the first remote that gives a good one.
-    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, TableSignature?) {
+    /// The table from the first remote that gives a good one; when signing is on, verified with the
+    /// release manifest beside it (if any), and the bytes of both that were verified.
+    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, (sidecar: [UInt8], manifest: [UInt8]?)?) {
         var failures: [CenariusError] = []
         for remote in [remote] + mirrors {
             do throws(CenariusError) {
@@ -109,14 +112,29 @@ package struct Seeder: Sendable {
                     throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
                 }
                 let table = try RouteTable.parse(bytes, source: remote.tableURL)
-                let signature = try verifier?.verified(table: bytes, remote: remote, downloader: downloader, inForce: nil)
-                return (remote, bytes, table, signature)
+                guard let verifier else { return (remote, bytes, table, nil) }
+                let manifest = try fetchManifest(remote, downloader)
+                let sidecar = try verifier.verify(table: bytes, manifest: manifest, remote: remote, downloader: downloader, inForce: nil).sidecar
+                return (remote, bytes, table, (sidecar, manifest))
             } catch {
                 failures.append(error)
                 guard error.code == .remote || error.code == .integrity else { break }
             }
         }
         throw Syncer.combined(failures)
+    }
+
+    /// The release manifest beside the table (G10), which a signature covers too; nil when there is none.
+    private func fetchManifest(_ remote: Remote, _ downloader: Downloader) throws(CenariusError) -> [UInt8]? {
+        do throws(CenariusError) {
+            guard case .content(let bytes, _) = try downloader.fetchDocument(remote.manifestURL, validators: nil, maxBytes: 64 << 10) else {
+                throw .remote("\(remote.manifestURL) answered 304 to an unconditional request")
+            }
+            return bytes
+        } catch {
+            if error.isMissingRemoteFile { return nil }
+            throw error
+        }
     }
 
     private func target(_ entry: RouteEntry) -> String { FileSystem.join(preset.root, entry.uri.value) }

@@ -12,6 +12,7 @@ package import RouteSync
 ///     checked                    its mtime: the last time the remote answered
 ///     attempted                  its mtime: the last time a sync started (throttles lookup refreshes)
 ///     held-back                  SHA-256 of a table rolled back from, not to be applied again
+///     failed-releases            names of releases rolled back or refused lately (the fleet report's)
 ///     release.json               the trial's state: confirmed generation, trial and deadline (G9)
 ///     release.lock               flock(2) target for the short updates of release.json
 ///     preset-index               the preset's table sorted for binary search, before any sync
@@ -38,6 +39,8 @@ package struct CacheLayout: Sendable {
     package var checked: String { root + "/checked" }
     package var attempted: String { root + "/attempted" }
     package var heldBack: String { root + "/held-back" }
+    /// The releases this device rolled back or refused lately (its Cenarius-Report's `failed`).
+    package var failedReleases: String { root + "/failed-releases" }
     package var releaseState: String { root + "/release.json" }
     package var releaseLock: String { root + "/release.lock" }
     package var presetIndex: String { root + "/preset-index" }
@@ -45,6 +48,8 @@ package struct CacheLayout: Sendable {
     package var compressed: String { root + "/gzip" }
     package var deviceID: String { root + "/device-id" }
     package var holds: String { root + "/holds.json" }
+    /// Keys rotated in and out (G8): trust that outlives the configuration's keys.
+    package var trust: String { root + "/trust.json" }
     package var pending: String { root + "/pending" }
     /// The URL of the compressed table this device polls instead of the table (B8, Syncer+Forms).
     package var tableForm: String { root + "/table-form" }

@@ -13,12 +13,20 @@ package struct GenerationMeta: Codable, Sendable, Equatable {
     package var cachedBytes: Int64
     /// Signed-table version (G8) when the table came with a verified signature.
     package var signedVersion: Int64?
+    /// When its signature was made and when it expires (unix seconds), if it said so.
+    package var signedAt: Int64?
+    package var signatureExpires: Int64?
     /// Entries of the table, so that a 304 can report them without parsing it (nil in caches written before).
     package var entries: Int?
+    /// The name the fleet knows the release by: its manifest's, else a short hash of the table (nil in caches written before).
+    package var release: String?
 
     package init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
-                signedVersion: Int64? = nil, entries: Int? = nil) {
+                signedVersion: Int64? = nil, entries: Int? = nil, release: String? = nil, signedAt: Int64? = nil, signatureExpires: Int64? = nil) {
+        self.signedAt = signedAt
+        self.signatureExpires = signatureExpires
         self.entries = entries
+        self.release = release
         self.number = number
         self.remote = remote
         self.validators = validators
@@ -61,7 +69,8 @@ package struct Generation: Sendable {
             number: Int(number), remote: remote,
             validators: Validators(etag: json["validators"]?["etag"]?.string, lastModified: json["validators"]?["lastModified"]?.string),
             committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
-            signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) })
+            signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) }, release: json["release"]?.string,
+            signedAt: json["signedAt"]?.int64, signatureExpires: json["signatureExpires"]?.int64)
     }
 }
 

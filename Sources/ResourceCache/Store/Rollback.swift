@@ -1,4 +1,5 @@
 import Crypto
+import Fleet
 package import RouteSync
 #if canImport(Glibc)
 import Glibc
@@ -53,6 +54,7 @@ package enum Rollback {
         if let target { _ = try target.table() }
         let bytes = try FileSystem.readFile(current.tablePath)
         try FileSystem.writeAtomically(Array(fingerprint(bytes).utf8), to: store.layout.heldBack)
+        FailedReleases(layout: store.layout).record((try? current.meta())?.release ?? FleetReport.releaseName(ofTable: bytes))
         if let target {
             try store.activate(target)
         } else {

@@ -22,6 +22,8 @@ package struct SyncSettings: Sendable {
     package var tableVerifier: TableSignatureVerifier?
     /// Staged adoption and the compatibility gate (G10).
     package var rollout = RolloutSettings()
+    /// Each table request carries the device's `Cenarius-Report` (fleet visibility); `--no-report` turns it off.
+    package var report = true
 
     package init(remote: Remote?, cache: CacheLayout, preset: Preset) {
         self.remote = remote

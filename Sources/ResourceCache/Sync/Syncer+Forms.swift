@@ -21,11 +21,12 @@ extension Syncer {
     /// conditional request as polling the table is, and brings the release index as its second
     /// frame; else the table itself. A compressed table that is gone or does not decode costs one
     /// more request, for the table, in the same sync.
-    func fetchTable(_ remote: Remote, validators: Validators?, downloader: Downloader, cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
+    func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader,
+                    cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
         let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
         if let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192), marker == Array(formURL.utf8) {
             do {
-                switch try downloader.fetchDocument(formURL, validators: validators, cancel: cancel) {
+                switch try downloader.fetchDocument(formURL, validators: validators, headers: headers, cancel: cancel) {
                 case .notModified:
                     return (.notModified, nil)
                 case .content(let body, let received):
@@ -39,17 +40,17 @@ extension Syncer {
             }
             unlink(layout.tableForm)
             // The validators were the compressed form's; the table is asked for unconditionally.
-            return (try downloader.fetchDocument(remote.tableURL, validators: nil, cancel: cancel), nil)
+            return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
         }
-        return (try downloader.fetchDocument(remote.tableURL, validators: validators, cancel: cancel), nil)
+        return (try downloader.fetchDocument(remote.tableURL, validators: validators, headers: headers, cancel: cancel), nil)
     }
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
     func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], embeddedIndex: [UInt8]?, remote: Remote, downloader: Downloader,
-                  signature: TableSignature?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
+                  sidecar: [UInt8]?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
         let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
-                                                                      signature: signature, verifier: settings.tableVerifier, cancel: cancel)
+                                                                      sidecar: sidecar, verifier: settings.tableVerifier, cancel: cancel)
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)

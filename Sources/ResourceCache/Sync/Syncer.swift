@@ -1,3 +1,4 @@
+import Fleet
 package import RouteSync
 #if canImport(Glibc)
 import Glibc
@@ -66,6 +67,15 @@ package struct Syncer: Sendable {
         throw Self.combined(failures)
     }
 
+    /// A new table this device will not adopt (invalid, badly signed, replayed) is reported as refused;
+    /// the error goes on unchanged.
+    private func refused(_ table: [UInt8], manifest: ReleaseManifest?, _ error: CenariusError) -> CenariusError {
+        if error.code == .integrity {
+            FailedReleases(layout: layout).record(manifest?.release ?? FleetReport.releaseName(ofTable: table))
+        }
+        return error
+    }
+
     /// One error for a sync that tried several mirrors: the first one's code, every one's message.
     static func combined(_ failures: [CenariusError]) -> CenariusError {
         guard let first = failures.first else { return .internal("no remote to sync from") }
@@ -83,7 +93,9 @@ package struct Syncer: Sendable {
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remote.tableURL ? $0 : nil }
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil)
 
-        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, downloader: downloader, cancel: cancel)
+        let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
+        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [],
+                                                       downloader: downloader, cancel: cancel)
         let bytes: [UInt8]
         let newValidators: Validators
         switch document {
@@ -92,6 +104,7 @@ package struct Syncer: Sendable {
             newValidators = received
         case .notModified:
             guard let pending else {
+                if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta, remote: remote, downloader: downloader, cancel: cancel) }
                 markChecked()
                 var report = SyncReport(outcome: .notModified, generation: current?.number)
                 report.entries = currentMeta?.entries ?? 0
@@ -101,7 +114,8 @@ package struct Syncer: Sendable {
             bytes = pending.table
             newValidators = pending.record.tableValidators
         }
-        let table = try RouteTable.parse(bytes, source: remote.tableURL)
+        let table: RouteTable
+        do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error) }
         func finished(_ outcome: SyncReport.Outcome, generation: Int?) -> SyncReport {
             markChecked()
             var report = SyncReport(outcome: outcome, generation: generation)
@@ -122,14 +136,20 @@ package struct Syncer: Sendable {
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
             PendingStore(layout: layout).clear()
+            refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
             return finished(.unchanged, generation: current.number)
         }
-        let manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
-        let signature = try settings.tableVerifier?.verified(
-            table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader, inForce: currentMeta?.signedVersion, cancel: cancel)
-        let signedVersion = signature?.version
-        if let signedVersion, let inForce = currentMeta?.signedVersion, signedVersion == inForce {
-            throw .integrity("\(remote.tableURL) reuses signed version \(signedVersion) for a different table (rollback refused)")
+        var manifest: FetchedManifest?
+        let signed: TableSignatureVerifier.Verified?
+        do throws(CenariusError) {
+            manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
+            signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
+                                         inForce: currentMeta?.signedVersion, cancel: cancel)
+            if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
+                throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
+            }
+        } catch {
+            throw refused(bytes, manifest: manifest?.manifest, error)
         }
         let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
                                          manifest: manifest, previous: pending?.record)
@@ -152,7 +172,7 @@ package struct Syncer: Sendable {
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
         let held = heldCopies(objects: objects, preset: presetTable)
-        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, signature: signature, held: held, cancel: cancel)
+        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, sidecar: signed?.sidecar, held: held, cancel: cancel)
         if !hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
@@ -182,7 +202,9 @@ package struct Syncer: Sendable {
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
             number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
-            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signedVersion, entries: table.count))
+            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signed?.version, entries: table.count,
+            release: manifest?.manifest.release ?? FleetReport.releaseName(ofTable: bytes),
+            signedAt: signed?.signedAt, signatureExpires: signed?.expires))
         _ = try store.commit(building: generation, number: number)
         unlink(layout.heldBack)
         PendingStore(layout: layout).clear()

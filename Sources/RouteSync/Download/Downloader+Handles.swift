@@ -82,6 +82,7 @@ extension Downloader {
             _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
             // A server ignores If-Modified-Since beside If-None-Match (RFC 9110, 13.1.3): the date
             // goes only to an origin that gave no ETag. Every byte counts in a poll (B7).
+            for header in transfer.extraHeaders { headers = ccurl_slist_append(headers, header) }
             if let etag = validators?.etag {
                 headers = ccurl_slist_append(headers, "If-None-Match: \(etag)")
             } else if let date = validators?.lastModified {

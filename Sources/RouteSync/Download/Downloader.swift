@@ -99,8 +99,10 @@ package final class Downloader {
     }
 
     /// Fetches a small document, conditionally when `validators` are given.
-    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
+    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, headers: [String] = [],
+                               cancel: CancelToken? = nil) throws(CenariusError) -> Document {
         let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
+        transfer.extraHeaders = headers
         transfer.policy = documentPolicy
         var document: Document = .notModified
         var failure: CenariusError?

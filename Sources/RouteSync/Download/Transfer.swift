@@ -55,6 +55,8 @@ final class Transfer {
     var socket: Int32 = -1
     /// False: libcurl closes the connection when the transfer ends (a daemon's infrequent polls).
     var keepConnection = true
+    /// Headers of this request alone (a poll's Cenarius-Report), sent to the document's own host only.
+    var extraHeaders: [String] = []
     /// The start of an error response's body (nginx names a refused client certificate only there).
     var errorBody: [UInt8] = []
 

@@ -1,230 +1,170 @@
 package import Crypto
 
-/// The `Routes.json.sig` sidecar (G8): an Ed25519 signature over the exact table bytes and a
-/// version that must only ever grow (anti-rollback).
+/// The `Routes.json.sig` sidecar (G8): Ed25519 signatures over the exact bytes of the table and of
+/// the files published with it (the release manifest, ...), a version that must only ever grow
+/// (anti-rollback), and optionally an expiry (freeze attacks) and key rotation statements.
+/// The table itself is unchanged, so clients that know nothing of signatures keep working.
 ///
-///     {"format": "cenarius-sig-1", "version": 1732300000, "key": "<key id>", "signature": "<base64>"}
-///
-/// The signed message is `cenarius-sig-1\n<version>\n<sha256 hex of the table bytes>`. The table
-/// itself is unchanged, so clients that know nothing of signatures keep working.
-///
-/// With a release manifest beside the table (G10), the sidecar also names the manifest's SHA-256
-/// (`"release": "<hex>"`) and the message gains a fourth line with it: one signature covers both
-/// exact byte strings, so a manifest cannot be added, dropped or edited (to halt a rollout, or to
-/// skip one) without the key.
-///
-/// With a release index beside the table (B8, `routes --compress`), the sidecar also names the
-/// index's SHA-256 (`"forms": "<hex>"`) with a second signature (`"formsSignature"`) over
-/// `cenarius-forms-1\n<version>\n<table sha256>\n<index sha256>`: a device with a key uses an
-/// index only when that signature holds, and verifiers that know nothing of it ignore both keys.
+/// Each covered file is named by its role (`table`, `release`, ...) and carried as its SHA-256.
+/// Two signed messages exist (docs/signing.md):
+/// - the first format's, when the sidecar signs nothing the first format could not say (no
+///   expiry, only `table` and `release`): `cenarius-sig-1\n<version>\n<table hex>[\n<release hex>]`,
+///   so that devices on older code verify what a newer `routes` writes for them;
+/// - otherwise `cenarius-sig-2\nversion <v>\nsigned <t>\nexpires <t>\n<role> <hex>...` (roles
+///   sorted, the `signed`/`expires` lines only when set).
+/// Which container holds them (`format` in the JSON) only says how many signatures and whether
+/// rotations come along; every signature in a sidecar signs the same message.
 package struct TableSignature: Sendable, Equatable {
     package static let format = "cenarius-sig-1"
+    package static let multiFormat = "cenarius-sig-2"
+    package static let tableRole = "table"
+    package static let releaseRole = "release"
+
+    /// One signer's signature over the message.
+    package struct Entry: Sendable, Equatable {
+        /// First 16 hex digits of SHA-256 of the public key: names the key, so a rotation is diagnosable.
+        package var keyID: String
+        package var signature: [UInt8]
+
+        package init(keyID: String, signature: [UInt8]) {
+            self.keyID = keyID
+            self.signature = signature
+        }
+    }
 
     package var version: Int64
-    /// First 16 hex digits of SHA-256 of the public key: names the key, so a rotation is diagnosable.
-    package var keyID: String
-    package var signature: [UInt8]
-    /// SHA-256 hex of the release manifest the signature covers, if any.
-    package var manifest: String?
-    /// SHA-256 hex of the release index (B8) and the signature over it, if the publisher wrote one.
-    package var forms: String?
-    package var formsSignature: [UInt8]?
+    /// Unix seconds when it was signed, and after which no device adopts it (nil: never expires).
+    package var signedAt: Int64?
+    package var expires: Int64?
+    /// SHA-256 hex of each covered file, by role; `table` always.
+    package var covers: [String: String]
+    package var signatures: [Entry]
+    /// Key rotation statements published with the table, oldest first.
+    package var rotations: [KeyRotation]
+    /// The release index the publisher vouches for (B8), with signatures of its own: a separate
+    /// part older devices skip (TableSignature+Forms).
+    package var forms: FormsCover?
 
-    package init(version: Int64, keyID: String, signature: [UInt8], manifest: String? = nil, forms: String? = nil, formsSignature: [UInt8]? = nil) {
+    package init(version: Int64, signedAt: Int64? = nil, expires: Int64? = nil, covers: [String: String],
+                 signatures: [Entry] = [], rotations: [KeyRotation] = []) {
         self.version = version
-        self.keyID = keyID
-        self.signature = signature
-        self.manifest = manifest
-        self.forms = forms
-        self.formsSignature = formsSignature
+        self.signedAt = signedAt
+        self.expires = expires
+        self.covers = covers
+        self.signatures = signatures
+        self.rotations = rotations
     }
 
-    package static let formsFormat = "cenarius-forms-1"
+    /// The first signer's key id.
+    package var keyID: String { signatures.first?.keyID ?? "" }
+    /// SHA-256 hex of the release manifest the signature covers, if any.
+    package var manifest: String? { covers[Self.releaseRole] }
 
-    package static func formsMessage(table: [UInt8], version: Int64, forms: String) -> [UInt8] {
-        Array("\(formsFormat)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))\n\(forms)".utf8)
+    /// Whether the first format's message and container can say all of it.
+    var fitsFirstFormat: Bool {
+        signedAt == nil && expires == nil && covers[Self.tableRole] != nil
+            && covers.keys.allSatisfy { $0 == Self.tableRole || $0 == Self.releaseRole }
     }
 
-    /// Whether `index` is the release index this signature covers for `table` (checked after the
-    /// table's own signature: a device with a key trusts no other index).
-    package func covers(index: [UInt8], table: [UInt8], with key: Curve25519.Signing.PublicKey) -> Bool {
-        guard let forms, let formsSignature, forms == TableSignature.manifestDigest(index) else { return false }
-        return key.isValidSignature(formsSignature, for: TableSignature.formsMessage(table: table, version: version, forms: forms))
+    /// The exact bytes every signature of this sidecar signs.
+    package var message: [UInt8] {
+        if fitsFirstFormat {
+            return Array(([Self.format, String(version), covers[Self.tableRole]!] + (manifest.map { [$0] } ?? [])).joined(separator: "\n").utf8)
+        }
+        var lines = [Self.multiFormat, "version \(version)"]
+        if let signedAt { lines.append("signed \(signedAt)") }
+        if let expires { lines.append("expires \(expires)") }
+        for role in covers.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+            lines.append("\(role) \(covers[role]!)")
+        }
+        return Array(lines.joined(separator: "\n").utf8)
     }
 
-    package static func message(table: [UInt8], version: Int64, manifest: String? = nil) -> [UInt8] {
-        let base = "\(format)\n\(version)\n\(StreamingHasher.hex(SHA256.hash(data: table)))"
-        return Array((manifest.map { base + "\n" + $0 } ?? base).utf8)
-    }
-
-    package static func manifestDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
+    package static func digest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
+    package static func manifestDigest(_ bytes: [UInt8]) -> String { digest(bytes) }
 
     package static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {
         String(StreamingHasher.hex(SHA256.hash(data: publicKey.rawRepresentation)).prefix(16))
     }
 
-    package static func sign(table: [UInt8], manifest: [UInt8]? = nil, forms index: [UInt8]? = nil, version: Int64,
-                             with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
-        let digest = manifest.map(manifestDigest)
-        let forms = index.map(manifestDigest)
+    package static func keyID(of privateKey: Curve25519.Signing.PrivateKey) -> String { keyID(of: privateKey.publicKey) }
+
+    /// A role name: lower-case letters, digits and `-`, so that a message line cannot be forged
+    /// by a name holding a space or a newline.
+    package static func isRole(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }
+    }
+
+    /// A sidecar for `files` (by role; `table` required), not yet signed by anyone.
+    package static func unsigned(covering files: [String: [UInt8]], version: Int64, signedAt: Int64? = nil, expires: Int64? = nil,
+                                 rotations: [KeyRotation] = []) throws(CenariusError) -> TableSignature {
+        guard files[tableRole] != nil else { throw .internal("a signature must cover the table") }
+        for role in files.keys where !isRole(role) { throw .internal("bad role name \(role) for a signed file") }
+        return TableSignature(version: version, signedAt: signedAt,
+                              expires: expires, covers: files.mapValues(digest), rotations: rotations)
+    }
+
+    /// Adds `key`'s signature (replacing an earlier one by the same key).
+    package mutating func sign(with key: Curve25519.Signing.PrivateKey) throws(CenariusError) {
+        let id = Self.keyID(of: key.publicKey)
         do {
-            let signature = try key.signature(for: message(table: table, version: version, manifest: digest))
-            let formsSignature = try forms.map { try Array(key.signature(for: formsMessage(table: table, version: version, forms: $0))) }
-            return TableSignature(version: version, keyID: keyID(of: key.publicKey), signature: Array(signature), manifest: digest,
-                                  forms: forms, formsSignature: formsSignature)
+            let signature = Array(try key.signature(for: message))
+            signatures.removeAll { $0.keyID == id }
+            signatures.append(Entry(keyID: id, signature: signature))
         } catch {
             throw .internal("cannot sign the table: \(error)")
         }
     }
 
-    /// Checks the signature over `table` and, when the remote has one, its release `manifest`; a
-    /// bad one is an integrity error (exit 4).
-    package func verify(table: [UInt8], manifest manifestBytes: [UInt8]? = nil, with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
-        switch (manifestBytes.map(TableSignature.manifestDigest), manifest) {
-        case (nil, nil):
-            break
-        case (let found?, let signed?) where found == signed:
-            break
-        case (_?, nil):
-            throw .integrity("the release manifest beside \(source) is not covered by its signature")
-        case (nil, _?):
-            throw .integrity("the signature of \(source) covers a release manifest the remote does not have")
-        case (_?, _?):
-            throw .integrity("the release manifest beside \(source) does not match its signature")
-        }
-        guard key.isValidSignature(signature, for: TableSignature.message(table: table, version: version, manifest: manifest)) else {
-            let other = keyID != TableSignature.keyID(of: key) ? " (signed with key \(keyID), expected \(TableSignature.keyID(of: key)))" : ""
-            throw .integrity("bad signature on \(source)\(other)")
-        }
+    /// The first format's sidecar over the table and, when given, the release manifest.
+    package static func sign(table: [UInt8], manifest: [UInt8]? = nil, version: Int64, with key: Curve25519.Signing.PrivateKey) throws(CenariusError) -> TableSignature {
+        var files = [tableRole: table]
+        files[releaseRole] = manifest
+        var signature = try unsigned(covering: files, version: version)
+        try signature.sign(with: key)
+        return signature
     }
 
-    package func serialized() -> [UInt8] {
-        let release = manifest.map { ", \"release\": \"\($0)\"" } ?? ""
-        var forms = ""
-        if let digest = self.forms, let formsSignature {
-            forms = ", \"forms\": \"\(digest)\", \"formsSignature\": \"\(Base64.encode(formsSignature))\""
-        }
-        return Array("{\"format\": \"\(TableSignature.format)\", \"version\": \(version), \"key\": \"\(keyID)\"\(release), \"signature\": \"\(Base64.encode(signature))\"\(forms)}\n".utf8)
-    }
+    /// Stands for the table digest in a first-format sidecar, which does not carry it.
+    static let deviceTable = ""
 
-    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
-        var format: String?
-        var version: Int64?
-        var key = ""
-        var signature: String?
-        var manifest: String?
-        var forms: String?
-        var formsSignature: String?
-        let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
-            var scanner = JSONScanner(buffer)
-            do throws(JSONScanner.Failure) {
-                try scanner.object { s, name throws(JSONScanner.Failure) in
-                    switch name {
-                    case "format": format = try s.string()
-                    case "version": version = try s.integer()
-                    case "key": key = try s.string()
-                    case "signature": signature = try s.string()
-                    case "release": manifest = try s.string()
-                    case "forms": forms = try s.string()
-                    case "formsSignature": formsSignature = try s.string()
-                    default: try s.skipValue()
-                    }
-                }
-                scanner.skipWhitespace()
-                if !scanner.atEnd { throw scanner.fail("trailing data") }
-                return nil
-            } catch {
-                return error
+    /// This sidecar as it applies to `files` (by role, as the device has them): throws an integrity
+    /// error (exit 4) naming the first file that is not covered exactly, byte for byte.
+    package func bound(to files: [String: [UInt8]], source: String) throws(CenariusError) -> TableSignature {
+        var bound = self
+        if covers[Self.tableRole] == Self.deviceTable, let table = files[Self.tableRole] { bound.covers[Self.tableRole] = Self.digest(table) }
+        for role in Set(files.keys).union(covers.keys).sorted() {
+            let what = role == Self.releaseRole ? "release manifest" : role == Self.tableRole ? "table" : "\(role) file"
+            switch (files[role].map(Self.digest), bound.covers[role]) {
+            case (let found?, let signed?) where found == signed: continue
+            case (_?, nil): throw .integrity("the \(what) beside \(source) is not covered by its signature")
+            case (nil, _?): throw .integrity("the signature of \(source) covers a \(what) the remote does not have")
+            case (_?, _?): throw .integrity(role == Self.tableRole ? "bad signature on \(source) (the table does not match it)" : "the \(what) beside \(source) does not match its signature")
+            case (nil, nil): continue
             }
         }
-        if let failure { throw .integrity("invalid signature file \(source): \(failure.reason) at byte \(failure.offset)") }
-        guard format == TableSignature.format else { throw .integrity("signature file \(source) has format \(format ?? "none"), expected \(TableSignature.format)") }
-        guard let version, let signature, let raw = Base64.decode(signature), raw.count == 64 else {
-            throw .integrity("signature file \(source) lacks a version or a 64-byte base64 signature")
-        }
-        if let manifest, manifest.utf8.count != 64 || ContentHash(hex: manifest) == nil {
-            throw .integrity("signature file \(source) names a release manifest digest that is not SHA-256 hex")
-        }
-        // A forms signature that does not parse only costs the device its index: the table stands.
-        let formsRaw = formsSignature.flatMap(Base64.decode).flatMap { $0.count == 64 ? $0 : nil }
-        return TableSignature(version: version, keyID: key, signature: raw, manifest: manifest?.lowercased(),
-                              forms: formsRaw == nil ? nil : forms?.lowercased(), formsSignature: formsRaw)
-    }
-}
-
-/// Ed25519 key files: one line of base64 (raw 32-byte keys), private keys written 0600.
-package enum SigningKeys {
-    package static func generate() -> (private: Curve25519.Signing.PrivateKey, public: Curve25519.Signing.PublicKey) {
-        let key = Curve25519.Signing.PrivateKey()
-        return (key, key.publicKey)
+        return bound
     }
 
-    package static func encode(_ raw: some Sequence<UInt8>) -> [UInt8] { Array((Base64.encode(Array(raw)) + "\n").utf8) }
-
-    /// The key files' contents of a new pair: private, public.
-    package static func encoded(_ pair: (private: Curve25519.Signing.PrivateKey, public: Curve25519.Signing.PublicKey)) -> (private: [UInt8], public: [UInt8]) {
-        (encode(pair.private.rawRepresentation), encode(pair.public.rawRepresentation))
-    }
-
-    package static func readPrivate(_ path: String) throws(CenariusError) -> Curve25519.Signing.PrivateKey {
-        let raw = try readKey(path, kind: "private")
-        do { return try Curve25519.Signing.PrivateKey(rawRepresentation: raw) } catch {
-            throw .usage("\(path) is not an Ed25519 private key")
+    /// The distinct keys among `keys` with a valid signature on this sidecar.
+    package func signers(among keys: [Curve25519.Signing.PublicKey]) -> [Curve25519.Signing.PublicKey] {
+        let message = self.message
+        return keys.filter { key in
+            let id = Self.keyID(of: key)
+            // By id first; an entry without a matching id is still tried, so an id is only a hint.
+            let ordered = signatures.filter { $0.keyID == id } + signatures.filter { $0.keyID != id }
+            return ordered.contains { key.isValidSignature($0.signature, for: message) }
         }
     }
 
-    package static func readPublic(_ path: String) throws(CenariusError) -> Curve25519.Signing.PublicKey {
-        let raw = try readKey(path, kind: "public")
-        do { return try Curve25519.Signing.PublicKey(rawRepresentation: raw) } catch {
-            throw .usage("\(path) is not an Ed25519 public key")
+    /// Checks the signature over `table` and, when the remote has one, its release `manifest`
+    /// against one key; a bad one is an integrity error (exit 4).
+    package func verify(table: [UInt8], manifest: [UInt8]? = nil, with key: Curve25519.Signing.PublicKey, source: String) throws(CenariusError) {
+        var files = [Self.tableRole: table]
+        files[Self.releaseRole] = manifest
+        guard try !bound(to: files, source: source).signers(among: [key]).isEmpty else {
+            let other = keyID != Self.keyID(of: key) ? " (signed with key \(keyID), expected \(Self.keyID(of: key)))" : ""
+            throw .integrity("bad signature on \(source)\(other)")
         }
-    }
-
-    private static func readKey(_ path: String, kind: String) throws(CenariusError) -> [UInt8] {
-        let bytes: [UInt8]
-        do { bytes = try FileSystem.readFile(path, limit: 4096) } catch { throw .usage("cannot read \(kind) key \(path): \(error.message)") }
-        let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-        guard let raw = Base64.decode(text), raw.count == 32 else { throw .usage("\(path) is not a base64 Ed25519 \(kind) key") }
-        return raw
-    }
-}
-
-/// Standard base64 (RFC 4648) without Foundation.
-package enum Base64 {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    package static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i < bytes.count {
-            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 3) << 4 | b1 >> 4)])
-            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 15) << 2 | b2 >> 6)] : UInt8(ascii: "="))
-            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 63)] : UInt8(ascii: "="))
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    package static func decode(_ text: String) -> [UInt8]? {
-        var values: [UInt8] = []
-        var padding = 0
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "=") { padding += 1; continue }
-            guard padding == 0, let index = alphabet.firstIndex(of: byte) else { return nil }
-            values.append(UInt8(index))
-        }
-        guard (values.count + padding) % 4 == 0, padding <= 2 else { return nil }
-        var out: [UInt8] = []
-        var i = 0
-        while i + 1 < values.count {
-            out.append(values[i] << 2 | values[i + 1] >> 4)
-            if i + 2 < values.count { out.append(values[i + 1] << 4 | values[i + 2] >> 2) }
-            if i + 3 < values.count { out.append(values[i + 2] << 6 | values[i + 3]) }
-            i += 4
-        }
-        return out
     }
 }

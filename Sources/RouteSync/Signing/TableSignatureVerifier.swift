@@ -1,30 +1,96 @@
 package import Crypto
 
-/// With a public key configured, every table must come with a valid `Routes.json.sig`, and its
-/// version may never go down (G8). Unsigned, badly signed and older tables are integrity errors.
+/// With public keys configured, every table must come with a valid `Routes.json.sig` (G8): signed
+/// by `required` distinct trusted keys, its version never below the one in force, not expired.
+/// Rotation statements published with it change which keys are trusted (docs/signing.md).
 package struct TableSignatureVerifier: Sendable {
-    package let key: Curve25519.Signing.PublicKey
+    /// The configured keys (`--public-key`, repeatable); rotations the device followed change them.
+    package let keys: [Curve25519.Signing.PublicKey]
+    /// `--signatures-required`: valid signatures from distinct trusted keys a table needs.
+    package let required: Int
+
+    package init(keys: [Curve25519.Signing.PublicKey], required: Int = 1) {
+        self.keys = keys
+        self.required = max(1, required)
+    }
 
     package init(key: Curve25519.Signing.PublicKey) {
-        self.key = key
+        self.init(keys: [key])
+    }
+
+    package init(publicKeyFiles paths: [String], required: Int = 1) throws(CenariusError) {
+        var keys: [Curve25519.Signing.PublicKey] = []
+        for path in paths { keys.append(try SigningKeys.readPublic(path)) }
+        guard !keys.isEmpty else { throw .usage("no public key given") }
+        let distinct = Set(keys.map(TableSignature.keyID)).count
+        guard required <= distinct else {
+            throw .usage("--signatures-required \(required) needs at least \(required) distinct public keys, \(distinct) given")
+        }
+        self.init(keys: keys, required: required)
     }
 
     package init(publicKeyFile path: String) throws(CenariusError) {
-        key = try SigningKeys.readPublic(path)
+        try self.init(publicKeyFiles: [path])
     }
 
-    package var keyID: String { TableSignature.keyID(of: key) }
+    package var keyID: String { keys.first.map(TableSignature.keyID) ?? "" }
+
+    /// What a verified sidecar says, and the device's trust after the rotations it carried.
+    package struct Verified: Sendable {
+        package var version: Int64
+        package var signedAt: Int64?
+        package var expires: Int64?
+        /// The exact sidecar bytes verified: what `seed` writes into the preset.
+        package var sidecar: [UInt8]
+        package var trust: TrustState
+        /// Ids of the trusted keys whose signatures counted.
+        package var signers: [String]
+    }
+
+    /// Checks `sidecar` against `files` (by role: `table`, `release`, ...). Pure: no network, no
+    /// file system; `now` is the device's clock (unix seconds).
+    /// - Parameter inForce: the version of the table currently in force, if it was signed.
+    package func check(sidecar bytes: [UInt8], files: [String: [UInt8]], source: String, sidecarSource: String,
+                       inForce: Int64?, trust: TrustState, now: Double) throws(CenariusError) -> Verified {
+        let signature = try TableSignature.parse(bytes, source: sidecarSource).bound(to: files, source: source)
+        var trusted = TrustedKeys(configured: keys, state: trust)
+        let unknown = try trusted.follow(signature.rotations, source: sidecarSource)
+        let signers = signature.signers(among: trusted.keys)
+        if signers.count < required {
+            if let (number, rotation) = unknown.first {
+                throw .integrity("rotation \(number) in \(sidecarSource) (key \(rotation.fromID) to \(rotation.toID)) is not signed by a key this device trusts (refused)")
+            }
+            if required == 1 {
+                let expected = trusted.ids.joined(separator: " or ")
+                let retired = trusted.state.retired.contains(signature.keyID) ? ", which this device retired in a key rotation" : ""
+                let other = signature.signatures.contains { trusted.ids.contains($0.keyID) } ? "" : " (signed with key \(signature.keyID)\(retired), expected \(expected))"
+                throw .integrity("bad signature on \(source)\(other)")
+            }
+            throw .integrity("\(source) has \(signers.count) valid signature\(signers.count == 1 ? "" : "s") from trusted keys, \(required) required")
+        }
+        if let inForce, signature.version < inForce {
+            throw .integrity("\(source) is signed with version \(signature.version), older than version \(inForce) in force (rollback refused)")
+        }
+        if let expires = signature.expires, Double(expires) <= now {
+            throw .integrity("the signature of \(source) expired at \(UTCTime.text(Double(expires))) (a frozen or replayed table is refused; the publisher must sign it again)")
+        }
+        return Verified(version: signature.version, signedAt: signature.signedAt, expires: signature.expires, sidecar: bytes,
+                        trust: trusted.state, signers: signers.map(TableSignature.keyID))
+    }
 
     /// Fetches and checks the sidecar of `table` (and of the release `manifest` beside it, if the
-    /// remote has one); returns its version.
-    /// - Parameter inForce: the version of the table currently in force, if it was signed.
-    package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?, cancel: CancelToken? = nil) throws(CenariusError) -> Int64 {
-        try verified(table: table, manifest: manifest, remote: remote, downloader: downloader, inForce: inForce, cancel: cancel).version
+    /// remote has one).
+    package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?,
+                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
+        var files = [TableSignature.tableRole: table]
+        files[TableSignature.releaseRole] = manifest
+        return try verify(files: files, remote: remote, downloader: downloader, inForce: inForce, trust: trust, now: now, cancel: cancel)
     }
 
-    /// As `verify`, returning the whole sidecar (which also says what release index it covers).
-    package func verified(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?,
-                          cancel: CancelToken? = nil) throws(CenariusError) -> TableSignature {
+    /// Fetches the remote's sidecar and checks it against `files`, every file the remote publishes
+    /// with the table, by role (`table`, `release`, ...).
+    package func verify(files: [String: [UInt8]], remote: Remote, downloader: Downloader, inForce: Int64?,
+                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)
@@ -37,11 +103,7 @@ package struct TableSignatureVerifier: Sendable {
         guard case .content(let bytes, _) = document else {
             throw .remote("\(remote.signatureURL) answered 304 to an unconditional request")
         }
-        let signature = try TableSignature.parse(bytes, source: remote.signatureURL)
-        try signature.verify(table: table, manifest: manifest, with: key, source: remote.tableURL)
-        if let inForce, signature.version < inForce {
-            throw .integrity("\(remote.tableURL) is signed with version \(signature.version), older than version \(inForce) in force (rollback refused)")
-        }
-        return signature
+        return try check(sidecar: bytes, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
+                         inForce: inForce, trust: trust, now: now)
     }
 }

@@ -12,18 +12,23 @@ struct RoutesCommand: AsyncParsableCommand {
 
             With --release, --requires-native, --rollout-start, --rollout-duration or --halted it also \
             writes the release manifest DIR/Routes.json.release (G10); with --sign-key the signature \
-            covers the table and the manifest.
+            covers the table and the manifest; \
+            run it again with another --sign-key over an unchanged table to add a signature (G8).
+
+            With --compress it also writes DIR/_cenarius/: a zstd form of every file, packs of them \
+            for a first install and for a release, and an index (docs/release-bytes.md). \
+            --delta-from OLD (repeatable, implies --compress) adds patches from OLD's files for \
+            every file OLD lacks. Devices use them when present; a remote without them works as before.
 
             Example:
               cenariusd routes ./www
               cenariusd routes ./www --check
               cenariusd routes ./www --release 2026.11-a --rollout-duration 86400 --sign-key release.key
+              cenariusd routes ./www --sign-key release.key --expires 7d
+              cenariusd routes ./www --sign-key second.key        # adds a signature, same version
+              cenariusd routes ./www --sign-key new.key --rotation new.rotation
               cenariusd routes ./www-2 --delta-from ./www-1 --sign-key release.key
 
-            With --compress it also writes DIR/_cenarius/: a zstd form of every file, a pack of them \
-            for a first install, and an index named by the table's hash (docs/release-bytes.md). \
-            --delta-from OLD (repeatable, implies --compress) adds patches from OLD's files for \
-            every file OLD lacks. Devices use them when present; a remote without them works as before.
             """)
 
     @Argument(help: ArgumentHelp("The folder to describe.", valueName: "dir"))
@@ -37,7 +42,9 @@ struct RoutesCommand: AsyncParsableCommand {
 
     @Flag(help: "Compare with the existing table; exit 4 if it is out of date.") var check = false
     @Option(help: ArgumentHelp("Ed25519 private key: also write Routes.json.sig (G8).", valueName: "file")) var signKey: String?
-    @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now in seconds, and always above the sidecar's previous version).", valueName: "n")) var tableVersion: Int64?
+    @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now in milliseconds, and always above the sidecar's previous version).", valueName: "n")) var tableVersion: Int64?
+    @Option(help: ArgumentHelp("Signature: devices refuse the table this long after signing (90s, 30m, 12h, 7d).", valueName: "duration")) var expires: String?
+    @Option(help: ArgumentHelp("Signature: publish a key rotation statement from keygen --rotate-from; repeatable, oldest first.", valueName: "file")) var rotation: [String] = []
     @Option(help: ArgumentHelp("Also write the release manifest Routes.json.release, naming the release (G10).", valueName: "name")) var release: String?
     @Option(help: ArgumentHelp("Manifest: the lowest host version the release runs on (compared numerically).", valueName: "version")) var requiresNative: String?
     @Option(help: ArgumentHelp("Manifest: when the rollout starts, unix seconds (default now when a duration is given).", valueName: "seconds")) var rolloutStart: Double?
@@ -65,6 +72,8 @@ struct RoutesCommand: AsyncParsableCommand {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
         if let rolloutDuration, !(rolloutDuration >= 0) { throw ValidationError("--rollout-duration must be a non-negative number of seconds") }
         if let rolloutStart, !(rolloutStart >= 0) { throw ValidationError("--rollout-start must be unix seconds") }
+        if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
+        if signKey == nil, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
     }
 
     /// The manifest the options describe; nil when none was asked for.
@@ -76,15 +85,6 @@ struct RoutesCommand: AsyncParsableCommand {
             manifest.rollout = .init(start: rolloutStart ?? FileSystem.now().rounded(.down), duration: rolloutDuration ?? 0, halted: halted)
         }
         return manifest
-    }
-
-    /// The default signed version: now in seconds, but always above the previous sidecar's, so
-    /// that two signings within one second still grow (G8).
-    static func nextVersion(previousSidecar path: String) -> Int64 {
-        let now = Int64(FileSystem.now())
-        guard let bytes = try? FileSystem.readFile(path, limit: 64 << 10),
-              let previous = try? TableSignature.parse(bytes, source: path) else { return now }
-        return max(now, previous.version + 1)
     }
 
     func run() async throws {
@@ -134,12 +134,7 @@ struct RoutesCommand: AsyncParsableCommand {
                     + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))")
             }
         }
-        if let signKey {
-            let version = tableVersion ?? RoutesCommand.nextVersion(previousSidecar: target + ".sig")
-            let signature = try TableSignature.sign(table: bytes, manifest: manifest, forms: index, version: version, with: SigningKeys.readPrivate(signKey))
-            try FileSystem.writeAtomically(signature.serialized(), to: target + ".sig")
-            if !json { Output.line("signed \(target).sig: version \(version), key \(signature.keyID)\(manifest == nil ? "" : ", covering the release manifest")") }
-        }
+        if let signKey { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", key: signKey) }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
     }
 }

@@ -44,6 +44,8 @@ struct ServeCommand: AsyncParsableCommand {
     var allowOrigin: [String] = []
     @Option(help: ArgumentHelp("/health answers 503 when no sync reached the remote for this many seconds.", valueName: "seconds"))
     var healthMaxAge: Double?
+    @Flag(help: "/health answers 503 while the signed table in force has expired (routes --expires), not only says so.")
+    var failWhenExpired = false
     @Option(help: ArgumentHelp("Uris matching this glob (e.g. 'assets/*-*.js') are served with Cache-Control: max-age=31536000, immutable; repeatable.", valueName: "glob"))
     var immutable: [String] = []
     @Option(help: ArgumentHelp("The uri that answers unknown paths naming no file (a single-page app's index.html).", valueName: "uri"))
@@ -92,6 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.logLevel = Logger.Level(rawValue: logLevel)!
         options.trial = try ServeCommand.trialOptions(source)
         options.healthMaxAge = healthMaxAge
+        options.failWhenExpired = failWhenExpired
         options.immutable = immutable
         options.fallback = fallback
         options.allowOrigins = allowOrigin.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }

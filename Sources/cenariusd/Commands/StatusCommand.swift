@@ -42,6 +42,17 @@ struct StatusCommand: AsyncParsableCommand {
     }
     @OptionGroup var global: GlobalOptions
 
+    static func show(_ signature: SignatureStatus) {
+        var line = signature.version.map { "version \($0)" } ?? "no signed table in force"
+        if let expires = signature.expires {
+            line += signature.expired ? ", EXPIRED at \(Output.timestamp(expires)) (still served; the remote offers nothing newer)" : ", expires \(Output.timestamp(expires))"
+        }
+        Output.line("signature:   \(line)")
+        if let clock = signature.clock { Output.line("clock:       \(clock)") }
+        let retired = signature.retiredKeys.isEmpty ? "" : " (retired: \(signature.retiredKeys.joined(separator: ", ")))"
+        Output.line("keys:        \(signature.trustedKeys.joined(separator: ", "))\(retired)")
+    }
+
     func run() async throws {
         let settings = try await global.resolved()
         let status = try CacheStatus.read(settings.sync)
@@ -84,6 +95,7 @@ struct StatusCommand: AsyncParsableCommand {
             let at = deferred.at.map { ", adopts at \(Output.timestamp($0))" } ?? ""
             Output.line("pending:     release \(deferred.release) waits for \(deferred.waitsFor): \(deferred.reason)\(place)\(at)")
         }
+        if let signature = status.signature { StatusCommand.show(signature) }
         for hold in status.holds {
             Output.line("hold:        \(hold.id) until \(Output.timestamp(hold.expires))\(hold.reason.isEmpty ? "" : ": " + hold.reason)")
         }

@@ -28,6 +28,16 @@ struct SyncCommand: AsyncParsableCommand {
         let report = try Syncer(settings: settings.sync).sync(progress: bar.map { bar in { bar.update($0) } })
         bar?.finish()
         if json { Output.json(report) } else { Output.line(SyncCommand.describe(report)) }
+        warnIfExpired(settings.sync, report)
+    }
+
+    /// A frozen or replaying mirror keeps offering the table in force after it expired (G8): the
+    /// sync succeeds, the table stays, and this says so.
+    static func warnIfExpired(_ settings: SyncSettings, _ report: SyncReport) {
+        guard settings.tableVerifier != nil, report.outcome != .committed,
+              let expires = (try? GenerationStore(layout: settings.cache).current()?.meta())??.signatureExpires,
+              Double(expires) <= settings.rollout.now() else { return }
+        Output.warn("the signed table in force expired at \(Output.timestamp(Double(expires))) and the remote offers nothing newer; still serving it")
     }
 
     /// ", 20 KiB on the wire" when compressed forms or patches made the transfer smaller than the files (B8).

@@ -13,9 +13,9 @@ import Settings
 /// it, with its validation and messages.
 enum FastPath {
     static let valueOptions = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent", "device-id", "native-version",
-                               "cacert", "client-cert", "client-key", "header", "max-rate"]
+                               "cacert", "client-cert", "client-key", "header", "max-rate", "signatures-required"]
     /// Options that may be given more than once; their values are kept in order, one per line.
-    static let repeatable: Set<String> = ["remote", "header"]
+    static let repeatable: Set<String> = ["remote", "header", "public-key"]
 
     struct Request {
         var command: String
@@ -54,6 +54,8 @@ enum FastPath {
                 request.flags[name] = value
             case "develop" where inline == nil: request.flags["develop"] = "true"
             case "no-develop" where inline == nil: request.flags["develop"] = "false"
+            case "report" where inline == nil: request.flags["report"] = "true"
+            case "no-report" where inline == nil: request.flags["report"] = "false"
             case _ where valueOptions.contains(name):
                 guard let value = inline ?? rest.popFirst(), !value.hasPrefix("--") else { return nil }
                 if let earlier = request.flags[name] {

@@ -25,11 +25,17 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Develop folder (default $HOME/Documents/www).", valueName: "dir"))
     var developDir: String?
 
+    @Flag(inversion: .prefixedNo, help: "Send the device's state (Cenarius-Report) with each table request (default on).")
+    var report: Bool?
+
     @Option(help: ArgumentHelp("JSON config file (default $XDG_CONFIG_HOME/cenarius/config.json if present).", valueName: "file"))
     var config: String?
 
-    @Option(help: ArgumentHelp("Ed25519 public key file; tables must then be signed.", valueName: "file"))
-    var publicKey: String?
+    @Option(help: ArgumentHelp("Ed25519 public key file; tables must then be signed. Repeatable: every key given is trusted.", valueName: "file"))
+    var publicKey: [String] = []
+
+    @Option(help: ArgumentHelp("Valid signatures from distinct trusted keys a table needs (default 1).", valueName: "n"))
+    var signaturesRequired: Int?
 
     @Option(help: ArgumentHelp("Parallel connections to the origin (default 16).", valueName: "n"))
     var connections: Int?
@@ -81,6 +87,7 @@ struct GlobalOptions: ParsableArguments {
         if let timeout, timeout < 1 { throw ValidationError("--timeout must be at least 1 second") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
         if let maxFileSize, maxFileSize < 1 { throw ValidationError("--max-file-size must be positive") }
+        if let signaturesRequired, signaturesRequired < 1 { throw ValidationError("--signatures-required must be at least 1") }
         if let maxRate, maxRate < 0 { throw ValidationError("--max-rate must be 0 (no cap) or a number of bytes per second") }
     }
 
@@ -92,7 +99,9 @@ struct GlobalOptions: ParsableArguments {
         values["cache"] = cache
         values["develop"] = develop.map { $0 ? "true" : "false" }
         values["develop-dir"] = developDir
-        values["public-key"] = publicKey
+        values["report"] = report.map { $0 ? "true" : "false" }
+        values["public-key"] = publicKey.isEmpty ? nil : publicKey.joined(separator: "\n")
+        values["signatures-required"] = signaturesRequired.map(String.init)
         values["connections"] = connections.map(String.init)
         values["timeout"] = timeout.map(String.init)
         values["routes-name"] = routesName
@@ -153,8 +162,13 @@ struct ResolvedSettings: Sendable {
         if let seconds = source.double("grace") { sync.grace = seconds }
         sync.mirrors = Array(remotes.dropFirst())
         try applyTransport(source, to: &sync)
-        if let keyPath = source.string("public-key") { sync.tableVerifier = try TableSignatureVerifier(publicKeyFile: keyPath) }
+        let keyPaths = source.strings("public-key") ?? []
+        let required = source.int("signatures-required") ?? 1
+        if required < 1 { throw .usage("--signatures-required must be at least 1") }
+        if !keyPaths.isEmpty { sync.tableVerifier = try TableSignatureVerifier(publicKeyFiles: keyPaths, required: required) }
+        else if required > 1 { throw .usage("--signatures-required \(required) needs --public-key") }
         sync.rollout.deviceID = source.string("device-id")
+        sync.report = source.bool("report") ?? true
         if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
         // Test hook for rollout decisions (docs/rollout.md); read from the environment only.
         if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init) { sync.rollout.clockOffset = offset }

@@ -40,13 +40,7 @@ enum Output {
     }
 
     /// Unix seconds as UTC `2026-11-24 09:30:00`, without a date formatter.
-    static func timestamp(_ seconds: Double) -> String {
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
-    }
+    static func timestamp(_ seconds: Double) -> String { UTCTime.text(seconds) }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 

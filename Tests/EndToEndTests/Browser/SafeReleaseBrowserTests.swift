@@ -74,6 +74,12 @@ import TestOrigin
         try browser.screenshot("safe-release-5-rolled-back")
     }
 
+    /// The count of requests the daemon has answered, from its request-duration histogram in /metrics.
+    static func requestsAnswered(_ http: RawHTTP) throws -> Int {
+        let line = try http.get("/metrics").text.split(separator: "\n").first { $0.hasPrefix("cenarius_http_request_duration_seconds_count") }
+        return Int(try #require(line?.split(separator: " ").last)) ?? -1
+    }
+
     @Test func aPageOfAnotherOriginCannotSyncConfirmOrHold() async throws {
         let origin = try await TestOrigin()
         let dir = try Scratch()
@@ -99,10 +105,14 @@ import TestOrigin
             ]).then(() => { document.title = 'done'; });
             </script>
             """)
+        // The daemon counts every request it answers: the page's three must be among them, so that the
+        // refusals below are refusals, not requests the browser never sent.
+        let answeredBefore = try Self.requestsAnswered(http)
         let browser = try Browser()
         try browser.navigate(origin.url + "/evil.html")
         try browser.waitFor("document.title === 'done'")
         try browser.screenshot("cross-origin-page")
+        #expect(try Self.requestsAnswered(http) - answeredBefore >= 3, "the page's requests reached the daemon")
         let status = try http.get("/_cenarius/status").json()["cache"] as? [String: Any]
         #expect(status?["trial"] as? Bool == true, "still on trial: the other page could not confirm it")
         #expect((status?["holds"] as? [Any])?.isEmpty == true)

@@ -1,0 +1,56 @@
+import Fleet
+import RouteSync
+
+/// Halts the rollout of a remote folder's release (G10's `"halted": true`) when the fleet's reports
+/// say so: the manifest is rewritten atomically and, for a signed remote, signed again with the table.
+struct RolloutHalt {
+    let remote: String
+    let routesName: String
+    let signKey: String?
+
+    func apply(_ rule: HaltRule, to tally: FleetTally) throws(CenariusError) -> FleetCommand.Summary.Halt {
+        let tablePath = FileSystem.join(remote, routesName)
+        let manifestPath = tablePath + ".release"
+        let table = try FileSystem.readFile(tablePath)
+        let manifestBytes = try? FileSystem.readFile(manifestPath, limit: 64 << 10)
+        var manifest = try manifestBytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
+        // Devices report a release by its manifest's name, else by a short hash of its table.
+        let name = manifest.release ?? FleetReport.releaseName(ofTable: table)
+        let release = tally.releases().first { $0.name == name }
+        var halt = FleetCommand.Summary.Halt(release: name, tried: release?.tried ?? 0, failed: release?.failed ?? 0,
+                                            failedPercent: 0, halted: false, reason: "")
+        switch rule.verdict(for: release) {
+        case .tooFewDevices(let tried):
+            halt.reason = "not halted: \(name) was tried by \(tried) devices, fewer than --min-devices \(rule.minDevices)"
+        case .keep(let share):
+            halt.failedPercent = share
+            halt.reason = "not halted: \(Self.percent(share)) of the \(halt.tried) devices that tried \(name) gave it up (limit \(Self.percent(rule.percent)))"
+        case .halt(let share):
+            halt.failedPercent = share
+            if manifest.rollout?.halted == true {
+                halt.halted = true
+                halt.reason = "\(name) was already halted: \(Self.percent(share)) of \(halt.tried) devices gave it up"
+                return halt
+            }
+            var rollout = manifest.rollout ?? .init(start: FileSystem.now().rounded(.down), duration: 0)
+            rollout.halted = true
+            manifest.rollout = rollout
+            let written = manifest.serialized()
+            try FileSystem.writeAtomically(written, to: manifestPath)
+            if let signKey {
+                let version = RoutesCommand.nextVersion(previousSidecar: tablePath + ".sig")
+                let signature = try TableSignature.sign(table: table, manifest: written, version: version, with: SigningKeys.readPrivate(signKey))
+                try FileSystem.writeAtomically(signature.serialized(), to: tablePath + ".sig")
+            }
+            halt.halted = true
+            halt.reason = "halted \(name): \(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it "
+                + "(limit \(Self.percent(rule.percent))); wrote \(manifestPath)\(signKey == nil ? "" : " and re-signed \(tablePath).sig")"
+        }
+        return halt
+    }
+
+    static func percent(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)%"
+    }
+}

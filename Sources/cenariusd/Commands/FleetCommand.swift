@@ -1,0 +1,117 @@
+import ArgumentParser
+import Fleet
+import RouteSync
+
+struct FleetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet",
+        abstract: "Read the origin's access logs: how each release is doing across the fleet; halt a failing rollout.",
+        discussion: """
+            Every table request a device makes carries Cenarius-Report (its release, state and the \
+            releases it rolled back or refused). With nginx logging them as JSON lines
+              log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
+            this command counts each device's latest report per release. Logs may be gzip-rotated; \
+            malformed lines are counted and skipped.
+
+            With --halt-above, --min-devices and --remote it writes "halted": true into the remote's \
+            release manifest when more than PERCENT of the devices that tried its release rolled it \
+            back or refused it, out of at least N (re-signing it with --sign-key). Exit 0 whether or \
+            not it halted; the output says which. Run it from cron or CI.
+
+            Example:
+              cenariusd fleet /var/log/nginx/cenarius.log*
+              cenariusd fleet access.log.gz --since 24h --json
+              cenariusd fleet access.log --halt-above 20 --min-devices 50 --remote /srv/www --sign-key release.key
+            """)
+
+    @Argument(help: ArgumentHelp("Access logs (JSON lines; .gz read as it is).", valueName: "log"))
+    var logs: [String]
+
+    @Option(help: ArgumentHelp("Only lines newer than this: 90s, 30m, 12h, 7d.", valueName: "duration")) var since: String?
+    @Flag(help: "Print one JSON object.") var json = false
+    @Option(help: ArgumentHelp("Halt the rollout when more than this share of the devices that tried its release gave it up.", valueName: "percent"))
+    var haltAbove: Double?
+    @Option(help: ArgumentHelp("Halt only on a sample of at least this many devices that tried the release.", valueName: "n"))
+    var minDevices: Int = 20
+    @Option(help: ArgumentHelp("The remote folder whose release manifest --halt-above may halt.", valueName: "dir")) var remote: String?
+    @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote).", valueName: "file"))
+    var signKey: String?
+    @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
+
+    func validate() throws {
+        if let since, FleetDuration.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
+        if let haltAbove {
+            guard haltAbove >= 0, haltAbove < 100 else { throw ValidationError("--halt-above must be a percentage in [0, 100)") }
+            guard remote != nil else { throw ValidationError("--halt-above needs --remote DIR (the folder whose manifest to halt)") }
+        }
+        guard minDevices >= 1 else { throw ValidationError("--min-devices must be at least 1") }
+    }
+
+    struct Summary: Encodable {
+        struct Release: Encodable {
+            var release: String
+            var devices, confirmed, trial, deferred, held, failed: Int
+        }
+        struct Halt: Encodable {
+            var release: String
+            var tried, failed: Int
+            var failedPercent: Double
+            var halted: Bool
+            var reason: String
+        }
+        var lines, devices, malformed, withoutReport: Int
+        var releases: [Release]
+        var halt: Halt?
+    }
+
+    func run() async throws {
+        let now = FileSystem.now()
+        var tally = FleetTally(since: since.flatMap(FleetDuration.seconds).map { now - $0 })
+        for log in logs {
+            try AccessLog.forEachLine(of: log) { tally.add(line: $0) }
+        }
+        var summary = Summary(
+            lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport,
+            releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
+                                                  deferred: $0.deferred, held: $0.held, failed: $0.failed) })
+        if let haltAbove, let remote {
+            summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKey: signKey)
+                .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
+        }
+        if json { Output.json(summary) } else { print(summary) }
+        if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log JSON with a report; skipped") }
+    }
+
+    private func print(_ summary: Summary) {
+        Output.line("\(summary.devices) devices in \(summary.lines) lines (\(summary.withoutReport) without a report)")
+        if !summary.releases.isEmpty {
+            let rows = [["release", "devices", "confirmed", "trial", "deferred", "held", "rolled back/refused"]]
+                + summary.releases.map { [$0.release] + [$0.devices, $0.confirmed, $0.trial, $0.deferred, $0.held, $0.failed].map(String.init) }
+            let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+            for row in rows {
+                Output.line(zip(row, widths).enumerated().map { index, cell in
+                    let pad = String(repeating: " ", count: cell.1 - cell.0.count)
+                    return index == 0 ? cell.0 + pad : pad + cell.0
+                }.joined(separator: "  "))
+            }
+        }
+        if let halt = summary.halt { Output.line(halt.reason) }
+    }
+}
+
+/// `90s`, `30m`, `12h`, `7d` (a bare number is seconds) in seconds, at most a century; nil for anything else.
+enum FleetDuration {
+    static func seconds(_ text: String) -> Double? {
+        let units: [UInt8: Double] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600, UInt8(ascii: "d"): 86400]
+        var digits = Substring(text)
+        var unit = 1.0
+        if let last = digits.utf8.last, let scale = units[last] {
+            unit = scale
+            digits = digits.dropLast()
+        }
+        // At most 12 digits: the value fits an Int and the product a Double exactly.
+        guard (1...12).contains(digits.utf8.count), digits.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int(digits) else { return nil }
+        let seconds = Double(value) * unit
+        return seconds <= 100 * 365 * 86400 ? seconds : nil
+    }
+}

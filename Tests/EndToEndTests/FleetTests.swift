@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// Fleet visibility end to end: real daemons poll a real nginx that logs their Cenarius-Report, and
+/// `cenariusd fleet` reads that log, counts the fleet and halts a release that keeps failing.
+@Suite(.serialized, .awaitsCleanups) struct FleetEndToEndTests {
+    @Test func aReleaseThatRollsBackOnMostDevicesIsHaltedFromTheOriginsLog() throws {
+        let origin = try TLSOrigin()
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let site = origin.folder("site")
+        try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
+        func publish(_ release: String) throws {
+            try "<h1>\(release)</h1>".write(toFile: site + "/index.html", atomically: true, encoding: .utf8)
+            let routes = try Binary.run(["routes", site, "--release", release])
+            #expect(routes.status == 0, "\(routes.stderr)")
+        }
+        try publish("2026.11-a")
+
+        // Four devices; on three of them the health check fails for anything after their first generation.
+        let daemons = try (1...4).map { n in
+            try DaemonProcess(["--remote", origin.url(.good), "--cacert", origin.caFile, "--preset", dir.path("preset"),
+                               "--interval", "3600", "--device-id", "kiosk-\(n)", "--native-version", "2.3.0",
+                               "--health-cmd", n < 4 ? #"test "$CENARIUS_GENERATION" -lt 2"# : "true"],
+                              cache: dir.path("cache\(n)"))
+        }
+        let clients = try daemons.map { try $0.waitUntilServing() }
+        for http in clients { try waitUntil { try http.get("/_cenarius/status").json()["cache"].flatMap { ($0 as? [String: Any])?["confirmedGeneration"] as? Int } == 1 } }
+
+        try publish("2026.11-b")
+        for http in clients {
+            let receipt = try waitForReceipt(http, try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String))
+            #expect(receipt["status"] as? String == "SUCCEED")
+        }
+        for (n, http) in clients.enumerated() where n < 3 {
+            try waitUntil { ((try http.get("/_cenarius/status").json()["cache"] as? [String: Any])?["lastRollback"] as? [String: Any])?["reason"] as? String == "health" }
+        }
+        // The next poll of each says what happened.
+        for http in clients {
+            _ = try waitForReceipt(http, try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String))
+        }
+
+        let log = origin.root + "/logs/fleet.log"
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.allSatisfy { !$0.contains("kiosk-") }, "the device id itself is never sent")
+        #expect(lines.contains { $0.contains(#"failed=(\"2026.11-b\")"#) && $0.contains(#"native=\"2.3.0\""#) }, "\(lines.suffix(4))")
+
+        let counted = try Binary.run(["fleet", log, "--json"])
+        #expect(counted.status == 0, "\(counted.stderr)")
+        let releases = try #require(try counted.json()["releases"] as? [[String: Any]])
+        let b = try #require(releases.first { $0["release"] as? String == "2026.11-b" })
+        let a = try #require(releases.first { $0["release"] as? String == "2026.11-a" })
+        #expect(b["devices"] as? Int == 1 && b["confirmed"] as? Int == 1 && b["failed"] as? Int == 3)
+        #expect(a["devices"] as? Int == 3 && a["confirmed"] as? Int == 3 && a["failed"] as? Int == 0)
+        #expect(try counted.json()["devices"] as? Int == 4)
+        let text = try Binary.run(["fleet", log])
+        #expect(text.stdout.contains("2026.11-b") && text.stdout.contains("rolled back/refused"), "\(text.stdout)")
+
+        // Below its sample nothing is halted; above it, the manifest says halted and exit is still 0.
+        let small = try Binary.run(["fleet", log, "--halt-above", "50", "--min-devices", "10", "--remote", site])
+        #expect(small.status == 0 && small.stdout.contains("not halted"), "\(small.stdout)\(small.stderr)")
+        #expect(try !String(contentsOfFile: site + "/Routes.json.release", encoding: .utf8).contains(#""halted": true"#))
+        let halt = try Binary.run(["fleet", log, "--halt-above", "50", "--min-devices", "3", "--remote", site, "--json"])
+        #expect(halt.status == 0, "\(halt.stderr)")
+        let verdict = try #require(try halt.json()["halt"] as? [String: Any])
+        #expect(verdict["halted"] as? Bool == true && verdict["tried"] as? Int == 4 && verdict["failed"] as? Int == 3)
+        let manifest = try String(contentsOfFile: site + "/Routes.json.release", encoding: .utf8)
+        #expect(manifest.contains(#""halted": true"#) && manifest.contains(#""release": "2026.11-b""#), "\(manifest)")
+
+        // With --no-report a poll carries nothing.
+        let before = lines.count
+        let quiet = try Binary.run(["sync", "--no-report", "--remote", origin.url(.good), "--cacert", origin.caFile,
+                                    "--cache", dir.path("quiet"), "--preset", dir.path("preset")])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        let after = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(before)
+        #expect(after.contains { $0.contains(#""report":"""#) } && !after.contains { $0.contains("device=") }, "\(after)")
+        for daemon in daemons { _ = daemon.terminate() }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Fleet
+import Testing
+
+@Suite struct FleetReportTests {
+    @Test func aReportRoundTripsThroughItsHeaderValue() throws {
+        let report = FleetReport(device: "3f2a9c0d1e4b5a67", release: "2026.11-a", state: .trial, failed: ["2026.11-b"], native: "2.3.0")
+        let value = try #require(report.headerValue())
+        #expect(value == #"device="3f2a9c0d1e4b5a67", release="2026.11-a", state=trial, failed=("2026.11-b"), native="2.3.0""#)
+        #expect(FleetReport(headerValue: Array(value.utf8)) == report)
+        let bare = FleetReport(device: "d", release: "r", state: .confirmed)
+        #expect(try #require(bare.headerValue()) == #"device="d", release="r", state=confirmed"#)
+    }
+
+    @Test func aReportNeverPassesItsByteBudget() throws {
+        let long = String(repeating: "release-name-", count: 5)
+        let report = FleetReport(device: "3f2a9c0d1e4b5a67", release: long, state: .confirmed,
+                                 failed: (0..<10).map { "\(long)\($0)" }, native: "2.3.0")
+        let value = try #require(report.headerValue())
+        #expect(value.utf8.count <= FleetReport.maxBytes)
+        let parsed = try #require(FleetReport(headerValue: Array(value.utf8)))
+        #expect(parsed.release == long && parsed.failed.count < 4 && parsed.failed.first == "\(long)0")
+        // A name that cannot fit at all sends nothing rather than a broken header.
+        #expect(FleetReport(device: "d", release: String(repeating: "x", count: 300), state: .trial).headerValue() == nil)
+        // Characters a structured string cannot hold are refused by the serializer, not sent.
+        #expect(FleetReport(device: "d", release: "caf\u{e9}", state: .trial).headerValue() == nil)
+    }
+
+    @Test func foreignOrMalformedValuesAreNotReports() {
+        for value in ["", "device=1", #"device="d", release="r", state=exploded"#, #"device="d", state=trial"#,
+                      "garbage ((( \"", #"device="", release="r", state=trial"#, String(repeating: "a", count: 5000)] {
+            #expect(FleetReport(headerValue: Array(value.utf8)) == nil, "\(value)")
+        }
+        // Unknown keys are ignored: later versions may say more.
+        #expect(FleetReport(headerValue: Array(#"device="d", release="r", state=held, battery=42"#.utf8))?.state == .held)
+    }
+
+    @Test func namesAreShortStableHashes() {
+        #expect(FleetReport.releaseName(ofTable: Array("[]".utf8)).count == 16)
+        #expect(FleetReport.releaseName(ofTable: Array("[]".utf8)) == FleetReport.releaseName(ofTable: Array("[]".utf8)))
+        #expect(FleetReport.deviceHash("machine-1") != FleetReport.deviceHash("machine-2"))
+        #expect(!FleetReport.deviceHash("machine-1").contains("machine"))
+    }
+}
+
+@Suite struct FleetTallyTests {
+    func line(_ time: Double, _ report: FleetReport) -> ArraySlice<UInt8> {
+        let header = report.headerValue()!.replacingOccurrences(of: "\"", with: "\\\"")
+        return ArraySlice(Array(#"{"time":"\#(time)","report":"\#(header)"}"#.utf8))
+    }
+
+    @Test func eachDeviceCountsOnceByItsLatestReport() {
+        var tally = FleetTally()
+        tally.add(line: line(10, FleetReport(device: "a", release: "r2", state: .trial)))
+        tally.add(line: line(20, FleetReport(device: "a", release: "r1", state: .confirmed, failed: ["r2"])))
+        tally.add(line: line(15, FleetReport(device: "a", release: "r2", state: .confirmed)))  // older: ignored
+        tally.add(line: line(12, FleetReport(device: "b", release: "r2", state: .confirmed)))
+        tally.add(line: line(13, FleetReport(device: "c", release: "r1", state: .deferred)))
+        tally.add(line: ArraySlice(Array(#"{"time":"14","report":""}"#.utf8)))
+        tally.add(line: ArraySlice(Array("not json".utf8)))
+        tally.add(line: ArraySlice(Array(#"{"time":"nan","report":"x"}"#.utf8)))
+        #expect(tally.lines == 8 && tally.devices == 3 && tally.withoutReport == 1 && tally.malformed == 2)
+        let releases = Dictionary(uniqueKeysWithValues: tally.releases().map { ($0.name, $0) })
+        #expect(releases["r1"]?.confirmed == 1 && releases["r1"]?.deferred == 1 && releases["r1"]?.failed == 0)
+        #expect(releases["r2"]?.confirmed == 1 && releases["r2"]?.failed == 1 && releases["r2"]?.tried == 2)
+    }
+
+    @Test func sinceLeavesOlderLinesOut() {
+        var tally = FleetTally(since: 100)
+        tally.add(line: line(50, FleetReport(device: "a", release: "r", state: .trial)))
+        tally.add(line: line(150, FleetReport(device: "b", release: "r", state: .trial)))
+        #expect(tally.devices == 1 && tally.beforeSince == 1)
+    }
+
+    @Test func theHaltRuleNeedsASampleAndAShare() {
+        let rule = HaltRule(percent: 20, minDevices: 10)
+        var release = FleetTally.Release(name: "r")
+        release.confirmed = 7
+        release.failed = 2
+        #expect(rule.verdict(for: release) == .tooFewDevices(tried: 9))
+        release.confirmed = 8
+        #expect(rule.verdict(for: release) == .keep(failedPercent: 20))
+        release.failed = 3
+        #expect(rule.verdict(for: release) == .halt(failedPercent: 300.0 / 11))
+        #expect(rule.verdict(for: nil) == .tooFewDevices(tried: 0))
+    }
+
+    @Test func gzipAndPlainLogsReadAlikeAndOverlongLinesAreSkipped() throws {
+        let dir = NSTemporaryDirectory() + "cenarius-fleet-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var text = ""
+        for i in 0..<1000 { text += String(decoding: line(Double(i), FleetReport(device: "d\(i % 7)", release: "r", state: .confirmed)), as: UTF8.self) + "\n" }
+        text += String(repeating: "x", count: 200_000) + "\n" + "last line without newline"
+        try text.write(toFile: dir + "/plain.log", atomically: true, encoding: .utf8)
+        try (text + "\n").write(toFile: dir + "/ended.log", atomically: true, encoding: .utf8)
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        gzip.arguments = ["-c", "gzip -c \(dir)/plain.log > \(dir)/rotated.log.gz && gzip -c \(dir)/ended.log > \(dir)/e.gz && cat \(dir)/e.gz \(dir)/e.gz > \(dir)/twice.log.gz"]
+        try gzip.run()
+        gzip.waitUntilExit()
+        for (name, copies) in [("plain.log", 1), ("rotated.log.gz", 1), ("twice.log.gz", 2)] {
+            var tally = FleetTally()
+            try AccessLog.forEachLine(of: dir + "/" + name) { tally.add(line: $0) }
+            #expect(tally.lines == 1002 * copies && tally.malformed == 2 * copies && tally.devices == 7, "\(name)")
+        }
+        #expect(throws: (any Error).self) { try AccessLog.forEachLine(of: dir + "/missing.log") { _ in } }
+    }
+}
