@@ -86,6 +86,15 @@ fileprivate struct Release {
         return (old, new)
     }
 
+    /// The old release synced and the new one published: the device's next sync takes a release.
+    fileprivate func atRelease(_ f: Fixture) throws -> (old: Release, new: Release) {
+        let (old, new) = try releases(f)
+        try old.upload(to: f.origin)
+        _ = try f.sync()
+        try new.upload(to: f.origin)
+        return (old, new)
+    }
+
     func expectServes(_ f: Fixture, _ files: [String: [UInt8]]) throws {
         for (uri, bytes) in files {
             let resolution = try f.resolve(uri)
@@ -136,10 +145,7 @@ fileprivate struct Release {
     @Test func aCompressedTableThatIsGoneOrBrokenCostsOneMoreRequest() async throws {
         let f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }
-        let (old, new) = try releases(f)
-        try old.upload(to: f.origin)
-        _ = try f.sync()
-        try new.upload(to: f.origin)
+        let (old, new) = try atRelease(f)
         // Broken: the table itself, in the same sync.
         f.origin.put("_cenarius/Routes.json.zst", Array("not zstd".utf8))
         f.origin.resetRequests()
@@ -161,10 +167,7 @@ fileprivate struct Release {
         for fault in faults {
             let f = try await Fixture()
             do { let g = f; Cleanups.add { await g.cleanup() } }
-            let (old, new) = try releases(f)
-            try old.upload(to: f.origin)
-            _ = try f.sync()
-            try new.upload(to: f.origin)
+            let (_, new) = try atRelease(f)
             let index = try new.index
             // Every patch and compressed form broken: the plain files remain.
             let forms = index.patches.map(ReleaseIndex.patchPath) + new.table.entries.map { ReleaseIndex.formPath($0.hash) }
@@ -203,10 +206,7 @@ fileprivate struct Release {
     @Test func aBrokenPatchFallsBackToTheCompressedForm() async throws {
         let f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }
-        let (old, new) = try releases(f)
-        try old.upload(to: f.origin)
-        _ = try f.sync()
-        try new.upload(to: f.origin)
+        let (_, new) = try atRelease(f)
         for patch in try new.index.patches { f.origin.inject(.status(404), on: ReleaseIndex.patchPath(patch)) }
         for delta in try new.index.deltaPacks { f.origin.inject(.status(404), on: ReleaseIndex.packPath(delta.hash)) }
         let report = try f.sync()
@@ -222,10 +222,7 @@ fileprivate struct Release {
     @Test func lyingFormsAreDroppedForThePlainFile() async throws {
         let f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }
-        let (old, new) = try releases(f)
-        try old.upload(to: f.origin)
-        _ = try f.sync()
-        try new.upload(to: f.origin)
+        let (old, new) = try atRelease(f)
         let main = new.hash("assets/main.9f8e7d6c.js"), vendor = new.hash("assets/vendor.js"), html = new.hash("index.html")
         // Wrong base: a patch made against other bytes, offered from a base the device holds.
         var index = try new.index
@@ -251,10 +248,7 @@ fileprivate struct Release {
     @Test func aLyingDeltaPackLeavesItsFilesToTheirPatches() async throws {
         let f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }
-        let (old, new) = try releases(f)
-        try old.upload(to: f.origin)
-        _ = try f.sync()
-        try new.upload(to: f.origin)
+        let (_, new) = try atRelease(f)
         // A pack named by its true hash whose frames are other files: only decoding can tell.
         var index = try new.index
         let delta = try #require(index.deltaPacks.first)
