@@ -145,7 +145,7 @@ fileprivate struct Release {
     @Test func aCompressedTableThatIsGoneOrBrokenCostsOneMoreRequest() async throws {
         let f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }
-        let (old, new) = try atRelease(f)
+        let (_, new) = try atRelease(f)
         // Broken: the table itself, in the same sync.
         f.origin.put("_cenarius/Routes.json.zst", Array("not zstd".utf8))
         f.origin.resetRequests()
