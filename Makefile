@@ -15,7 +15,7 @@ BIN = $(CURDIR)/.build/debug/cenariusd
 # Installs the C libraries the build links against (libcurl with OpenSSL, zlib) when missing.
 deps:
 	@missing=""; \
-	for p in libcurl4-openssl-dev zlib1g-dev curl; do \
+	for p in libcurl4-openssl-dev zlib1g-dev libzstd-dev zstd curl; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \

@@ -32,6 +32,12 @@ let package = Package(
             name: "CCurl",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // libzstd for compressed forms and patches (B8), loaded on first use like libcurl (czstd.h);
+        // its header comes from libzstd-dev.
+        .target(
+            name: "CZstd",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         // Starts loading libcurl before Swift's main for the commands that download (startup.c).
         .target(name: "CStartup", dependencies: ["CCurl"]),
         // MD5 of sixteen files at once with AVX-512 (eight with AVX2), for verifying downloads and hashing folders.
@@ -43,6 +49,7 @@ let package = Package(
             dependencies: [
                 "CCurl",
                 "CMultiMD5",
+                "CZstd",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -200,7 +207,7 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
 // The upcoming-feature settings hummingbird builds with: existentials spelled `any`, a member
 // visible only where its module is imported, and imports internal unless a file says otherwise
 // (a module's types reach its package API only through a `package import`).
-for target in package.targets where !["CCurl", "CMultiMD5", "CPlatform", "CStartup"].contains(target.name) {
+for target in package.targets where !["CCurl", "CMultiMD5", "CPlatform", "CStartup", "CZstd"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),

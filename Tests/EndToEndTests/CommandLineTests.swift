@@ -182,7 +182,8 @@ import TestOrigin
         origin.resetRequests()
         let reseed = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"])
         #expect(reseed.status == 0)
-        #expect(Set(origin.requests.map(\.path)) == ["Routes.json", "index.html"])
+        // The release index is asked for once (a 404 here: docs/release-bytes.md).
+        #expect(Set(origin.requests.map(\.path).filter { !$0.hasPrefix("_cenarius/index/") }) == ["Routes.json", "index.html"])
     }
 
     /// Proxy variables reach libcurl as they always did: cenariusd only tells it to stop looking

@@ -11,6 +11,9 @@ package final class DaemonMetrics: Sendable {
     private let syncFailures: [CenariusError.Code: Metrics.Counter]
     private let downloadedBytes: Metrics.Counter
     private let downloadedFiles: Metrics.Counter
+    /// Bytes on the wire for files and their forms, and bytes those files hold (B8).
+    private let fetchedBytes: Metrics.Counter
+    private let heldBytes: Metrics.Counter
     private let lookups: [Resolution.Source: Metrics.Counter]
     private let staleLookups: Metrics.Counter
     private let generation: Metrics.Gauge
@@ -42,6 +45,8 @@ package final class DaemonMetrics: Sendable {
         })
         downloadedBytes = Metrics.Counter(label: "cenarius_downloaded_bytes_total", factory: factory)
         downloadedFiles = Metrics.Counter(label: "cenarius_downloaded_files_total", factory: factory)
+        fetchedBytes = Metrics.Counter(label: "cenarius_fetched_bytes_total", factory: factory)
+        heldBytes = Metrics.Counter(label: "cenarius_held_bytes_total", factory: factory)
         lookups = Dictionary(uniqueKeysWithValues: Resolution.Source.allCases.map {
             ($0, Metrics.Counter(label: "cenarius_lookups_total", dimensions: [("source", $0.rawValue)], factory: factory))
         })
@@ -85,6 +90,8 @@ package final class DaemonMetrics: Sendable {
             syncs[report.outcome]?.increment()
             downloadedBytes.increment(by: Int(report.downloadedBytes))
             downloadedFiles.increment(by: report.downloadedFiles)
+            fetchedBytes.increment(by: Int(report.bytesFetched))
+            heldBytes.increment(by: Int(report.bytesHeld))
             if let number = report.generation { generation.record(number) }
         case .failure(let error):
             // A sync stopped by shutdown is no failure of the remote (or of anything).

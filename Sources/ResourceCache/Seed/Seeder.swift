@@ -28,6 +28,11 @@ package struct Seeder: Sendable {
         package var entries = 0
         package var downloadedFiles = 0
         package var downloadedBytes: Int64 = 0
+        /// Bytes on the wire and bytes the downloaded files hold (B8), as in SyncReport.
+        package var bytesFetched: Int64 = 0
+        package var bytesHeld: Int64 = 0
+        package var patchedFiles = 0
+        package var compressedFiles = 0
         package var copiedFiles = 0
         package var keptFiles = 0
         package var removedFiles = 0
@@ -57,7 +62,8 @@ package struct Seeder: Sendable {
         let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, mirrors: mirrors, staging: staging)
         report.keptFiles = plan.kept
         let files = plan.files
-        let results = downloader.download(files, progress: progress)
+        let results = try download(files, table: table, tableBytes: bytes, remote: remote, old: old, sidecar: signed?.sidecar, downloader: downloader,
+                                   report: &report, progress: progress)
         for case .failure(let error) in results {
             plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
             throw error.appending("; the preset was not changed")

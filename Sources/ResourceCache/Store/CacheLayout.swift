@@ -51,6 +51,8 @@ package struct CacheLayout: Sendable {
     /// Keys rotated in and out (G8): trust that outlives the configuration's keys.
     package var trust: String { root + "/trust.json" }
     package var pending: String { root + "/pending" }
+    /// The URL of the compressed table this device polls instead of the table (B8, Syncer+Forms).
+    package var tableForm: String { root + "/table-form" }
     package var daemonLock: String { root + "/daemon.lock" }
     package var daemonInfo: String { root + "/daemon.json" }
 

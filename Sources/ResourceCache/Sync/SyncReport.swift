@@ -33,6 +33,15 @@ package struct SyncReport: Sendable, Codable, Equatable {
     package var entries = 0
     package var downloadedFiles = 0
     package var downloadedBytes: Int64 = 0
+    /// Bytes on the wire for the files (plain, compressed forms, patches, packs), and the bytes
+    /// the files they gave hold (B8): the saving is the difference.
+    package var bytesFetched: Int64 = 0
+    package var bytesHeld: Int64 = 0
+    /// Files decoded from a patch, and from a compressed form or a pack.
+    package var patchedFiles = 0
+    package var compressedFiles = 0
+    /// Forms that failed and left their file to its next source.
+    package var formFallbacks = 0
     package var importedFromPreset = 0
     package var reusedObjects = 0
     package var servedFromPreset = 0

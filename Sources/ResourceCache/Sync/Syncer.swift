@@ -98,8 +98,8 @@ package struct Syncer: Sendable {
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
 
         let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
-        let document = try downloader.fetchDocument(remote.tableURL, validators: validators,
-                                                    headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [], cancel: cancel)
+        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [],
+                                                       downloader: downloader, cancel: cancel)
         let bytes: [UInt8]
         let newValidators: Validators
         switch document {
@@ -175,9 +175,12 @@ package struct Syncer: Sendable {
         report.servedFromPreset = plan.fromPreset.count
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
+        let held = heldCopies(objects: objects, preset: presetTable)
+        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, sidecar: signed?.sidecar, held: held, cancel: cancel)
         if !hasFreeSpace(needed: plan.downloadBytes) {
-            // Objects kept from failed syncs are the first thing to give back when space is short.
-            let keep = Set(plan.cached.map(\.hash))
+            // Objects kept from failed syncs are the first thing to give back when space is short;
+            // the bases of the patches chosen are not (B8).
+            let keep = Set(plan.cached.map(\.hash)).union(forms.bases)
             GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
         }
         try checkFreeSpace(needed: plan.downloadBytes)
@@ -187,8 +190,10 @@ package struct Syncer: Sendable {
             }
             report.importedFromPreset += 1
         }
-        try download(plan.downloads, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
-        func held(_ holding: SyncReport.Deferral) -> SyncReport {
+        let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects,
+                                      held: held, report: &report, cancel: cancel)
+        try download(plain, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
+        func waitingForHolds(_ holding: SyncReport.Deferral) -> SyncReport {
             // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
             report.outcome = .held
             report.generation = current?.number
@@ -197,7 +202,7 @@ package struct Syncer: Sendable {
             markChecked()
             return report
         }
-        if let holding = try admission.holding() { return held(holding) }
+        if let holding = try admission.holding() { return waitingForHolds(holding) }
 
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(
@@ -212,7 +217,7 @@ package struct Syncer: Sendable {
         }
         guard switched != nil else {
             FileSystem.removeTree(generation)
-            return held(try admission.holding() ?? .init(release: admission.release, reason: "hold", detail: "a hold was active at the switch",
+            return waitingForHolds(try admission.holding() ?? .init(release: admission.release, reason: "hold", detail: "a hold was active at the switch",
                                                          place: nil, at: nil))
         }
         unlink(layout.heldBack)
@@ -243,6 +248,8 @@ package struct Syncer: Sendable {
                 try objects.adopt(file.destination, as: file.expected, in: cache)
                 report.downloadedFiles += 1
                 report.downloadedBytes += bytes
+                report.bytesFetched += bytes
+                report.bytesHeld += bytes
             case .failure(let error):
                 cache.tmp.remove(String(file.destination.dropFirst(layout.tmp.count + 1)))
                 failed += 1

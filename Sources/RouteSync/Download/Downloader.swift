@@ -30,6 +30,11 @@ package struct FileDownload: Sendable {
     package let size: Int64?
     /// The same file on other mirrors, tried in order when `url` cannot give it (error, 404, bad hash).
     package var mirrors: [String] = []
+    /// A retry policy of its own (a compressed form or patch gets one attempt: FormPolicy); nil: the downloader's.
+    package var policy: RetryPolicy?
+    /// False for a compressed form or patch (B8), whose bytes are not the file's: what is checked
+    /// against the table's hash is what it decodes to (FormDecoding), not the download.
+    package var checksHash = true
 
     package init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {
         self.mirrors = mirrors
@@ -259,6 +264,7 @@ package final class Downloader {
     func mismatch(_ transfer: Transfer, _ done: HashCheck.Done) -> AttemptFailure? {
         guard case .file(let path, let expected) = transfer.sink else { return nil }
         if let error = done.error { return .permanent(error) }
+        guard transfer.checksHash else { return nil }
         guard let actual = done.actual else { return .permanent(FileSystem.failure("cannot read back", path)) }
         guard actual != expected else { return nil }
         transfer.resumeValidator = nil

@@ -50,6 +50,8 @@ final class FileQueue: Sendable {
         let transfer = Transfer(index: index, url: file.url, label: file.label,
                                 sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
         transfer.mirrors = file.mirrors
+        transfer.policy = file.policy
+        transfer.checksHash = file.checksHash
         return transfer
     }
 

@@ -43,6 +43,8 @@ final class Transfer {
     var redirects = 0
     /// A policy of its own (documents in the daemon make one attempt); nil: the downloader's.
     var policy: RetryPolicy?
+    /// False: the body is a form decoded and verified afterwards (FileDownload.checksHash).
+    var checksHash = true
     /// `--max-rate` for the run this transfer belongs to.
     var gate: RateGate?
     /// Paused by the gate; the loop resumes it when the run is back within its rate.

@@ -11,7 +11,7 @@ extension TableSignature {
         if isFirstFormat {
             // The texts of a parsed sidecar are the origin's: quoted, so that it writes back as it read.
             let release = manifest.map { ", \"release\": \(JSONText.quoted($0))" } ?? ""
-            return Array("{\"format\": \"\(Self.format)\", \"version\": \(version), \"key\": \(JSONText.quoted(keyID))\(release), \"signature\": \"\(Base64.encode(signatures[0].signature))\"}\n".utf8)
+            return Array("{\"format\": \"\(Self.format)\", \"version\": \(version), \"key\": \(JSONText.quoted(keyID))\(release), \"signature\": \"\(Base64.encode(signatures[0].signature))\"\(formsJSON)}\n".utf8)
         }
         var fields = ["\"format\": \"\(Self.multiFormat)\"", "\"version\": \(version)"]
         if let signedAt { fields.append("\"signed\": \(signedAt)") }
@@ -23,7 +23,7 @@ extension TableSignature {
         if !rotations.isEmpty {
             fields.append("\"rotations\": [\(rotations.map { $0.json }.joined(separator: ", "))]")
         }
-        return Array(("{" + fields.joined(separator: ", ") + "}\n").utf8)
+        return Array(("{" + fields.joined(separator: ", ") + formsJSON + "}\n").utf8)
     }
 
     package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> TableSignature {
@@ -37,6 +37,7 @@ extension TableSignature {
         var covers: [String: String] = [:]
         var entries: [(key: String, signature: String)] = []
         var rotations: [KeyRotation.Fields] = []
+        var forms: FormsCover?
         let failure = JSONScanner.scanDocument(bytes) { scanner throws(JSONScanner.Failure) in
             try scanner.object { s, name throws(JSONScanner.Failure) in
                 switch name {
@@ -61,6 +62,7 @@ extension TableSignature {
                         entries.append(entry)
                     }
                 case "rotations": try s.array { s throws(JSONScanner.Failure) in rotations.append(try KeyRotation.scan(&s)) }
+                case "forms": forms = try FormsCover.scan(&s)
                 default: try s.skipValue()
                 }
             }
@@ -84,7 +86,9 @@ extension TableSignature {
             // The first format names no table digest: the message is built from the device's table.
             var covered = [tableRole: Self.deviceTable]
             covered[releaseRole] = try manifest.map { (m) throws(CenariusError) in try hex(m, "release manifest") }
-            return TableSignature(version: version, covers: covered, signatures: [Entry(keyID: key, signature: try raw(signature))])
+            var parsed = TableSignature(version: version, covers: covered, signatures: [Entry(keyID: key, signature: try raw(signature))])
+            parsed.forms = forms
+            return parsed
         case Self.multiFormat?:
             guard let version, !entries.isEmpty else { throw .integrity("signature file \(source) lacks a version or a signature") }
             guard covers[tableRole] != nil else { throw .integrity("signature file \(source) does not cover the table") }
@@ -101,7 +105,9 @@ extension TableSignature {
             for entry in entries { signatures.append(Entry(keyID: entry.key, signature: try raw(entry.signature))) }
             var statements: [KeyRotation] = []
             for (n, fields) in rotations.enumerated() { statements.append(try KeyRotation(fields, source: "\(source) (rotation \(n + 1))")) }
-            return TableSignature(version: version, signedAt: signedAt, expires: expires, covers: checked, signatures: signatures, rotations: statements)
+            var parsed = TableSignature(version: version, signedAt: signedAt, expires: expires, covers: checked, signatures: signatures, rotations: statements)
+            parsed.forms = forms
+            return parsed
         default:
             throw .integrity("signature file \(source) has format \(format ?? "none"), expected \(Self.format) or \(Self.multiFormat)")
         }

@@ -41,6 +41,9 @@ package struct TableSignature: Sendable, Equatable {
     package var signatures: [Entry]
     /// Key rotation statements published with the table, oldest first.
     package var rotations: [KeyRotation]
+    /// The release index the publisher vouches for (B8), with signatures of its own: a separate
+    /// part older devices skip (TableSignature+Forms).
+    package var forms: FormsCover?
 
     package init(version: Int64, signedAt: Int64? = nil, expires: Int64? = nil, covers: [String: String],
                  signatures: [Entry] = [], rotations: [KeyRotation] = []) {

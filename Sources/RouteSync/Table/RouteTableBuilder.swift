@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// Builds a route table from a folder (`cenariusd routes DIR`): every regular file, hashed,
-/// sorted by uri. Hidden files, the table itself, its signature and its release manifest are left out; symlinks
+/// sorted by uri. Hidden files, the table itself, its signature, its release manifest and the folder of its
+/// compressed forms (`_cenarius/`, ReleaseIndex) are left out; symlinks
 /// and files whose path is not a valid uri are skipped and reported.
 package struct RouteTableBuilder: Sendable {
     package let root: String
@@ -32,7 +33,8 @@ package struct RouteTableBuilder: Sendable {
             for name in FileSystem.listDirectory(directory).sorted() {
                 if name.hasPrefix(".") { continue }
                 let uri = relative.isEmpty ? name : relative + "/" + name
-                if relative.isEmpty && (name == routesName || name == routesName + ".sig" || name == routesName + ".release") { continue }
+                if relative.isEmpty && (name == routesName || name == routesName + ".sig" || name == routesName + ".release"
+                    || name == ReleaseIndex.folder) { continue }
                 let path = FileSystem.join(root, uri)
                 switch FileSystem.kind(path) {
                 case S_IFDIR: pending.append(uri)

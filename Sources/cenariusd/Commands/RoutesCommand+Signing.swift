@@ -2,8 +2,9 @@ import RouteSync
 
 /// `routes --sign-key`: the sidecar (G8, docs/signing.md).
 extension RoutesCommand {
-    /// Writes (or adds a signature to) the sidecar at `path` over the table and manifest bytes.
-    func sign(table: [UInt8], manifest: [UInt8]?, sidecar path: String, key keyPath: String) throws(CenariusError) {
+    /// Writes (or adds a signature to) the sidecar at `path` over the table and manifest bytes, and
+    /// over the release index (`--compress`) when there is one.
+    func sign(table: [UInt8], manifest: [UInt8]?, index: [UInt8]? = nil, sidecar path: String, key keyPath: String) throws(CenariusError) {
         let key = try SigningKeys.readPrivate(keyPath)
         var files = [TableSignature.tableRole: table]
         files[TableSignature.releaseRole] = manifest
@@ -28,11 +29,13 @@ extension RoutesCommand {
                 signedAt: lifetime == nil ? nil : Int64(now), expires: lifetime.map { Int64(now) + $0 }, rotations: rotations)
         }
         try signature.sign(with: key)
+        if let index { try signature.signForms(index: index, table: table, with: key) } else { signature.forms = nil }
         try FileSystem.writeAtomically(signature.serialized(), to: path)
         guard !json else { return }
         var notes = ["version \(signature.version)", "key \(TableSignature.keyID(of: key))"]
         if signature.signatures.count > 1 { notes.append("\(signature.signatures.count) signatures") }
         if manifest != nil { notes.append("covering the release manifest") }
+        if index != nil { notes.append("covering the release index") }
         if let expires = signature.expires { notes.append("expires \(UTCTime.text(Double(expires)))") }
         if !signature.rotations.isEmpty { notes.append("\(signature.rotations.count) key rotation\(signature.rotations.count == 1 ? "" : "s")") }
         if !signature.isFirstFormat { notes.append("format \(TableSignature.multiFormat): devices before it refuse it") }

@@ -15,6 +15,11 @@ struct RoutesCommand: AsyncParsableCommand {
             covers the table and the manifest; \
             run it again with another --sign-key over an unchanged table to add a signature (G8).
 
+            With --compress it also writes DIR/_cenarius/: a zstd form of every file, packs of them \
+            for a first install and for a release, and an index (docs/release-bytes.md). \
+            --delta-from OLD (repeatable, implies --compress) adds patches from OLD's files for \
+            every file OLD lacks. Devices use them when present; a remote without them works as before.
+
             Example:
               cenariusd routes ./www
               cenariusd routes ./www --check
@@ -22,6 +27,8 @@ struct RoutesCommand: AsyncParsableCommand {
               cenariusd routes ./www --sign-key release.key --expires 7d
               cenariusd routes ./www --sign-key second.key        # adds a signature, same version
               cenariusd routes ./www --sign-key new.key --rotation new.rotation
+              cenariusd routes ./www-2 --delta-from ./www-1 --sign-key release.key
+
             """)
 
     @Argument(help: ArgumentHelp("The folder to describe.", valueName: "dir"))
@@ -44,6 +51,9 @@ struct RoutesCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Manifest: seconds over which the fleet adopts the release.", valueName: "seconds")) var rolloutDuration: Double?
     @Flag(help: "Manifest: halt the rollout (devices that have not switched stay where they are).") var halted = false
     @Flag(help: "Print one JSON object.") var json = false
+    @Flag(help: "Also write compressed forms, a pack and their index under DIR/_cenarius/ (B8).") var compress = false
+    @Option(help: ArgumentHelp("An earlier release (a folder with its table): also write patches from its files (repeatable; implies --compress).", valueName: "old"))
+    var deltaFrom: [String] = []
 
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name"))
     var routesName: String = "Routes.json"
@@ -55,6 +65,7 @@ struct RoutesCommand: AsyncParsableCommand {
         var skipped: [String]
         var upToDate: Bool?
         var difference: String?
+        var forms: FormPublisher.Summary?
     }
 
     func validate() throws {
@@ -112,7 +123,24 @@ struct RoutesCommand: AsyncParsableCommand {
             try FileSystem.writeAtomically(written, to: target + ".release")
             if !json { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
-        if let signKey { try sign(table: bytes, manifest: manifest, sidecar: target + ".sig", key: signKey) }
+        var index: [UInt8]?
+        if compress || !deltaFrom.isEmpty {
+            let olds = try deltaFrom.map { old throws(CenariusError) in
+                let path = FileSystem.join(old, routesName)
+                let bytes = try FileSystem.readFile(path)
+                return FormPublisher.Release(root: old, table: try RouteTable.parse(bytes, source: path), tableBytes: bytes)
+            }
+            var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
+            publisher.routesName = routesName
+            let forms = try publisher.publish()
+            index = try FileSystem.readFile(forms.index)
+            summary.forms = forms
+            if !json {
+                Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
+                    + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))")
+            }
+        }
+        if let signKey { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", key: signKey) }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
     }
 }

@@ -41,7 +41,7 @@ struct SeedCommand: AsyncParsableCommand {
                 throw .integrity("preset differs from the remote: \(report.mismatched.prefix(10).joined(separator: ", "))\(report.mismatched.count > 10 ? ", …" : "")")
             }
         } else if !json {
-            Output.line("seeded \(settings.sync.preset.root): \(report.entries) entries, \(report.downloadedFiles) downloaded (\(Output.bytes(report.downloadedBytes))), "
+            Output.line("seeded \(settings.sync.preset.root): \(report.entries) entries, \(report.downloadedFiles) downloaded (\(Output.bytes(report.downloadedBytes))\(SyncCommand.fetched(report.bytesFetched, held: report.bytesHeld))), "
                 + "\(report.keptFiles) kept, \(report.copiedFiles) copied, \(report.removedFiles) removed, \(Output.seconds(report.seconds))")
         }
     }

@@ -40,6 +40,11 @@ struct SyncCommand: AsyncParsableCommand {
         Output.warn("the signed table in force expired at \(Output.timestamp(Double(expires))) and the remote offers nothing newer; still serving it")
     }
 
+    /// ", 20 KiB on the wire" when compressed forms or patches made the transfer smaller than the files (B8).
+    static func fetched(_ fetched: Int64, held: Int64) -> String {
+        fetched < held ? ", \(Output.bytes(fetched)) on the wire" : ""
+    }
+
     static func describe(_ report: SyncReport) -> String {
         let seconds = Output.seconds(report.seconds)
         switch report.outcome {
@@ -53,7 +58,7 @@ struct SyncCommand: AsyncParsableCommand {
             return "\(report.outcome == .held ? "held" : "deferred"): release \(deferral?.release ?? "?") waits (\(deferral?.reason ?? "?"): \(deferral?.detail ?? "")\(until)); "
                 + "generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
         case .committed:
-            return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))), "
+            return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))\(fetched(report.bytesFetched, held: report.bytesHeld))), "
                 + "\(report.reusedObjects) reused, \(report.servedFromPreset) from preset, \(report.importedFromPreset) copied from preset, \(seconds)"
         }
     }

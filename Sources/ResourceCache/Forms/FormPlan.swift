@@ -1,0 +1,105 @@
+package import RouteSync
+
+/// One way of getting a file: decoded from a form, or the file itself.
+package enum FormSource: Sendable, Equatable {
+    /// A zstd patch against a file the device holds (`base`).
+    case patch(base: ContentHash)
+    /// The file compressed.
+    case zstd
+    /// The pack's frame number `ordinal` (a first install): one request for all the files taken from it.
+    case member(Int)
+    /// `<remote>/<uri>`, the last source, whose failure fails the sync as it always did.
+    case plain
+
+    var isMember: Bool {
+        if case .member = self { return true }
+        return false
+    }
+}
+
+/// Which forms each file to download is fetched through, decided without any I/O (B8): a patch
+/// from a base the device holds, else the compressed form, else the plain file; when the files
+/// still to fetch that way make up most of the site (a first install), the pack's frames
+/// instead, one request for them all. The sources of a file are tried in order (FormPolicy).
+package struct FormPlan: Sendable, Equatable {
+    /// Per file hash, its sources in order; the last is always `.plain`.
+    package var sources: [ContentHash: [FormSource]] = [:]
+    /// The pack to fetch, when one is worth it: its hash and size, and for each of its frames the
+    /// file it gives and the base it is a patch from (nil: a compressed file).
+    package var pack: (hash: ContentHash, size: Int64)?
+    package var packFrames: [(entry: RouteEntry, base: ContentHash?)] = []
+
+    package static func == (lhs: FormPlan, rhs: FormPlan) -> Bool {
+        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.pack?.hash == rhs.pack?.hash
+            && lhs.packFrames.map(\.entry) == rhs.packFrames.map(\.entry) && lhs.packFrames.map(\.base) == rhs.packFrames.map(\.base)
+    }
+
+    /// The table in force on the device (its SHA-256 and hashes), which a delta pack may start from.
+    package struct Held: Sendable {
+        package var digest: String
+        package var hashes: Set<ContentHash>
+        package init(digest: String, hashes: Set<ContentHash>) {
+            self.digest = digest
+            self.hashes = hashes
+        }
+    }
+    /// The objects the chosen patches decode against: garbage collection spares them.
+    package var bases: Set<ContentHash> = []
+
+    /// A pack is fetched when the files wanted from it are at least this share of its files' bytes.
+    package static let packShare = 0.75
+
+    /// - Parameters:
+    ///   - downloads: one entry per hash to download (SyncPlan.downloads).
+    ///   - table: the table the index belongs to (its distinct hashes are the pack's frames).
+    ///   - holds: whether the device holds a verified copy (cache object or preset file) of a hash.
+    ///   - held: the table the device holds, if any: a delta pack from it brings the release in one request.
+    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, held: Held? = nil, holds: (ContentHash) -> Bool) {
+        guard let index else {
+            for entry in downloads { sources[entry.hash] = [.plain] }
+            return
+        }
+        var patches: [ContentHash: [ContentHash]] = [:]
+        for patch in index.patches { patches[patch.target, default: []].append(patch.base) }
+        var unpatched: [RouteEntry] = []
+        for entry in downloads {
+            var list: [FormSource] = []
+            for base in patches[entry.hash] ?? [] where holds(base) {
+                list.append(.patch(base: base))
+                bases.insert(base)
+            }
+            if list.isEmpty { unpatched.append(entry) }
+            if !index.plain.contains(entry.hash) { list.append(.zstd) }
+            list.append(.plain)
+            sources[entry.hash] = list
+        }
+        let order = table.packOrder
+        let wantedHashes = Set(downloads.map(\.hash))
+        // A release in one request: the frames a device holding the older table needs.
+        if let held, let delta = index.deltaPacks.first(where: { $0.from == held.digest }) {
+            let frames = order.filter { !held.hashes.contains($0.hash) }
+            if frames.count == delta.bases.count, frames.contains(where: { wantedHashes.contains($0.hash) }),
+               delta.bases.allSatisfy({ $0.map(holds) ?? true }) {
+                choose(pack: (delta.hash, delta.size), frames: Array(zip(frames, delta.bases)), wanted: wantedHashes)
+                for case let base? in delta.bases { bases.insert(base) }
+                return
+            }
+        }
+        guard let pack = index.pack, pack.files == order.count, !unpatched.isEmpty else { return }
+        // Bytes when the table gives every size, else files.
+        let sized = order.allSatisfy { $0.size != nil }
+        let weight = { (entry: RouteEntry) in sized ? Double(entry.size!) : 1 }
+        let wanted = unpatched.reduce(0) { $0 + weight($1) }, total = order.reduce(0) { $0 + weight($1) }
+        guard total > 0, wanted >= Self.packShare * total else { return }
+        let unpatchedHashes = Set(unpatched.map(\.hash))
+        choose(pack: (pack.hash, pack.size), frames: order.map { ($0, nil) }, wanted: unpatchedHashes)
+    }
+
+    private mutating func choose(pack: (hash: ContentHash, size: Int64), frames: [(entry: RouteEntry, base: ContentHash?)], wanted: Set<ContentHash>) {
+        self.pack = pack
+        packFrames = frames
+        for (ordinal, frame) in frames.enumerated() where wanted.contains(frame.entry.hash) {
+            sources[frame.entry.hash] = [.member(ordinal)] + (sources[frame.entry.hash] ?? [.plain])
+        }
+    }
+}

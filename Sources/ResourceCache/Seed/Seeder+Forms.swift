@@ -1,0 +1,43 @@
+import RouteSync
+
+/// `seed` through the remote's compressed forms and patches (B8), the same path a sync takes:
+/// the preset's current files are the patch bases.
+extension Seeder {
+    /// Downloads `files`, each through its forms first; one result per file, in order, as
+    /// Downloader.download gives them.
+    func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, sidecar: [UInt8]?,
+                  downloader: Downloader, report: inout Report, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
+        var presetByHash: [ContentHash: URIPath] = [:]
+        for entry in old.entries where presetByHash[entry.hash] == nil { presetByHash[entry.hash] = entry.uri }
+        let folder = preset.folder
+        let held = { (hash: ContentHash) in presetByHash[hash].flatMap { folder.file($0) } }
+        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, sidecar: sidecar,
+                                                                  verifier: verifier, cancel: nil)
+        var byHash: [ContentHash: RouteEntry] = [:]
+        for entry in table.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry }
+        let plan = FormPlan(downloads: files.compactMap { byHash[$0.expected] }, table: table, index: index, held: FormPlan.Held(tableAt: preset.tablePath), holds: { held($0) != nil })
+        var done: [Int: Int64] = [:]
+        if plan.sources.values.contains(where: { $0.first != .plain }) {
+            try FileSystem.makeDirectories(staging)
+            let products = files.map { FormFetcher.Product(hash: $0.expected, size: $0.size, label: $0.label, destination: $0.destination) }
+            let outcome = FormFetcher(remote: remote, downloader: downloader, options: transfer, temporary: staging, basePath: held)
+                .fetch(products, plan: plan, cancel: nil)
+            for i in outcome.done { done[i] = FileSystem.regularFileSize(files[i].destination) ?? 0 }
+            report.bytesFetched += outcome.bytesFetched
+            report.bytesHeld += outcome.bytesHeld
+            report.patchedFiles += outcome.patched
+            report.compressedFiles += outcome.compressed
+        }
+        let plain = files.indices.filter { done[$0] == nil }
+        let results = downloader.download(plain.map { files[$0] }, progress: progress)
+        var out = files.indices.map { done[$0].map { Result<Int64, CenariusError>.success($0) } ?? .failure(.internal("not run")) }
+        for (i, result) in zip(plain, results) {
+            out[i] = result
+            if case .success(let size) = result {
+                report.bytesFetched += size
+                report.bytesHeld += size
+            }
+        }
+        return out
+    }
+}

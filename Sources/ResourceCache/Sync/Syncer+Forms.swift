@@ -1,0 +1,99 @@
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A sync's use of the remote's compressed forms and patches (B8, docs/release-bytes.md): kept
+/// apart from the sync itself, which only asks for the plan and hands over what is left.
+extension Syncer {
+    /// Where the device holds a verified copy of a hash: an object in the cache, else a preset file.
+    func heldCopies(objects: ObjectStore, preset: RouteTable) -> (ContentHash) -> String? {
+        var presetByHash: [ContentHash: URIPath] = [:]
+        for entry in preset.entries where presetByHash[entry.hash] == nil { presetByHash[entry.hash] = entry.uri }
+        let folder = settings.preset.folder
+        return { hash in
+            if objects.contains(hash) { return objects.path(hash) }
+            return presetByHash[hash].flatMap { folder.file($0) }
+        }
+    }
+
+    /// The table: its compressed form when this remote was seen publishing one (B8), which is one
+    /// conditional request as polling the table is, and brings the release index as its second
+    /// frame; else the table itself. A compressed table that is gone or does not decode costs one
+    /// more request, for the table, in the same sync.
+    func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader,
+                    cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
+        let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
+        if let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192), marker == Array(formURL.utf8) {
+            do {
+                switch try downloader.fetchDocument(formURL, validators: validators, headers: headers, cancel: cancel) {
+                case .notModified:
+                    return (.notModified, nil)
+                case .content(let body, let received):
+                    if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
+                        return (.content(table, received), frames.count == 2 ? frames[1] : nil)
+                    }
+                }
+            } catch {
+                // The origin is down: as it would be for the table. Gone: the table itself, below.
+                guard error.isMissingRemoteFile else { throw error }
+            }
+            unlink(layout.tableForm)
+            // The validators were the compressed form's; the table is asked for unconditionally.
+            return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
+        }
+        return (try downloader.fetchDocument(remote.tableURL, validators: validators, headers: headers, cancel: cancel), nil)
+    }
+
+    /// The forms plan of a sync's downloads: plain files only when there is nothing to download
+    /// or the remote publishes no index the device may use (one request, only for a new table).
+    func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], embeddedIndex: [UInt8]?, remote: Remote, downloader: Downloader,
+                  sidecar: [UInt8]?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
+        let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
+                                                                      sidecar: sidecar, verifier: settings.tableVerifier, cancel: cancel)
+        let heldTable = downloads.isEmpty ? nil : self.heldTable()
+        if let index {
+            let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
+            if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { unlink(layout.tableForm) }
+        }
+        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
+    }
+
+    /// The table the device holds, which a delta pack may start from: the generation in force,
+    /// else the preset's (a device that ships with the last release).
+    func heldTable() -> FormPlan.Held? {
+        let path = GenerationStore(layout: layout).current()?.tablePath ?? settings.preset.tablePath
+        return FormPlan.Held(tableAt: path)
+    }
+
+    /// Gets what it can of `entries` through their forms into the object store; returns the
+    /// entries left for plain download.
+    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, remote: Remote, downloader: Downloader, objects: ObjectStore,
+                       held: @escaping (ContentHash) -> String?, report: inout SyncReport, cancel: CancelToken?) throws(CenariusError) -> [RouteEntry] {
+        let products = entries.map { entry in
+            FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
+        }
+        guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
+        let fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
+        let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
+        for i in outcome.done.sorted() {
+            try objects.adopt(products[i].destination, as: products[i].hash)
+        }
+        report.downloadedFiles += outcome.done.count
+        report.downloadedBytes += outcome.bytesHeld
+        report.bytesFetched += outcome.bytesFetched
+        report.bytesHeld += outcome.bytesHeld
+        report.patchedFiles += outcome.patched
+        report.compressedFiles += outcome.compressed
+        report.formFallbacks += outcome.fallbacks.count
+        return entries.indices.filter { !outcome.done.contains($0) }.map { entries[$0] }
+    }
+}
+
+extension FormPlan.Held {
+    /// The table at `path`, if there is a valid one.
+    init?(tableAt path: String) {
+        guard let bytes = try? FileSystem.readFile(path, limit: 64 << 20), let table = try? RouteTable.parse(bytes, source: path) else { return nil }
+        self.init(digest: ReleaseIndex.tableDigest(bytes), hashes: Set(table.entries.map(\.hash)))
+    }
+}

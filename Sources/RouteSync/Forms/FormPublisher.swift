@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `routes NEW --compress [--delta-from OLD]...`: writes under `NEW/_cenarius/` a zstd form of
+/// every file, patches from the files of older releases for every file they lack, one pack of
+/// the zstd forms for a first install, and the index (ReleaseIndex). A form is kept only when it
+/// is smaller than what it replaces. Every name comes from content hashes, so forms shared with
+/// earlier releases are written once and a CDN may cache them forever.
+package struct FormPublisher {
+    package struct Release {
+        package var root: String
+        package var table: RouteTable
+        /// The exact bytes of its table, as devices hold them (a delta pack is named for their digest).
+        package var tableBytes: [UInt8]
+        package init(root: String, table: RouteTable, tableBytes: [UInt8]? = nil) {
+            self.root = root
+            self.table = table
+            self.tableBytes = tableBytes ?? table.serialized()
+        }
+    }
+
+    /// A pack being written: its file, hash and size so far.
+    private struct PackWriter {
+        let temporary: String
+        let fd: Int32
+        var hasher: StreamingHasher
+        var size: Int64 = 0
+        var bases: [ContentHash?] = []
+
+        init(folder: String, name: String, algorithm: ContentHash.Algorithm) throws(CenariusError) {
+            temporary = folder + "/pack/.building-\(getpid())-\(name)"
+            fd = FileSystem.createFile(temporary)
+            guard fd >= 0 else { throw FileSystem.failure("cannot create", temporary) }
+            hasher = StreamingHasher(algorithm)
+        }
+
+        mutating func append(_ frame: [UInt8], base: ContentHash? = nil) throws(CenariusError) {
+            size += Int64(frame.count)
+            frame.withUnsafeBytes { hasher.update($0) }
+            bases.append(base)
+            guard FileSystem.writeAll(fd, frame) else { throw FileSystem.failure("cannot write", temporary) }
+        }
+
+        /// Moves the pack to its name under `root`; nil (and nothing left behind) when `keep` is false.
+        func finish(root: String, keep: Bool) throws(CenariusError) -> ContentHash? {
+            close(fd)
+            guard keep else {
+                unlink(temporary)
+                return nil
+            }
+            let hash = hasher.finalize()
+            let path = FileSystem.join(root, ReleaseIndex.packPath(hash))
+            guard rename(temporary, path) == 0 else { throw FileSystem.failure("cannot write", path) }
+            return hash
+        }
+    }
+
+    /// A patch's base and file together stay within this, so a device decodes any patch in a
+    /// bounded window (FormDecoding.windowLogMax): larger files get a compressed form only.
+    package static let patchWindowBudget: Int64 = 32 << 20
+
+    package let release: Release
+    package let tableBytes: [UInt8]
+    package let olds: [Release]
+
+    package struct Summary: Sendable, Encodable {
+        package var index = ""
+        package var files = 0
+        package var plainBytes: Int64 = 0
+        package var compressedForms = 0
+        package var compressedBytes: Int64 = 0
+        package var patches = 0
+        package var patchBytes: Int64 = 0
+        package var packBytes: Int64 = 0
+    }
+
+    /// The table's file name (`--routes-name`): its compressed form is `_cenarius/<name>.zst`.
+    package var routesName = "Routes.json"
+
+    package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
+        self.release = release
+        self.tableBytes = tableBytes
+        self.olds = olds
+    }
+
+    package func publish() throws(CenariusError) -> Summary {
+        let folder = FileSystem.join(release.root, ReleaseIndex.folder)
+        for sub in ["z", "p", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
+        let algorithm = release.table.entries.first?.hash.algorithm ?? .md5
+        let matches = olds.map { BaseMatch($0.table) }
+        var index = ReleaseIndex(table: ReleaseIndex.tableDigest(tableBytes))
+        var summary = Summary()
+
+        var pack = try PackWriter(folder: folder, name: "all", algorithm: algorithm)
+        // Per OLD, the frames a device holding it needs, in one file: a release in one request.
+        var deltas: [PackWriter] = []
+        for i in olds.indices { deltas.append(try PackWriter(folder: folder, name: "\(i)", algorithm: algorithm)) }
+        let oldSets = olds.map { Set($0.table.entries.map(\.hash)) }
+        var patched = Set<ReleaseIndex.Patch>()
+
+        let files = release.table.packOrder
+        for entry in files {
+            let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
+            guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
+                throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
+            }
+            summary.files += 1
+            summary.plainBytes += Int64(bytes.count)
+            let compressed = try Zstd.compress(bytes)
+            // The packs hold every file as a frame, even one zstd cannot shrink: the frames are found
+            // by decoding, one after another, so none may be missing.
+            try pack.append(compressed)
+            if compressed.count < bytes.count {
+                try write(compressed, to: ReleaseIndex.formPath(entry.hash))
+                summary.compressedForms += 1
+                summary.compressedBytes += Int64(compressed.count)
+            } else {
+                index.plain.insert(entry.hash)
+            }
+            for (k, (old, match)) in zip(olds, matches).enumerated() where !oldSets[k].contains(entry.hash) {
+                var frame = compressed
+                var frameBase: ContentHash?
+                if let base = match.base(for: entry.uri, size: Int64(bytes.count)), base.size + Int64(bytes.count) <= Self.patchWindowBudget {
+                    let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
+                    let baseBytes = try FileSystem.readFile(FileSystem.join(old.root, base.uri.value))
+                    if StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
+                        let patch = try Zstd.compress(bytes, prefix: baseBytes)
+                        // Worth it only when smaller than the compressed form and the file.
+                        if patch.count < min(compressed.count, bytes.count) {
+                            frame = patch
+                            frameBase = base.hash
+                            if patched.insert(pair).inserted {
+                                try write(patch, to: ReleaseIndex.patchPath(pair))
+                                index.patches.append(pair)
+                                summary.patches += 1
+                                summary.patchBytes += Int64(patch.count)
+                            }
+                        }
+                    }
+                }
+                try deltas[k].append(frame, base: frameBase)
+            }
+        }
+        if let hash = try pack.finish(root: release.root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
+            index.pack = ReleaseIndex.Pack(hash: hash, size: pack.size, files: files.count)
+            summary.packBytes = pack.size
+        }
+        for (old, delta) in zip(olds, deltas) {
+            guard let hash = try delta.finish(root: release.root, keep: !delta.bases.isEmpty) else { continue }
+            index.deltaPacks.append(ReleaseIndex.DeltaPack(from: ReleaseIndex.tableDigest(old.tableBytes), hash: hash, size: delta.size, bases: delta.bases))
+        }
+        // The table compressed, which devices that saw an index poll instead of the table, with
+        // this index as a second frame: a release then costs no request for it. It changes with
+        // every release: written in place, beside the table it is the form of.
+        let tableForm = FileSystem.join(release.root, ReleaseIndex.tablePath(routesName))
+        let table = try Zstd.compress(tableBytes)
+        index.tableForm = table.count < tableBytes.count
+        let indexBytes = index.serialized()
+        let indexPath = FileSystem.join(release.root, ReleaseIndex.indexPath(table: index.table))
+        try FileSystem.writeAtomically(indexBytes, to: indexPath)
+        if index.tableForm {
+            try FileSystem.writeAtomically(table + Zstd.compress(indexBytes), to: tableForm, durable: false)
+        } else {
+            unlink(tableForm)
+        }
+        summary.index = indexPath
+        return summary
+    }
+
+    /// Writes a form under its name (once: a form already there decodes to the same file).
+    private func write(_ bytes: [UInt8], to relative: String) throws(CenariusError) {
+        let path = FileSystem.join(release.root, relative)
+        if FileSystem.regularFileSize(path) == nil {
+            try FileSystem.writeAtomically(bytes, to: path, durable: false)
+        }
+    }
+}
+
+extension StreamingHasher {
+    package static func hash(_ bytes: [UInt8], _ algorithm: ContentHash.Algorithm) -> ContentHash {
+        var hasher = StreamingHasher(algorithm)
+        bytes.withUnsafeBytes { hasher.update($0) }
+        return hasher.finalize()
+    }
+}

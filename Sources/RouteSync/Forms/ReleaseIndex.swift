@@ -1,0 +1,201 @@
+import Crypto
+
+/// What a remote publishes beside one table so that a device fetches less than whole files
+/// (B8, docs/release-bytes.md). Everything is named from hashes the table already gives, so the
+/// index stays a few hundred bytes plus one line per patch, whatever the size of the site:
+///
+/// - `_cenarius/z/<file hash>.zst`: the file compressed, for every file but those in `plain`;
+/// - `_cenarius/p/<file hash>-<base hash>.zst`: a patch, for each pair in `patches`;
+/// - `_cenarius/pack/<pack hash>.pack`: the compressed form of every file of the table, one zstd
+///   frame after another, in the order of `RouteTable.packOrder`;
+/// - `_cenarius/index/<SHA-256 of the table bytes>.json`: this index, so a device that has the
+///   table knows its name, and a table without one costs a single 404.
+///
+/// - `_cenarius/<table name>.zst` when `tableForm` says so: the table compressed, which a device
+///   that has seen it polls instead of the table (the one name here that changes with a release);
+///
+///     {"format": "cenarius-forms-1", "table": "<sha256>", "tableForm": true,
+///      "plain": ["<hash>", ...], "patches": [["<hash>", "<base hash>"], ...],
+///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
+package struct ReleaseIndex: Sendable, Equatable {
+    package static let format = "cenarius-forms-1"
+    /// The folder of the remote that holds everything this index names.
+    package static let folder = "_cenarius"
+
+    package struct Patch: Sendable, Hashable {
+        package var target: ContentHash
+        package var base: ContentHash
+        package init(target: ContentHash, base: ContentHash) {
+            self.target = target
+            self.base = base
+        }
+    }
+
+    package struct Pack: Sendable, Equatable {
+        /// The pack file's own hash (the table's algorithm): its name, and what its download is checked against.
+        package var hash: ContentHash
+        package var size: Int64
+        /// How many frames it holds: the table's distinct hashes.
+        package var files: Int
+        package init(hash: ContentHash, size: Int64, files: Int) {
+            self.hash = hash
+            self.size = size
+            self.files = files
+        }
+    }
+
+    /// The frames a device holding an older release needs, in one file: for each distinct hash of
+    /// this table that the older table lacks (in `RouteTable.packOrder`), a patch from `bases[i]`
+    /// or, where that is empty, the compressed file.
+    package struct DeltaPack: Sendable, Equatable {
+        /// SHA-256 hex of the older table's bytes.
+        package var from: String
+        package var hash: ContentHash
+        package var size: Int64
+        package var bases: [ContentHash?]
+        package init(from: String, hash: ContentHash, size: Int64, bases: [ContentHash?]) {
+            self.from = from
+            self.hash = hash
+            self.size = size
+            self.bases = bases
+        }
+    }
+
+    /// SHA-256 hex of the table bytes this index belongs to.
+    package var table: String
+    /// Files with no compressed form (zstd could not make them smaller).
+    package var plain: Set<ContentHash> = []
+    package var patches: [Patch] = []
+    package var pack: Pack?
+    /// The remote also publishes the table compressed (`tablePath`).
+    package var tableForm = false
+    package var deltaPacks: [DeltaPack] = []
+
+    package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
+        self.table = table
+        self.tableForm = tableForm
+        self.plain = plain
+        self.patches = patches
+        self.pack = pack
+    }
+
+    package static func tableDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
+
+    /// Paths relative to the remote's base.
+    package static func indexPath(table digest: String) -> String { "\(folder)/index/\(digest).json" }
+    package static func formPath(_ hash: ContentHash) -> String { "\(folder)/z/\(hash.hex).zst" }
+    package static func patchPath(_ patch: Patch) -> String { "\(folder)/p/\(patch.target.hex)-\(patch.base.hex).zst" }
+    package static func packPath(_ hash: ContentHash) -> String { "\(folder)/pack/\(hash.hex).pack" }
+    package static func tablePath(_ routesName: String) -> String { "\(folder)/\(routesName).zst" }
+
+    package func serialized() -> [UInt8] {
+        var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\", \"tableForm\": \(tableForm),\n \"plain\": ["
+        out += plain.map { "\"\($0.hex)\"" }.sorted().joined(separator: ", ")
+        out += "],\n \"patches\": ["
+        out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
+        out += "]"
+        if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
+        if !deltaPacks.isEmpty {
+            out += ",\n \"deltaPacks\": [" + deltaPacks.map { delta in
+                "\n  {\"from\": \"\(delta.from)\", \"form\": \"\(delta.hash.hex)\", \"size\": \(delta.size), \"bases\": ["
+                    + delta.bases.map { "\"\($0?.hex ?? "")\"" }.joined(separator: ", ") + "]}"
+            }.joined(separator: ",") + "]"
+        }
+        out += "}\n"
+        return Array(out.utf8)
+    }
+
+    /// Parses an index; anything malformed is an error (the caller then ignores the index and
+    /// fetches plain files). Numbers must be non-negative and fit; hashes must be hashes.
+    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> ReleaseIndex {
+        var index = ReleaseIndex(table: "")
+        var format: String?
+        let failure: JSONScanner.Failure? = bytes.withUnsafeBufferPointer { buffer in
+            var scanner = JSONScanner(buffer)
+            func hash(_ s: inout JSONScanner) throws(JSONScanner.Failure) -> ContentHash {
+                guard let hash = ContentHash(hex: try s.string()) else { throw s.fail("not a content hash") }
+                return hash
+            }
+            func count(_ s: inout JSONScanner) throws(JSONScanner.Failure) -> Int64 {
+                let value = try s.integer()
+                guard value >= 0 else { throw s.fail("a negative count") }
+                return value
+            }
+            do throws(JSONScanner.Failure) {
+                try scanner.object { s, name throws(JSONScanner.Failure) in
+                    switch name {
+                    case "format": format = try s.string()
+                    case "table": index.table = try s.string()
+                    case "tableForm":
+                        index.tableForm = s.peek() == UInt8(ascii: "t")
+                        try s.skipValue()
+                    case "plain":
+                        try s.array { s throws(JSONScanner.Failure) in index.plain.insert(try hash(&s)) }
+                    case "patches":
+                        try s.array { s throws(JSONScanner.Failure) in
+                            var pair: [ContentHash] = []
+                            try s.array { s throws(JSONScanner.Failure) in
+                                guard pair.count < 2 else { throw s.fail("a patch is a file hash and a base hash") }
+                                pair.append(try hash(&s))
+                            }
+                            guard pair.count == 2 else { throw s.fail("a patch is a file hash and a base hash") }
+                            index.patches.append(Patch(target: pair[0], base: pair[1]))
+                        }
+                    case "deltaPacks":
+                        try s.array { s throws(JSONScanner.Failure) in
+                            var from: String?, form: ContentHash?, size: Int64?
+                            var bases: [ContentHash?] = []
+                            try s.object { s, key throws(JSONScanner.Failure) in
+                                switch key {
+                                case "from": from = try s.string()
+                                case "form": form = try hash(&s)
+                                case "size": size = try count(&s)
+                                case "bases":
+                                    try s.array { s throws(JSONScanner.Failure) in
+                                        let text = try s.string()
+                                        if text.isEmpty { bases.append(nil) } else {
+                                            guard let base = ContentHash(hex: text) else { throw s.fail("not a content hash") }
+                                            bases.append(base)
+                                        }
+                                    }
+                                default: try s.skipValue()
+                                }
+                            }
+                            guard let from, let form, let size else { throw s.fail("a delta pack needs from, form and size") }
+                            index.deltaPacks.append(DeltaPack(from: from, hash: form, size: size, bases: bases))
+                        }
+                    case "pack":
+                        var form: ContentHash?, size: Int64?, files: Int64?
+                        try s.object { s, key throws(JSONScanner.Failure) in
+                            switch key {
+                            case "form": form = try hash(&s)
+                            case "size": size = try count(&s)
+                            case "files": files = try count(&s)
+                            default: try s.skipValue()
+                            }
+                        }
+                        guard let form, let size, let files, let count = Int(exactly: files) else { throw s.fail("a pack needs a form, a size and a file count") }
+                        index.pack = Pack(hash: form, size: size, files: count)
+                    default: try s.skipValue()
+                    }
+                }
+                scanner.skipWhitespace()
+                if !scanner.atEnd { throw scanner.fail("trailing data") }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw .integrity("invalid release index \(source): \(failure.reason) at byte \(failure.offset)") }
+        guard format == Self.format else { throw .integrity("release index \(source) has format \(format ?? "none"), expected \(Self.format)") }
+        return index
+    }
+}
+
+extension RouteTable {
+    /// The distinct hashes of the table in the order of their first uri: the order of a pack's frames.
+    package var packOrder: [RouteEntry] {
+        var seen = Set<ContentHash>()
+        return entries.sorted { $0.uri < $1.uri }.filter { seen.insert($0.hash).inserted }
+    }
+}
