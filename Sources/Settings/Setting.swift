@@ -76,7 +76,7 @@ package enum Settings {
     /// `serve`'s own.
     package static let serve: [Setting] = [
         Setting("confirm-timeout", .double), Setting("health-cmd", .string), Setting("health-url", .string),
-        Setting("on-switch", .string), Setting("start-jitter", .double),
+        Setting("on-switch", .string), Setting("start-jitter", .double), Setting("report-url", .string),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
