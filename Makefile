@@ -26,10 +26,11 @@ deps:
 
 # What the tests need beyond the build: a real browser for the tests of what pages use, and
 # nginx with openssl for the HTTPS tests (a test CA, TLS 1.3, HTTP/2, client certificates), and
-# iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive).
+# iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive), and
+# e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image).
 test-deps:
 	@missing=""; \
-	for p in chromium nginx openssl iproute2; do \
+	for p in chromium nginx openssl iproute2 e2fsprogs; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \

@@ -37,6 +37,8 @@ package struct DaemonOptions: Sendable {
     package var fallback: String?
     /// `--report-url`: where the daemon's events are posted as CloudEvents (ReportService).
     package var reportURL: String?
+    /// `--max-connections`; nil: `DescriptorLimit.defaultMaxConnections` of the raised limit.
+    package var maxConnections: Int?
 
     package init() {}
 }
@@ -55,7 +57,8 @@ package enum Daemon {
             DaemonTransport.prepare(try await reload(), sessions: sessions)
         }
         let layout = settings.cache
-        try FileSystem.makeDirectories(layout.root)
+        // Made and checked like a sync does: a cache another user owns or others can write is refused (G5).
+        _ = try CacheFolder.root(layout.root)
         // One daemon per cache (G6); the lock lives as long as this process.
         guard let lock = try WriterLock.tryAcquire(path: layout.daemonLock) else {
             let holder = WriterLock.holder(layout.daemonLock).map { "pid \($0)" } ?? "another process"
@@ -94,6 +97,8 @@ package enum Daemon {
                     if report.outcome == .committed, let number = report.generation {
                         await releases.committed(number, previous: finished.previous, reason: finished.reason)
                     }
+                case .failure(let error) where error.isCancelled:
+                    logger.debug("no sync-failed event: the sync was cancelled by shutdown")
                 case .failure(let error):
                     events.publish("sync-failed", generation: GenerationStore(layout: layout).current()?.number, [
                         "error": .int(Int(error.code.rawValue)), "desc": .string(error.code.name), "message": .string(error.message),
@@ -116,7 +121,12 @@ package enum Daemon {
             memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
             gzipFolder: develop == nil ? layout.compressed : nil,
             prepared: PreparedFiles(budget: options.memoryBudget), immutable: options.immutable, fallback: options.fallback))
-        let server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
+        let descriptors = DescriptorLimit.raiseSoftLimit()
+        let maxConnections = options.maxConnections ?? DescriptorLimit.defaultMaxConnections(limit: descriptors.after)
+        logger.info("descriptors", metadata: [
+            "open-files": "\(descriptors.after)", "raised-from": "\(descriptors.before)", "max-connections": "\(maxConnections)",
+        ])
+        var server = HTTPServer(host: options.bind, port: options.port, responder: router) { port in
             let url = "http://\(options.bind):\(port)"
             var running = info
             running.url = url
@@ -125,6 +135,7 @@ package enum Daemon {
             onListening(url)
             SystemdNotifier.notify("READY=1\nSTATUS=serving \(url)")
         }
+        server.limit = ConnectionLimit(maximum: maxConnections)
 
         var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
         if develop == nil { services.append(ReleaseSignalService(releases: releases)) }

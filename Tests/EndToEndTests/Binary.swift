@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs the built `cenariusd` as a user would, capturing its output and exit code.
 struct Binary {
@@ -22,7 +23,9 @@ struct Binary {
         return dir.appendingPathComponent("cenariusd").path
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], cwd: String? = nil) throws -> Run {
+    /// `killAfter`: a watchdog for tests of things that must not hang; a run it had to end
+    /// reports status -1 (instead of hanging the suite).
+    static func run(_ arguments: [String], environment: [String: String] = [:], cwd: String? = nil, killAfter: Double? = nil) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -36,11 +39,19 @@ struct Binary {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let killed = Mutex(false)
+        if let killAfter {
+            DispatchQueue.global().asyncAfter(deadline: .now() + killAfter) {
+                guard process.isRunning else { return }
+                killed.withLock { $0 = true }
+                kill(process.processIdentifier, SIGKILL)
+            }
+        }
         // Read before waiting so a large output cannot fill the pipe and block the child.
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return Run(status: killed.withLock { $0 } ? -1 : process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 }
 

@@ -78,3 +78,33 @@ import TestOrigin
         for daemon in daemons { _ = daemon.terminate() }
     }
 }
+
+@Suite(.awaitsCleanups) struct FleetHaltSigningTests {
+    /// Halting a signed remote signs it anew: devices with the public key accept the halted manifest, and
+    /// the expiry the publisher chose is kept.
+    @Test func aHaltOnASignedRemoteKeepsItVerifiableAndKeepsItsExpiry() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try dir.write("site/index.html", "<h1>r1</h1>")
+        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        let routes = try Binary.run(["routes", dir.path("site"), "--release", "r1", "--sign-key", dir.path("release.key"), "--expires", "7d"])
+        #expect(routes.status == 0, "\(routes.stderr)")
+        var log = ""
+        for n in 0..<4 {
+            let failed = n < 3 ? #", failed=(\"r1\")"# : ""
+            let release = n < 3 ? "r0" : "r1"
+            log += #"{"time":"1764000000.5","report":"device=\"d\#(n)\", release=\"\#(release)\", state=confirmed\#(failed)"}"# + "\n"
+        }
+        try dir.write("cenarius.log", log)
+        let halt = try Binary.run(["fleet", dir.path("cenarius.log"), "--halt-above", "50", "--min-devices", "4",
+                                   "--remote", dir.path("site"), "--sign-key", dir.path("release.key")])
+        #expect(halt.status == 0 && halt.stdout.contains("halted r1") && halt.stdout.contains("re-signed"), "\(halt.stdout)\(halt.stderr)")
+        #expect(dir.read("site/Routes.json.release")?.contains(#""halted": true"#) == true)
+        #expect(dir.read("site/Routes.json.sig")?.contains("expires") == true)
+
+        let sync = try Binary.run(["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub"),
+                                   "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
+    }
+}

@@ -24,7 +24,9 @@ struct RawHTTP {
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         let received = try exchange(Array(text.utf8))
-        return try RawHTTP.parse(received, methods: [method]).first!
+        // Nothing back within the socket's timeout (a daemon locked out at its limit): an error, not a crash.
+        guard let response = try RawHTTP.parse(received, methods: [method]).first else { throw POSIXError(.ETIMEDOUT) }
+        return response
     }
 
     /// Sends the bytes on one connection and reads until the server closes it.
@@ -76,15 +78,17 @@ final class DaemonProcess {
     let stderrPipe = Pipe()
     private(set) var port = 0
 
-    init(_ arguments: [String], cache: String, environment: [String: String] = [:]) throws {
+    /// `wrapper`: a command that execs the daemon (`prlimit --nofile=…`), keeping its pid.
+    init(_ arguments: [String], cache: String, environment: [String: String] = [:], wrapper: [String] = []) throws {
         self.cache = cache
         workingDirectory = URL(fileURLWithPath: cache).deletingLastPathComponent().path
         // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
         try? FileManager.default.removeItem(atPath: cache + "/daemon.json")
-        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? Binary.path)
         // Tests want the first sync now; the start jitter has tests of its own.
         let jitter = arguments.contains("--start-jitter") ? [] : ["--start-jitter", "0"]
-        process.arguments = ["serve", "--port", "0", "--cache", cache] + jitter + arguments
+        let command = wrapper.isEmpty ? [] : Array(wrapper.dropFirst()) + [Binary.path]
+        process.arguments = command + ["serve", "--port", "0", "--cache", cache] + jitter + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
         for (key, value) in environment { env[key] = value }

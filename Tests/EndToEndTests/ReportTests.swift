@@ -28,8 +28,10 @@ import TestOrigin
         origin.publish(["index.html": "v1"])
         origin.acceptPosts(on: "events")
         origin.inject(.status(503), on: "events", times: 2)
+        // Credentials in the URL go to the sink (basic auth) and never to the log (G11).
+        let sink = origin.url.replacingOccurrences(of: "http://", with: "http://reporter:s3cret-pass@") + "/events"
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
-                                        "--report-url", origin.url + "/events"], cache: dir.path("cache"))
+                                        "--report-url", sink], cache: dir.path("cache"))
         _ = try daemon.waitUntilServing()
         // Two 503s, then a 204: three attempts at the same batch.
         try waitUntil(timeout: 20) { Self.batches(origin).count >= 3 }
@@ -45,7 +47,10 @@ import TestOrigin
         // Acknowledged: the queue on disk is empty, and nothing more is posted.
         try waitUntil { Self.queued(dir.path("cache")).isEmpty }
         #expect(Self.batches(origin).count == 3)
+        #expect(request.headers["authorization"]?.hasPrefix("Basic ") == true)
         #expect(daemon.terminate().status == 0)
+        let log = daemon.stderr
+        #expect(log.contains("reports not delivered") && !log.contains("s3cret-pass"), "\(log)")
         await origin.shutdown()
     }
 

@@ -15,9 +15,38 @@ enum Requirement {
         return true
     }()
 
+    /// A small ext4 image can be made and loop-mounted here (root, a loop device, e2fsprogs).
+    static let ext4LoopMounts: Bool = {
+        let probe = NSTemporaryDirectory() + "cenarius-ext4-probe-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard mount(ext4Image: probe + "/fs.img", megabytes: 8, inodes: 1024, at: probe + "/fs") else { return false }
+        unmount(probe + "/fs")
+        return true
+    }()
+
+    /// Makes a file system image of `megabytes` with `inodes` and mounts it at `mountPoint`.
+    static func mount(ext4Image image: String, megabytes: Int, inodes: Int, at mountPoint: String) -> Bool {
+        try? FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: image, contents: nil), truncate(image, off_t(megabytes) << 20) == 0 else { return false }
+        return run("/sbin/mkfs.ext4", ["-q", "-F", "-N", String(inodes), image]) == 0
+            && run("/bin/mount", ["-t", "ext4", "-o", "loop", image, mountPoint]) == 0
+    }
+
+    /// `prlimit` exists and this process may hold `descriptors` open files.
+    static func descriptors(_ descriptors: rlim_t) -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") else { return false }
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return false }
+        if limit.rlim_cur >= descriptors { return true }
+        guard limit.rlim_max >= descriptors else { return false }
+        limit.rlim_cur = descriptors
+        return setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0
+    }
+
     static func mount(tmpfsAt path: String, mebibytes: Int) -> Bool {
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(mebibytes)m", "tmpfs", path]) == 0
+        // mode=0755: a fresh tmpfs is 1777, and a cache others can write is refused (G5).
+        return run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(mebibytes)m,mode=0755", "tmpfs", path]) == 0
     }
 
     static func unmount(_ path: String) {

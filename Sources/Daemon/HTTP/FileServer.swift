@@ -126,11 +126,16 @@ struct FileServer: Sendable {
         let key = "gz:" + hash
         if let cached = memory.get(key) { return cached.readableBytes == 0 ? nil : cached }
         guard size <= 16 << 20 else { return nil }
-        let diskPath = gzipFolder.map { $0 + "/" + hash + ".gz" }
-        if let diskPath, let bytes = try? FileSystem.readFile(diskPath) {
-            let buffer = ByteBuffer(bytes: bytes)
-            memory.put(key, buffer)
-            return buffer.readableBytes == 0 ? nil : buffer
+        // Reached by descriptor: a link planted at gzip/ or at a copy is removed, never followed (G5).
+        let folder = gzipFolder.flatMap { try? CacheFolder.at(FileSystem.parentDirectory(of: $0))?.folder("gzip") }
+        let name = hash + ".gz"
+        if let folder, let fd = folder.openFile(name) {
+            defer { close(fd) }
+            if let bytes = try? FileSystem.readAll(fd, path: folder.path + "/" + name) {
+                let buffer = ByteBuffer(bytes: bytes)
+                memory.put(key, buffer)
+                return buffer.readableBytes == 0 ? nil : buffer
+            }
         }
         guard let original = try? FileSystem.readFile(path) else { return nil }
         var output = [UInt8](repeating: 0, count: cplatform_gzip_bound(original.count))
@@ -140,10 +145,7 @@ struct FileServer: Sendable {
         // An empty marker records "not worth it" so the work is not repeated.
         let worth = produced > 0 && produced * 10 < original.count * 9
         output.removeSubrange((worth ? produced : 0)...)
-        if let gzipFolder, let diskPath {
-            try? FileSystem.makeDirectories(gzipFolder)
-            try? FileSystem.writeAtomically(output, to: diskPath, durable: false)
-        }
+        try? folder?.write(output, to: name, durable: false)
         let buffer = ByteBuffer(bytes: output)
         memory.put(key, buffer)
         return worth ? buffer : nil

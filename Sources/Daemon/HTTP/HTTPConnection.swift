@@ -64,9 +64,13 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     private var needsFlush = false
     var date = HTTPDateLine()
 
-    init(responder: any HTTPResponder, idleTimeout: TimeAmount) {
+    /// Where the connection limit reads when this connection last sent a request.
+    private let slot: ConnectionSlot?
+
+    init(responder: any HTTPResponder, idleTimeout: TimeAmount, slot: ConnectionSlot? = nil) {
         self.responder = responder
         self.idleTimeout = idleTimeout
+        self.slot = slot
     }
 
     /// Idle keep-alive connections are closed by a check every `idleTimeout`, not by a handler
@@ -89,7 +93,9 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         guard state.takesRequests else { return }
         state.read()
         switch unwrapInboundIn(data) {
-        case .head(let head):
+        case .head(var head):
+            slot?.touch()
+            RequestTarget.makeOriginForm(&head)
             receiving = PendingRequest(head: head)
             bodyBytes = 0
         case .body(var chunk):

@@ -17,6 +17,8 @@ struct HTTPServer: Service {
     var idleTimeout: TimeAmount = .seconds(75)
     /// How long graceful shutdown waits for replies in flight.
     var drainTimeout: TimeAmount = .seconds(5)
+    /// `--max-connections`; nil: no bound (the development origin).
+    var limit: ConnectionLimit?
 
     struct BindError: Error, CustomStringConvertible {
         var description: String
@@ -27,6 +29,7 @@ struct HTTPServer: Service {
         let quiesce = ServerQuiescingHelper(group: group)
         let responder = self.responder
         let idleTimeout = self.idleTimeout
+        let limit = self.limit
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: group)
@@ -34,6 +37,7 @@ struct HTTPServer: Service {
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(AcceptPause(limit: limit))
                         try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
                     }
                 }
@@ -46,7 +50,7 @@ struct HTTPServer: Service {
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
                         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                        try pipeline.addHandler(HTTPConnection(responder: responder, idleTimeout: idleTimeout))
+                        try pipeline.addHandler(HTTPConnection(responder: responder, idleTimeout: idleTimeout, slot: limit?.admit(channel)))
                     }
                 }
                 .bind(host: host, port: port).get()

@@ -87,7 +87,8 @@ package final class DaemonMetrics: Sendable {
             downloadedFiles.increment(by: report.downloadedFiles)
             if let number = report.generation { generation.record(number) }
         case .failure(let error):
-            syncFailures[error.code]?.increment()
+            // A sync stopped by shutdown is no failure of the remote (or of anything).
+            if !error.isCancelled { syncFailures[error.code]?.increment() }
         }
     }
 

@@ -47,7 +47,7 @@ struct ReportService: Service {
     }
 
     private func send() async {
-        let shown = Self.displayURL(url)
+        let shown = Secrets.redact(url)
         var failures = 0
         var wakeups = store.wakeups.makeAsyncIterator()
         while !Task.isCancelled {
@@ -73,7 +73,7 @@ struct ReportService: Service {
             let queued = await store.count
             // Once per outage at warning level: a sink down for a day must not fill the log.
             logger.log(level: failures == 1 ? .warning : .debug, "reports not delivered; retrying", metadata: [
-                "url": "\(shown)", "error": "\(problem)", "queued": "\(queued)", "in": "\(Int(delay.rounded(.up))) s"])
+                "url": "\(shown)", "error": "\(Secrets.redact(problem))", "queued": "\(queued)", "in": "\(Int(delay.rounded(.up))) s"])
             do { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) } catch { return }
         }
     }
@@ -94,16 +94,5 @@ struct ReportService: Service {
         } onCancel: {
             slot.withLock { $0.take() }?.resume(returning: nil)
         }
-    }
-
-    /// The URL as logs may show it: without a user or password.
-    static func displayURL(_ url: String) -> String {
-        let characters = Array(url)
-        guard let colon = characters.firstIndex(of: ":"), characters.count > colon + 2,
-              characters[colon + 1] == "/", characters[colon + 2] == "/" else { return url }
-        let start = colon + 3
-        let end = characters[start...].firstIndex(of: "/") ?? characters.count
-        guard let at = characters[start..<end].lastIndex(of: "@") else { return url }
-        return String(characters[..<start]) + "…@" + String(characters[(at + 1)...])
     }
 }

@@ -68,7 +68,7 @@ package actor SyncCoordinator {
     /// SIGHUP: new settings, then a sync.
     package func reload(_ settings: SyncSettings) {
         self.settings = settings
-        logger.info("configuration reloaded", metadata: ["remote": "\(settings.remote?.base ?? "-")"])
+        logger.info("configuration reloaded", metadata: ["remote": "\(Secrets.redact(settings.remote?.base ?? "-"))"])
         _ = request(reason: "signal")
     }
 
@@ -138,7 +138,7 @@ package actor SyncCoordinator {
                 receipts[id]?.status = .succeed
                 receipts[id]?.report = report
             case .failure(let error):
-                receipts[id]?.status = .failed
+                receipts[id]?.status = error.isCancelled ? .cancelled : .failed
                 receipts[id]?.error = error.code.rawValue
                 receipts[id]?.desc = error.code.name
                 receipts[id]?.message = error.message
@@ -154,6 +154,8 @@ package actor SyncCoordinator {
                 "reused": "\(report.reusedObjects)", "preset": "\(report.servedFromPreset)",
                 "seconds": "\(Double(Int(report.seconds * 1000)) / 1000)",
             ])
+        case .failure(let error) where error.isCancelled:
+            logger.notice("sync cancelled", metadata: ["reason": "\(reason)", "seconds": "\(Double(Int(seconds * 1000)) / 1000)"])
         case .failure(let error):
             logger.error("sync failed", metadata: [
                 "reason": "\(reason)", "error": "\(error.code.name)", "message": "\(error.message)",

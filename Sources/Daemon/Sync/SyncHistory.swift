@@ -5,7 +5,7 @@ import RouteSync
 /// last success, and when the scheduler will sync next.
 package struct SyncHistory: Sendable, Codable, Equatable {
     package struct Last: Sendable, Codable, Equatable {
-        /// A `SyncReport.Outcome`, or `failed`.
+        /// A `SyncReport.Outcome`, `failed`, or `cancelled` (stopped by shutdown).
         package var outcome: String
         package var reason: String
         package var at: Double
@@ -27,6 +27,8 @@ package struct SyncHistory: Sendable, Codable, Equatable {
         case .success(let report):
             last = Last(outcome: report.outcome.rawValue, reason: reason, at: at, generation: report.generation)
             lastSuccessAt = at
+        case .failure(let error) where error.isCancelled:
+            last = Last(outcome: "cancelled", reason: reason, at: at)
         case .failure(let error):
             last = Last(outcome: "failed", reason: reason, at: at, error: error.code.rawValue, desc: error.code.name, message: error.message)
         }

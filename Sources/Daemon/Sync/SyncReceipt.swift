@@ -8,6 +8,8 @@ package struct SyncReceipt: Sendable, Codable, Equatable {
         case running = "RUNNING"
         case succeed = "SUCCEED"
         case failed = "FAILED"
+        /// Stopped by the daemon's shutdown (SIGTERM/SIGINT): not a failure of the remote.
+        case cancelled = "CANCELLED"
     }
 
     package var id: String

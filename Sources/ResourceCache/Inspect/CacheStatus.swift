@@ -91,7 +91,7 @@ package struct CacheStatus: Sendable, Codable {
                 trial: release.trial?.generation == generation.number, confirmed: release.confirmed == generation.number)
         }
         return CacheStatus(
-            remote: settings.remote?.base, cache: layout.root, preset: settings.preset.root,
+            remote: settings.remote.map { Secrets.redact($0.base) }, cache: layout.root, preset: settings.preset.root,
             tableSource: current == nil ? "preset" : "cache", entries: entries, generation: current?.number,
             etag: meta?.validators.etag, lastModified: meta?.validators.lastModified,
             tableAge: meta.map { now - $0.committedAt },

@@ -167,10 +167,19 @@ package struct Resolver: Sendable {
     func cachedPath(_ entry: RouteEntry, in generation: Generation) -> String? {
         let path = generation.filePath(entry.uri)
         if FileSystem.regularFileSize(path) != nil { return path }
-        let object = settings.cache.object(entry.hash)
-        guard FileSystem.regularFileSize(object) != nil else { return nil }
-        try? FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
-        if link(object, path) == 0 || errno == EEXIST, FileSystem.regularFileSize(path) != nil { return path }
+        // By descriptor, through real folders only: a link planted at objects/ or objects/<xx>
+        // must not make a file outside the cache look like verified content (G5).
+        let layout = settings.cache
+        let hex = entry.hash.hex
+        guard let root = CacheFolder.at(layout.root),
+              let shard = root.existingFolder("objects")?.existingFolder(String(hex.prefix(2))),
+              let info = shard.status(hex), info.st_mode & S_IFMT == S_IFREG,
+              let files = root.existingFolder("generations")?.existingFolder("\(generation.number)")?.existingFolder("files") else { return nil }
+        let uri = entry.uri.value
+        let slash = uri.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let leaf = slash.map { String(uri[uri.index(after: $0)...]) } ?? uri
+        guard let folder = try? slash.map({ try files.folders(uri[..<$0]) }) ?? files else { return nil }
+        if shard.link(hex, to: folder, as: leaf) || errno == EEXIST, FileSystem.regularFileSize(path) != nil { return path }
         return nil
     }
 

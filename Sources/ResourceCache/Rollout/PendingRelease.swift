@@ -58,7 +58,8 @@ package struct PendingStore: Sendable {
     package func record() -> PendingRelease? { read()?.record }
 
     package func write(_ record: PendingRelease, table: [UInt8], manifest: [UInt8]?) throws(CenariusError) {
-        try FileSystem.makeDirectories(folder)
+        // Made, or repaired, by descriptor: a link planted at pending/ is removed, never written through (G5).
+        guard try CacheFolder.root(layout.root)?.folder("pending") != nil else { throw .storage("cannot create directory \(folder)") }
         try FileSystem.writeAtomically(table, to: folder + "/Routes.json", durable: false)
         if let manifest {
             try FileSystem.writeAtomically(manifest, to: folder + "/release", durable: false)

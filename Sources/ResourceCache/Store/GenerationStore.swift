@@ -52,44 +52,43 @@ package struct GenerationStore: Sendable {
 
     /// Makes a fully built generation current: fsync the data, rename the folder into place,
     /// then swap the `current` symlink by rename(2). A crash before the last rename leaves the
-    /// old generation current (G2, G3).
+    /// old generation current (G2, G3). Every step is relative to the cache's folders, opened
+    /// without following links.
     package func commit(building: String, number: Int) throws(CenariusError) -> Generation {
-        let final = layout.generation(number)
+        let cache = try OpenedCache(layout: layout)
         // One syncfs for every file and link written in this sync, instead of an fsync per file.
-        let rootFD = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard rootFD >= 0 else { throw FileSystem.failure("cannot open", layout.root) }
-        defer { close(rootFD) }
-        if cplatform_syncfs(rootFD) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
-        guard rename(building, final) == 0 else { throw FileSystem.failure("cannot commit generation", final) }
-        try syncDirectory(layout.generations)
-        let link = layout.currentNext
-        unlink(link)
-        guard symlink("generations/\(number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
-        guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
-        try syncDirectory(layout.root)
-        return Generation(number: number, path: final)
+        if cplatform_syncfs(cache.root.descriptor) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
+        let name = String(building.dropFirst(layout.generations.count + 1))
+        guard FileSystem.parentDirectory(of: building) == layout.generations, !name.isEmpty else {
+            throw .internal("a generation is built outside \(layout.generations): \(building)")
+        }
+        try cache.generations.rename(name, to: cache.generations, as: "\(number)")
+        try cache.generations.sync()
+        try point(cache.root, at: number)
+        return Generation(number: number, path: layout.generation(number))
     }
 
     /// Makes an older committed generation current again (rollback).
     package func activate(_ generation: Generation) throws(CenariusError) {
-        let link = layout.currentNext
-        unlink(link)
-        guard symlink("generations/\(generation.number)", link) == 0 else { throw FileSystem.failure("cannot create", link) }
-        guard rename(link, layout.current) == 0 else { throw FileSystem.failure("cannot switch", layout.current) }
-        try syncDirectory(layout.root)
+        guard let root = try CacheFolder.root(layout.root, create: false) else { throw .storage("no cache at \(layout.root)") }
+        try point(root, at: generation.number)
+    }
+
+    /// `current` -> `generations/<number>`: a link made aside, then renamed over `current`.
+    private func point(_ root: CacheFolder, at number: Int) throws(CenariusError) {
+        root.remove("current.next")
+        guard symlinkat("generations/\(number)", root.descriptor, "current.next") == 0 else {
+            throw FileSystem.failure("cannot create", layout.currentNext)
+        }
+        try root.rename("current.next", to: root, as: "current")
+        try root.sync()
     }
 
     /// No generation current: the preset's table is in force again (a failed first trial).
     package func deactivate() throws(CenariusError) {
-        guard unlink(layout.current) == 0 || errno == ENOENT else { throw FileSystem.failure("cannot switch", layout.current) }
-        try syncDirectory(layout.root)
-    }
-
-    func syncDirectory(_ path: String) throws(CenariusError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileSystem.failure("cannot open", path) }
-        defer { close(fd) }
-        if fsync(fd) != 0 { throw FileSystem.failure("cannot sync", path) }
+        guard let root = try CacheFolder.root(layout.root, create: false) else { return }
+        root.remove("current")
+        try root.sync()
     }
 
     /// Removes generations beyond the newest `keep` (current included) once they have been
@@ -98,6 +97,7 @@ package struct GenerationStore: Sendable {
     /// `sparing`: objects to keep although no generation links them (those a sync in progress needs).
     @discardableResult
     package func collectGarbage(keep: Int, grace: Double, sparing: Set<ContentHash> = [], now: Double = FileSystem.now()) -> (generations: Int, objects: Int, bytes: Int64) {
+        guard let cache = try? OpenedCache(layout: layout) else { return (0, 0, 0) }
         let generations = all()
         // The confirmed generation is what a failed trial goes back to, however old it is (G9).
         let pinned = ReleaseStore(layout: layout).pinnedGenerations()
@@ -109,38 +109,40 @@ package struct GenerationStore: Sendable {
             defer { retiredAt = (try? generation.meta().committedAt) ?? FileSystem.modificationTime(generation.path) ?? now }
             guard position >= max(keep, 1), generation.number != current, !pinned.contains(generation.number) else { continue }
             guard now - retiredAt >= grace else { continue }
-            FileSystem.removeTree(generation.path)
+            cache.generations.remove("\(generation.number)")
             removedGenerations += 1
         }
-        // Leftover half-built generations from a crash.
-        for name in FileSystem.listDirectory(layout.generations) where name.hasSuffix(".building") {
-            FileSystem.removeTree(layout.generations + "/" + name)
+        // Leftover half-built generations from a crash, and anything else planted there.
+        for name in cache.generations.entries() where Int(name) == nil || cache.generations.status(name).map({ $0.st_mode & S_IFMT != S_IFDIR }) ?? true {
+            cache.generations.remove(name)
         }
-        // An object whose only link is its own store entry is referenced by no generation.
+        // An object whose only link is its own store entry is referenced by no generation;
+        // anything but a regular file in the store was not put there by cenariusd.
         var removedObjects = 0
         var removedBytes: Int64 = 0
-        for shard in FileSystem.listDirectory(layout.objects) {
-            let dir = layout.objects + "/" + shard
-            for name in FileSystem.listDirectory(dir) {
-                let path = dir + "/" + name
-                var info = stat()
-                guard lstat(path, &info) == 0, info.st_nlink <= 1 else { continue }
-                if !sparing.isEmpty, let hash = ContentHash(hex: name), sparing.contains(hash) { continue }
-                if unlink(path) == 0 {
+        for shardName in cache.objects.entries() {
+            guard let shard = try? cache.objects.folder(shardName, create: false) else { continue }
+            for name in shard.entries() {
+                guard let info = shard.status(name) else { continue }
+                let regular = info.st_mode & S_IFMT == S_IFREG
+                guard !regular || info.st_nlink <= 1 else { continue }
+                if regular, !sparing.isEmpty, let hash = ContentHash(hex: name), sparing.contains(hash) { continue }
+                shard.remove(name)
+                if regular {
                     removedObjects += 1
                     removedBytes += Int64(info.st_size)
                 }
             }
         }
-        removedBytes += collectCompressedCopies()
+        removedBytes += collectCompressedCopies(in: cache.root)
         return (removedGenerations, removedObjects, removedBytes)
     }
 
     /// The daemon's gzip copies (`<cache>/gzip/<hash>.gz`) of content no kept generation lists.
     /// Kept generations are read through their indexes; without one, nothing is removed.
-    private func collectCompressedCopies() -> Int64 {
-        let folder = layout.compressed
-        let names = FileSystem.listDirectory(folder)
+    private func collectCompressedCopies(in root: CacheFolder) -> Int64 {
+        guard let folder = try? root.folder("gzip", create: false) else { return 0 }
+        let names = folder.entries()
         guard !names.isEmpty else { return 0 }
         var listed = Set<String>()
         for generation in all() {
@@ -151,10 +153,13 @@ package struct GenerationStore: Sendable {
             }
         }
         var removed: Int64 = 0
-        for name in names where name.hasSuffix(".gz") && !listed.contains(String(name.dropLast(3))) {
-            let path = folder + "/" + name
-            removed += FileSystem.regularFileSize(path) ?? 0
-            unlink(path)
+        for name in names {
+            guard let info = folder.status(name) else { continue }
+            let regular = info.st_mode & S_IFMT == S_IFREG
+            // Regular files without the suffix are the daemon's copies being written.
+            guard !regular || (name.hasSuffix(".gz") && !listed.contains(String(name.dropLast(3)))) else { continue }
+            if regular { removed += Int64(info.st_size) }
+            folder.remove(name)
         }
         return removed
     }

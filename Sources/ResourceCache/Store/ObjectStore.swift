@@ -21,21 +21,28 @@ package struct ObjectStore: Sendable {
     /// A temporary path for downloading `hash`, inside the cache (same filesystem, so adopt is a rename).
     package func temporaryPath(_ hash: ContentHash) -> String { layout.tmp + "/" + hash.hex + ".part" }
 
-    /// Moves a verified temporary file into the store.
+    /// Moves a verified temporary file into the store, by descriptor: a link planted at
+    /// `objects/<h0h1>` or in `tmp/` is removed, never followed (G5).
     package func adopt(_ temporary: String, as hash: ContentHash) throws(CenariusError) {
-        let destination = layout.object(hash)
-        if rename(temporary, destination) != 0 {
-            guard errno == ENOENT else { throw FileSystem.failure("cannot store object", destination) }
-            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: destination))
-            guard rename(temporary, destination) == 0 else { throw FileSystem.failure("cannot store object", destination) }
+        let cache = try OpenedCache(layout: layout)
+        try adopt(temporary, as: hash, in: cache)
+    }
+
+    package func adopt(_ temporary: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) {
+        guard let shard = try cache.shard(of: hash) else { throw .storage("cannot create directory for \(layout.object(hash))") }
+        if FileSystem.parentDirectory(of: temporary) == layout.tmp {
+            try cache.tmp.rename(String(temporary.dropFirst(layout.tmp.count + 1)), to: shard, as: hash.hex)
+        } else if renameat(AT_FDCWD, temporary, shard.descriptor, hash.hex) != 0 {
+            throw FileSystem.failure("cannot store object", layout.object(hash))
         }
     }
 
     /// Copies a file from outside the cache (the preset) into the store, hashing as it copies;
     /// false when the bytes do not match `hash`.
-    package func importCopy(of source: String, as hash: ContentHash) throws(CenariusError) -> Bool {
+    package func importCopy(of source: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) -> Bool {
+        let name = hash.hex + ".part"
         let temporary = temporaryPath(hash)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = cache.tmp.createFile(name)
         guard fd >= 0 else { throw FileSystem.failure("cannot create", temporary) }
         let actual: ContentHash
         do {
@@ -43,24 +50,27 @@ package struct ObjectStore: Sendable {
             close(fd)
         } catch {
             close(fd)
-            unlink(temporary)
+            cache.tmp.remove(name)
             throw error
         }
         guard actual == hash else {
-            unlink(temporary)
+            cache.tmp.remove(name)
             return false
         }
-        try adopt(temporary, as: hash)
+        try adopt(temporary, as: hash, in: cache)
         return true
     }
 
     /// All objects, for `verify`.
     package func all() -> [(hash: ContentHash, path: String)] {
         var out: [(ContentHash, String)] = []
-        for shard in FileSystem.listDirectory(layout.objects) {
-            let dir = layout.objects + "/" + shard
-            for name in FileSystem.listDirectory(dir) {
-                if let hash = ContentHash(hex: name) { out.append((hash, dir + "/" + name)) }
+        // Real folders and regular files only: nothing planted leads the listing outside (G5).
+        guard let objects = CacheFolder.at(layout.root)?.existingFolder("objects") else { return [] }
+        for name in objects.entries() {
+            guard let shard = objects.existingFolder(name) else { continue }
+            for name in shard.entries() {
+                guard let hash = ContentHash(hex: name), let info = shard.status(name), info.st_mode & S_IFMT == S_IFREG else { continue }
+                out.append((hash, shard.path + "/" + name))
             }
         }
         return out

@@ -55,10 +55,14 @@ package struct Preset: Sendable {
     package var root: String { folder.root }
     package var tablePath: String { FileSystem.join(root, routesName) }
 
-    /// The preset's own table; an empty table when there is no preset.
+    /// The preset's own table; an empty table when there is no preset. Capped like a remote's
+    /// (`RouteTable.maxBytes`): an invalid table (exit 4) beyond it, refused before it is read.
     package func table() throws(CenariusError) -> RouteTable {
+        if let size = FileSystem.regularFileSize(tablePath), size > Int64(RouteTable.maxBytes) {
+            throw .integrity("preset table \(tablePath) is \(size) bytes, more than the \(RouteTable.maxBytes) a route table may be")
+        }
         let bytes: [UInt8]
-        do { bytes = try FileSystem.readFile(tablePath) } catch {
+        do { bytes = try FileSystem.readFile(tablePath, limit: RouteTable.maxBytes) } catch {
             if error.code == .notFound { return .empty }
             throw error
         }

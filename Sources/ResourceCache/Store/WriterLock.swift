@@ -17,7 +17,7 @@ package final class WriterLock {
         // a lock taken on a file no longer at `path` locks nothing, so take it again.
         repeat {
             if fd >= 0 { close(fd) }
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            fd = WriterLock.openLockFile(path)
             guard fd >= 0 else { throw FileSystem.failure("cannot open lock file", path) }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 guard errno == EWOULDBLOCK || errno == EINTR else {
@@ -53,9 +53,27 @@ package final class WriterLock {
         return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlinesASCII))
     }
 
+    /// The lock file, never reached through a link: the holder truncates it and writes its pid,
+    /// which through a planted link would overwrite a file outside the cache (G5). Anything but a
+    /// regular file at `path` is removed first. -1 with `errno` set on failure.
+    static func openLockFile(_ path: String) -> Int32 {
+        for _ in 0..<3 {
+            let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+            var info = stat()
+            if fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return fd }
+            if fd >= 0 {
+                close(fd)
+            } else if errno != ELOOP && errno != EISDIR && errno != ENXIO {
+                return -1
+            }
+            FileSystem.removeTree(path)
+        }
+        return -1
+    }
+
     private func stillAtPath() -> Bool {
         var held = stat(), named = stat()
-        guard fstat(fd, &held) == 0, stat(path, &named) == 0 else { return false }
+        guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
         return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 

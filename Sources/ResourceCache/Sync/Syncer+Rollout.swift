@@ -88,7 +88,7 @@ struct RolloutAdmission {
     private func record(_ deferral: SyncReport.Deferral, now: Double) throws(CenariusError) {
         let seenAt = previous?.release == release ? previous?.seenAt ?? now : now
         let record = PendingRelease(
-            remote: remote.tableURL, release: release, tableValidators: tableValidators, manifestValidators: manifest?.validators,
+            remote: Secrets.redact(remote.tableURL), release: release, tableValidators: tableValidators, manifestValidators: manifest?.validators,
             reason: deferral.reason, detail: deferral.detail, place: deferral.place, moment: deferral.at, seenAt: seenAt, checkedAt: now)
         try PendingStore(layout: layout).write(record, table: table, manifest: manifest?.bytes)
     }

@@ -18,7 +18,7 @@ package struct Syncer: Sendable {
     package func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
         let remotes = try settings.requireRemotes()
         let fresh = !FileSystem.exists(layout.root)
-        try prepareFolders()
+        _ = try OpenedCache(layout: layout)
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync")
         defer { withExtendedLifetime(lock) {} }
         do {
@@ -34,7 +34,7 @@ package struct Syncer: Sendable {
     /// (single-flight) instead of asking the origin again. nil: skipped, a refresh just ran.
     package func refetch(cancel: CancelToken? = nil) throws(CenariusError) -> SyncReport? {
         let remotes = try settings.requireRemotes()
-        try prepareFolders()
+        _ = try OpenedCache(layout: layout)
         let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "refresh the table")
         defer { withExtendedLifetime(lock) {} }
         if let last = FileSystem.modificationTime(layout.attempted), FileSystem.now() - last < settings.minRefetch {
@@ -46,15 +46,17 @@ package struct Syncer: Sendable {
     private func locked(remotes: [Remote], cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let started = FileSystem.monotonic()
         FileSystem.touch(layout.attempted)
+        // Opened again under the lock, repairing whatever was planted meanwhile (G5).
+        let cache = try OpenedCache(layout: layout)
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
-        cleanTemporaries()
+        cleanTemporaries(cache)
         let downloader = try Downloader(options: settings.transfer)
         var failures: [CenariusError] = []
         for (index, remote) in remotes.enumerated() {
             var pastTable = false
             do {
                 let others = remotes.indices.filter { $0 != index }.map { remotes[$0] }
-                return try sync(from: remote, mirrors: others, downloader: downloader, started: started,
+                return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
                                 pastTable: &pastTable, cancel: cancel, progress: progress)
             } catch {
                 // A mirror that cannot give a good table, signature or manifest: the next one may.
@@ -83,15 +85,17 @@ package struct Syncer: Sendable {
         return CenariusError(first.code, "every mirror failed: " + failures.map(\.message).joined(separator: "; "), retryAfter: first.retryAfter, cause: first.cause)
     }
 
-    private func sync(from remote: Remote, mirrors: [Remote], downloader: Downloader, started: Double, pastTable: inout Bool,
+    private func sync(from remote: Remote, mirrors: [Remote], cache: OpenedCache, downloader: Downloader, started: Double, pastTable: inout Bool,
                       cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let store = GenerationStore(layout: layout)
         let current = store.current()
         let currentMeta = try? current?.meta()
         // A release this device has not adopted yet is asked for with its own validators, so a
         // poll while it waits costs a 304, not the table (G4, G10).
-        let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remote.tableURL ? $0 : nil }
-        let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remote.tableURL ? currentMeta?.validators : nil)
+        // The cache records the remote as it may be shown: without credentials (G11).
+        let remoteName = Secrets.redact(remote.tableURL)
+        let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
+        let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
 
         let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
         let document = try downloader.fetchDocument(remote.tableURL, validators: validators,
@@ -129,9 +133,9 @@ package struct Syncer: Sendable {
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
             // Same table, maybe from a server without validators: no file work (G4), but remember
             // the new validators. It was verified when it was adopted.
-            if meta.validators != newValidators || meta.remote != remote.tableURL || meta.entries != table.count {
+            if meta.validators != newValidators || meta.remote != remoteName || meta.entries != table.count {
                 meta.validators = newValidators
-                meta.remote = remote.tableURL
+                meta.remote = remoteName
                 meta.entries = table.count
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
@@ -178,12 +182,12 @@ package struct Syncer: Sendable {
         }
         try checkFreeSpace(needed: plan.downloadBytes)
         for item in plan.imports {
-            guard let source = settings.preset.folder.file(item.source), try objects.importCopy(of: source, as: item.hash) else {
+            guard let source = settings.preset.folder.file(item.source), try objects.importCopy(of: source, as: item.hash, in: cache) else {
                 throw .integrity("preset file \(item.source) does not match its hash \(item.hash) in \(settings.preset.tablePath)")
             }
             report.importedFromPreset += 1
         }
-        try download(plan.downloads, remote: remote, mirrors: mirrors, with: downloader, into: objects, report: &report, cancel: cancel, progress: progress)
+        try download(plan.downloads, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
         if let holding = try admission.holding() {
             // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
             report.outcome = .held
@@ -195,8 +199,8 @@ package struct Syncer: Sendable {
         }
 
         let number = (store.all().first?.number ?? current?.number ?? 0) + 1
-        let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, objects: objects, meta: GenerationMeta(
-            number: number, remote: remote.tableURL, validators: newValidators, committedAt: FileSystem.now(),
+        let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(
+            number: number, remote: remoteName, validators: newValidators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signed?.version, entries: table.count,
             release: manifest?.manifest.release ?? FleetReport.releaseName(ofTable: bytes),
             signedAt: signed?.signedAt, signatureExpires: signed?.expires))
@@ -213,7 +217,7 @@ package struct Syncer: Sendable {
     }
 
     private func download(_ entries: [RouteEntry], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
-                          report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
+                          cache: OpenedCache, report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
         guard !entries.isEmpty else { return }
         let files = entries.map { entry in
             FileDownload(url: remote.fileURL(entry.uri), destination: objects.temporaryPath(entry.hash), expected: entry.hash,
@@ -226,11 +230,11 @@ package struct Syncer: Sendable {
             switch result {
             case .success(let bytes):
                 // Adopted one by one, so a later failure keeps what was verified (G3).
-                try objects.adopt(file.destination, as: file.expected)
+                try objects.adopt(file.destination, as: file.expected, in: cache)
                 report.downloadedFiles += 1
                 report.downloadedBytes += bytes
             case .failure(let error):
-                unlink(file.destination)
+                cache.tmp.remove(String(file.destination.dropFirst(layout.tmp.count + 1)))
                 failed += 1
                 if firstError == nil || (firstError!.code == .remote && error.code != .remote) { firstError = error }
             }
@@ -241,38 +245,51 @@ package struct Syncer: Sendable {
         }
     }
 
-    /// Assembles `generations/<n>.building`: the exact table bytes, meta, and a hard link per cached uri.
-    private func build(number: Int, table: RouteTable, tableBytes: [UInt8], plan: SyncPlan, objects: ObjectStore, meta: GenerationMeta) throws(CenariusError) -> String {
-        let building = layout.building(number)
-        FileSystem.removeTree(building)
-        let files = building + "/files"
-        try FileSystem.makeDirectories(files)
-        var made: Set<String> = [files]
+    /// Assembles `generations/<n>.building`: the exact table bytes, meta, and a hard link per
+    /// cached uri (a copy when the object has all the links its file system allows). Every
+    /// folder is made and every link placed relative to an opened folder (G5).
+    private func build(number: Int, table: RouteTable, tableBytes: [UInt8], plan: SyncPlan, cache: OpenedCache, meta: GenerationMeta) throws(CenariusError) -> String {
+        let name = "\(number).building"
+        cache.generations.remove(name)
+        guard let building = try cache.generations.folder(name), let files = try building.folder("files") else {
+            throw .storage("cannot create directory \(layout.building(number))")
+        }
         var meta = meta
         var bytes: Int64 = 0
+        var shards: [Substring: CacheFolder] = [:]
+        // Tables list a folder's files together: the last folder is kept open, not every one.
+        var lastFolder: (relative: Substring, folder: CacheFolder) = ("", files)
         for entry in plan.cached {
-            let target = files + "/" + entry.uri.value
-            let parent = FileSystem.parentDirectory(of: target)
-            if !made.contains(parent) {
-                try FileSystem.makeDirectories(parent)
-                made.insert(parent)
+            let uri = entry.uri.value
+            let slash = uri.utf8.lastIndex(of: UInt8(ascii: "/"))
+            let relative = slash.map { uri[..<$0] } ?? ""
+            let leaf = slash.map { String(uri[uri.index(after: $0)...]) } ?? uri
+            if relative != lastFolder.relative { lastFolder = (relative, try files.folders(relative)) }
+            let hex = entry.hash.hex
+            let shardName = hex.prefix(2)
+            if shards[shardName] == nil { shards[shardName] = try cache.shard(of: entry.hash, create: false) }
+            guard let shard = shards[shardName], let info = shard.status(hex), info.st_mode & S_IFMT == S_IFREG else {
+                throw .storage("corrupt cache: object \(layout.object(entry.hash)) for \(entry.uri) is missing")
             }
-            let object = objects.path(entry.hash)
-            guard link(object, target) == 0 else { throw FileSystem.failure("cannot link \(entry.uri) into", building) }
-            bytes += FileSystem.regularFileSize(object) ?? 0
+            try place(hex, from: shard, as: leaf, in: lastFolder.folder, uri: entry.uri)
+            bytes += Int64(info.st_size)
         }
         meta.cachedBytes = bytes
+        let path = layout.building(number)
         try GenerationIndex.write(table, fromPreset: Set(plan.fromPreset.map(\.uri)),
-                                  presetIdentity: GenerationIndex.presetIdentity(settings.preset), to: building + "/index")
-        try FileSystem.writeAtomically(tableBytes, to: building + "/Routes.json", durable: false)
-        try FileSystem.writeAtomically(meta.encoded(), to: building + "/meta.json", durable: false)
-        return building
+                                  presetIdentity: GenerationIndex.presetIdentity(settings.preset), to: path + "/index")
+        try building.write(tableBytes, to: "Routes.json", durable: false)
+        try building.write(meta.encoded(), to: "meta.json", durable: false)
+        return path
     }
 
-    func prepareFolders() throws(CenariusError) {
-        for path in [layout.root, layout.objects, layout.tmp, layout.generations] {
-            try FileSystem.makeDirectories(path)
-        }
+    /// A hard link to the object, or a copy of it when the object already has as many links as
+    /// its file system allows (EMLINK: ext4 stops at 65,000, reached by identical content in
+    /// many uris across kept generations).
+    private func place(_ hex: String, from shard: CacheFolder, as leaf: String, in folder: CacheFolder, uri: URIPath) throws(CenariusError) {
+        if shard.link(hex, to: folder, as: leaf) { return }
+        guard errno == EMLINK else { throw FileSystem.failure("cannot link \(uri) into", folder.path) }
+        try shard.copy(hex, to: folder, as: leaf)
     }
 
     /// A first sync that failed with nothing kept leaves no cache behind, rather than an empty
@@ -288,9 +305,10 @@ package struct Syncer: Sendable {
         rmdir(layout.root)
     }
 
-    func cleanTemporaries() {
-        for name in FileSystem.listDirectory(layout.tmp) { FileSystem.removeTree(layout.tmp + "/" + name) }
-        unlink(layout.currentNext)
+    /// Empties `tmp/` by descriptor: a link planted there is removed, never followed (G5).
+    func cleanTemporaries(_ cache: OpenedCache) {
+        cache.tmp.removeChildren()
+        cache.root.remove("current.next")
     }
 
     func markChecked() {

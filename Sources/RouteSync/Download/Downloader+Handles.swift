@@ -7,6 +7,7 @@ extension Downloader {
     /// An easy handle set up for `transfer` (reused from an earlier transfer when one is idle)
     /// and added to `multi`, with the request headers it owns.
     func start(_ transfer: Transfer, on multi: MultiHandle) -> Result<(UnsafeMutableRawPointer, UnsafeMutablePointer<curl_slist>?), CenariusError> {
+        if let refusal = LocalFile.refusal(transfer.url, label: transfer.label) { return .failure(refusal) }
         guard let handle = idleHandles.popLast() ?? ccurl_easy_init() else {
             return .failure(.internal("curl_easy_init failed"))
         }

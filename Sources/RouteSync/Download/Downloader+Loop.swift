@@ -73,7 +73,7 @@ extension Downloader {
         }
 
         private func cancelAll() {
-            let cancelled = { (transfer: Transfer) in self.complete(transfer, .failure(.remote("\(transfer.label): cancelled"))) }
+            let cancelled = { (transfer: Transfer) in self.complete(transfer, .failure(CenariusError(.remote, "\(transfer.label): cancelled", cause: .cancelled))) }
             for (handle, (transfer, headers)) in active {
                 ccurl_multi_remove_handle(multi.value, handle)
                 downloader.recycle(handle, headers)

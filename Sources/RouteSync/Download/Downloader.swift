@@ -94,7 +94,7 @@ package final class Downloader {
     }
 
     /// Fetches a small document, conditionally when `validators` are given.
-    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = 64 << 20, headers: [String] = [],
+    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = Int64(RouteTable.maxBytes), headers: [String] = [],
                                cancel: CancelToken? = nil) throws(CenariusError) -> Document {
         let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
         transfer.extraHeaders = headers

@@ -35,6 +35,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
         case locked(holder: Int32?)
         /// A POST to the daemon without its bearer token.
         case unauthorized
+        /// The work was cancelled (graceful shutdown), not failed: nothing is wrong with the remote.
+        case cancelled
     }
 
     package var code: Code
@@ -46,7 +48,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
 
     package init(_ code: Code, _ message: String, retryAfter: Double? = nil, cause: Cause? = nil) {
         self.code = code
-        self.message = message
+        // Every message passes the one redaction: no URL credentials or header values (G11).
+        self.message = Secrets.redact(message)
         self.retryAfter = retryAfter
         self.cause = cause
     }
@@ -54,7 +57,7 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The same error with more said at the end of its message.
     package func appending(_ text: String) -> Self {
         var error = self
-        error.message += text
+        error.message += Secrets.redact(text)
         return error
     }
 
@@ -71,6 +74,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
 extension CenariusError {
     /// The remote has no such file (HTTP 404, or a `file://` path that does not exist): for the
     /// optional sidecars (signature, release manifest), whose absence is an answer, not a failure.
+    package var isCancelled: Bool { cause == .cancelled }
+
     package var isMissingRemoteFile: Bool {
         cause == .httpStatus(404) || cause == .missingFile
     }

@@ -14,14 +14,22 @@ package enum FileSystem {
         .storage("\(what) \(path): \(errnoText(code))")
     }
 
+    /// Regular files only: O_NONBLOCK makes a FIFO's open return at once, and it is refused
+    /// rather than read (a read of one would wait for a writer for ever).
     package static func readFile(_ path: String, limit: Int = 1 << 30) throws(CenariusError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             throw errno == ENOENT ? .notFound("no such file \(path)") : failure("cannot open", path)
         }
         defer { close(fd) }
+        return try readAll(fd, path: path, limit: limit)
+    }
+
+    /// What a file holds, read from its descriptor; anything but a regular file is refused.
+    package static func readAll(_ fd: Int32, path: String, limit: Int = 1 << 30) throws(CenariusError) -> [UInt8] {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("cannot stat", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .storage("\(path) is \(kindName(info.st_mode)), not a regular file") }
         if Int(info.st_size) > limit { throw .storage("\(path) is larger than \(limit) bytes") }
         var out = [UInt8](repeating: 0, count: max(Int(info.st_size), 0))
         var filled = 0
@@ -42,10 +50,21 @@ package enum FileSystem {
 
     /// Writes to `path.tmp-<pid>`, optionally fsyncs, renames over `path`: readers see the old or the new file.
     package static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(CenariusError) {
+        try writeAtomically(to: path, durable: durable) { writeAll($0, bytes) }
+    }
+
+    /// The same, with the content written by `produce` to the descriptor it is given (false: it
+    /// failed, with `errno` set), so that a large file need not be held in memory whole.
+    package static func writeAtomically(to path: String, durable: Bool = true, _ produce: (Int32) -> Bool) throws(CenariusError) {
         let temporary = "\(path).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // O_EXCL | O_NOFOLLOW: a link planted at the temporary name is removed, never written through.
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if fd < 0 && errno == EEXIST {
+            removeTree(temporary)
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
         guard fd >= 0 else { throw failure("cannot create", temporary) }
-        var ok = writeAll(fd, bytes)
+        var ok = produce(fd)
         let code = errno
         if ok && durable { ok = fsync(fd) == 0 }
         close(fd)
@@ -63,11 +82,13 @@ package enum FileSystem {
     /// Creates (or truncates) a file for writing, making its missing parent folders on the way,
     /// so that downloads into a fresh tree create each folder when its first file arrives.
     /// The descriptor, or -1 with `errno` set.
+    /// A link at `path` itself is not followed (open fails with ELOOP): downloads never write through one.
     package static func createFile(_ path: String) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC
+        let fd = open(path, flags, 0o644)
         guard fd < 0, errno == ENOENT else { return fd }
         do { try makeDirectories(parentDirectory(of: path)) } catch { return -1 }
-        return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        return open(path, flags, 0o644)
     }
 
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
@@ -85,6 +106,21 @@ package enum FileSystem {
             done += n
         }
         return true
+    }
+
+    /// Copies everything readable from `source` to `destination`.
+    package static func copyAll(from source: Int32, to destination: Int32) -> Bool {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(source, buffer.baseAddress, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            if n == 0 { return true }
+            guard writeAll(destination, UnsafeRawBufferPointer(rebasing: buffer[0..<n])) else { return false }
+        }
     }
 
     /// `mkdir -p`. Existing directories are fine; anything else in the way is an error.
@@ -129,6 +165,19 @@ package enum FileSystem {
         base.hasSuffix("/") ? base + relative : base + "/" + relative
     }
 
+    /// "a FIFO", "a directory"...: for messages about something found where a file belongs.
+    package static func kindName(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFDIR: "a directory"
+        case S_IFLNK: "a symlink"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        default: "a regular file"
+        }
+    }
+
     /// lstat: links are reported as links, never followed.
     package static func kind(_ path: String) -> mode_t? {
         var info = stat()
@@ -169,6 +218,11 @@ package enum FileSystem {
     package static func listDirectory(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
+        return names(in: dir)
+    }
+
+    /// The names an open directory stream holds (`.` and `..` left out).
+    package static func names(in dir: OpaquePointer) -> [String] {
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafePointer(to: entry.pointee.d_name) {
@@ -179,14 +233,17 @@ package enum FileSystem {
         return names
     }
 
-    /// `rm -rf` without following symlinks.
+    /// `rm -rf` without following symlinks: below `path`'s parent, every entry is reached through
+    /// a folder descriptor (see `CacheFolder`), so a link is removed as a link wherever it sits.
     package static func removeTree(_ path: String) {
-        if kind(path) == S_IFDIR {
-            for name in listDirectory(path) { removeTree(join(path, name)) }
-            rmdir(path)
-        } else {
-            unlink(path)
+        let parent = parentDirectory(of: path)
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else {
+            CacheFolder.at(".")?.remove(path)
+            return
         }
+        let name = String(path[path.index(after: slash)...])
+        guard !name.isEmpty, name != ".", name != ".." else { return }
+        CacheFolder.at(parent)?.remove(name)
     }
 
     package static func now() -> Double {
@@ -203,9 +260,12 @@ package enum FileSystem {
 
     /// Hashes a file by streaming it (used for preset copies, `routes` and `verify`, never on lookups).
     package static func hashFile(_ path: String, algorithm: ContentHash.Algorithm, copyTo destinationFD: Int32? = nil) throws(CenariusError) -> (ContentHash, Int64) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw failure("cannot open", path) }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("cannot stat", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .storage("\(path) is \(kindName(info.st_mode)), not a regular file") }
         var hasher = StreamingHasher(algorithm)
         var total: Int64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)

@@ -19,6 +19,26 @@ package struct RouteTable: Sendable, Equatable {
     private let index: [URIPath: Int]
 
     package init(entries list: [RouteEntry]) throws(CenariusError) {
+        // Tables rarely list a uri twice: then `list` is kept as it is, not copied (a million
+        // entries are tens of MB), and only the index is built.
+        var firstIndex: [URIPath: Int] = [:]
+        firstIndex.reserveCapacity(list.count)
+        var folded = false
+        for (position, entry) in list.enumerated() {
+            if firstIndex.updateValue(position, forKey: entry.uri) != nil {
+                folded = true
+                break
+            }
+        }
+        if !folded {
+            if let (file, inside) = RouteTable.folderConflict(list) {
+                throw .integrity("route table lists \"\(file)\" as a file and as the folder of \"\(inside)\": no file system can hold both")
+            }
+            self.entries = list
+            self.index = firstIndex
+            return
+        }
+        firstIndex = [:]
         var entries: [RouteEntry] = []
         entries.reserveCapacity(list.count)
         var index: [URIPath: Int] = [:]
@@ -33,11 +53,49 @@ package struct RouteTable: Sendable, Equatable {
             index[entry.uri] = entries.count
             entries.append(entry)
         }
+        if let (file, inside) = RouteTable.folderConflict(entries) {
+            throw .integrity("route table lists \"\(file)\" as a file and as the folder of \"\(inside)\": no file system can hold both")
+        }
         self.entries = entries
         self.index = index
     }
 
+    /// A uri that is also another uri's folder (`conf` and `conf/b`): the first such pair.
+    private static func folderConflict(_ entries: [RouteEntry]) -> (file: URIPath, inside: URIPath)? {
+        var folders: [FolderKey: Int] = [:]
+        var lastParent: Substring = ""
+        for (position, entry) in entries.enumerated() {
+            let value = entry.uri.value
+            guard let slash = value.utf8.lastIndex(of: UInt8(ascii: "/")) else { continue }
+            let parent = value[..<slash]
+            // Tables list a folder's files together: its prefixes were just recorded.
+            if parent.utf8.elementsEqual(lastParent.utf8) { continue }
+            lastParent = parent
+            for index in parent.utf8.indices where parent.utf8[index] == UInt8(ascii: "/") {
+                let key = FolderKey(text: value[..<index])
+                if folders[key] == nil { folders[key] = position }
+            }
+            if folders[FolderKey(text: parent)] == nil { folders[FolderKey(text: parent)] = position }
+        }
+        guard !folders.isEmpty else { return nil }
+        for entry in entries {
+            if let inside = folders[FolderKey(text: Substring(entry.uri.value))] { return (entry.uri, entries[inside].uri) }
+        }
+        return nil
+    }
+
+    /// A folder's path, compared as bytes like the uris themselves.
+    private struct FolderKey: Hashable {
+        let text: Substring
+        static func == (lhs: FolderKey, rhs: FolderKey) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
+        func hash(into hasher: inout Hasher) { URIPath.hashBytes(text.utf8, into: &hasher) }
+    }
+
     package static let empty = try! RouteTable(entries: [])
+
+    /// The largest table read, from a remote or a preset (64 MiB: about a million entries). A
+    /// bigger one is refused before it is read: parsing costs a few times its size in memory.
+    package static let maxBytes = 64 << 20
 
     package var count: Int { entries.count }
 

@@ -35,7 +35,22 @@ package struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible 
     }
 
     package var description: String { value }
-    package static func < (lhs: URIPath, rhs: URIPath) -> Bool { lhs.value < rhs.value }
+
+    // Uris are compared as bytes (contract, "URI rules"): Swift's String equality is canonical
+    // equivalence, under which the NFC and NFD forms of a name are equal, while a file system
+    // and an HTTP server hold them as two names.
+    package static func == (lhs: URIPath, rhs: URIPath) -> Bool { lhs.value.utf8.elementsEqual(rhs.value.utf8) }
+    package func hash(into hasher: inout Hasher) { URIPath.hashBytes(value.utf8, into: &hasher) }
+    package static func < (lhs: URIPath, rhs: URIPath) -> Bool { lhs.value.utf8.lexicographicallyPrecedes(rhs.value.utf8) }
+
+    static func hashBytes(_ bytes: some Collection<UInt8>, into hasher: inout Hasher) {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil { for byte in bytes { hasher.combine(byte) } }
+        hasher.combine(bytes.count)
+    }
+
+    /// The longest name a file system holds in one folder entry (ext4, xfs, btrfs, tmpfs).
+    package static let maxSegmentBytes = 255
 
     /// The reason a byte sequence is not a valid uri, or nil when it is.
     static func problem(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
@@ -48,6 +63,7 @@ package struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible 
             switch byte {
             case UInt8(ascii: "/"):
                 if segmentLength == 0 { return "empty segment" }
+                if segmentLength > maxSegmentBytes { return "a segment longer than \(maxSegmentBytes) bytes (no file system holds such a name)" }
                 if segmentLength == segmentDots && segmentDots <= 2 { return "'.' or '..' segment" }
                 segmentLength = 0
                 segmentDots = 0
@@ -60,6 +76,7 @@ package struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible 
             segmentLength += 1
         }
         if segmentLength == 0 { return "empty segment" }
+        if segmentLength > maxSegmentBytes { return "a segment longer than \(maxSegmentBytes) bytes (no file system holds such a name)" }
         if segmentLength == segmentDots && segmentDots <= 2 { return "'.' or '..' segment" }
         // UTF-8 validity is the callers' part: a Swift String is valid by construction, and
         // lookups validate the decoded bytes before calling this.

@@ -6,7 +6,7 @@ import RouteSync
 struct RolloutHalt {
     let remote: String
     let routesName: String
-    let signKey: String?
+    let signKeys: [String]
 
     func apply(_ rule: HaltRule, to tally: FleetTally) throws(CenariusError) -> FleetCommand.Summary.Halt {
         let tablePath = FileSystem.join(remote, routesName)
@@ -37,14 +37,12 @@ struct RolloutHalt {
             manifest.rollout = rollout
             let written = manifest.serialized()
             try FileSystem.writeAtomically(written, to: manifestPath)
-            if let signKey {
-                let version = RoutesCommand.nextVersion(previousSidecar: tablePath + ".sig")
-                let signature = try TableSignature.sign(table: table, manifest: written, version: version, with: SigningKeys.readPrivate(signKey))
-                try FileSystem.writeAtomically(signature.serialized(), to: tablePath + ".sig")
+            if !signKeys.isEmpty {
+                try RoutesCommand.resign(table: table, manifest: written, sidecar: tablePath + ".sig", keys: signKeys)
             }
             halt.halted = true
             halt.reason = "halted \(name): \(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it "
-                + "(limit \(Self.percent(rule.percent))); wrote \(manifestPath)\(signKey == nil ? "" : " and re-signed \(tablePath).sig")"
+                + "(limit \(Self.percent(rule.percent))); wrote \(manifestPath)\(signKeys.isEmpty ? "" : " and re-signed \(tablePath).sig")"
         }
         return halt
     }

@@ -34,12 +34,12 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Halt only on a sample of at least this many devices that tried the release.", valueName: "n"))
     var minDevices: Int = 20
     @Option(help: ArgumentHelp("The remote folder whose release manifest --halt-above may halt.", valueName: "dir")) var remote: String?
-    @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote).", valueName: "file"))
-    var signKey: String?
+    @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote; repeat it where several signatures are required).", valueName: "file"))
+    var signKey: [String] = []
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
 
     func validate() throws {
-        if let since, FleetDuration.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
+        if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
         if let haltAbove {
             guard haltAbove >= 0, haltAbove < 100 else { throw ValidationError("--halt-above must be a percentage in [0, 100)") }
             guard remote != nil else { throw ValidationError("--halt-above needs --remote DIR (the folder whose manifest to halt)") }
@@ -66,7 +66,7 @@ struct FleetCommand: AsyncParsableCommand {
 
     func run() async throws {
         let now = FileSystem.now()
-        var tally = FleetTally(since: since.flatMap(FleetDuration.seconds).map { now - $0 })
+        var tally = FleetTally(since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) })
         for log in logs {
             try AccessLog.forEachLine(of: log) { tally.add(line: $0) }
         }
@@ -75,7 +75,7 @@ struct FleetCommand: AsyncParsableCommand {
             releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
                                                   deferred: $0.deferred, held: $0.held, failed: $0.failed) })
         if let haltAbove, let remote {
-            summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKey: signKey)
+            summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
                 .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
         }
         if json { Output.json(summary) } else { print(summary) }
@@ -96,22 +96,5 @@ struct FleetCommand: AsyncParsableCommand {
             }
         }
         if let halt = summary.halt { Output.line(halt.reason) }
-    }
-}
-
-/// `90s`, `30m`, `12h`, `7d` (a bare number is seconds) in seconds, at most a century; nil for anything else.
-enum FleetDuration {
-    static func seconds(_ text: String) -> Double? {
-        let units: [UInt8: Double] = [UInt8(ascii: "s"): 1, UInt8(ascii: "m"): 60, UInt8(ascii: "h"): 3600, UInt8(ascii: "d"): 86400]
-        var digits = Substring(text)
-        var unit = 1.0
-        if let last = digits.utf8.last, let scale = units[last] {
-            unit = scale
-            digits = digits.dropLast()
-        }
-        // At most 12 digits: the value fits an Int and the product a Double exactly.
-        guard (1...12).contains(digits.utf8.count), digits.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int(digits) else { return nil }
-        let seconds = Double(value) * unit
-        return seconds <= 100 * 365 * 86400 ? seconds : nil
     }
 }

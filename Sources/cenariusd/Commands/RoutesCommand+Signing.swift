@@ -44,10 +44,20 @@ extension RoutesCommand {
         return max(milliseconds, (previous?.version ?? 0) + 1)
     }
 
-    /// The default version after the sidecar at `path`, if any (`fleet --halt-above` re-signing).
-    static func nextVersion(previousSidecar path: String) -> Int64 {
+    /// `fleet --halt-above`: the same table under a changed manifest, signed anew by `keys` with a new
+    /// version, keeping the previous sidecar's rotations and its lifetime (expiry − signing time) from now,
+    /// so that a halt never drops a rotation a fleet still follows or an expiry it relies on.
+    static func resign(table: [UInt8], manifest: [UInt8]?, sidecar path: String, keys: [String]) throws(CenariusError) {
         let previous = try? TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path)
-        return nextVersion(after: previous, now: FileSystem.now())
+        var files = [TableSignature.tableRole: table]
+        files[TableSignature.releaseRole] = manifest
+        let now = FileSystem.now()
+        let lifetime = previous.flatMap { previous in previous.expires.flatMap { expires in previous.signedAt.map { expires - $0 } } }
+        var signature = try TableSignature.unsigned(
+            covering: files, version: nextVersion(after: previous, now: now), signedAt: lifetime == nil ? nil : Int64(now),
+            expires: lifetime.map { Int64(now) + $0 }, rotations: previous?.rotations ?? [])
+        for key in keys { try signature.sign(with: SigningKeys.readPrivate(key)) }
+        try FileSystem.writeAtomically(signature.serialized(), to: path)
     }
 
     /// The statements of `--rotation`, checked as a chain that ends at the signing key, so that a

@@ -52,6 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
     var fallback: String?
     @Option(help: ArgumentHelp("POST the daemon's events (committed, confirmed, rolled-back, ...) here as CloudEvents batches, queued on disk until a 2xx.", valueName: "url"))
     var reportUrl: String?
+    @Option(help: ArgumentHelp("Open connections at most; past it the one idle longest is closed (default: half the open-files limit, at most 1024).", valueName: "count"))
+    var maxConnections: Int?
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -62,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
         if let startJitter, !(startJitter >= 0) { throw ValidationError("--start-jitter must be 0 or a number of seconds") }
         if let healthMaxAge, !(healthMaxAge > 0) { throw ValidationError("--health-max-age must be a positive number of seconds") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
     }
 
     /// This command's own settings by key, for the precedence chain (flag > CENARIUS_* > config file).
@@ -101,6 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.failWhenExpired = failWhenExpired
         options.immutable = immutable
         options.fallback = fallback
+        options.maxConnections = maxConnections
         options.allowOrigins = allowOrigin.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if !ServeCommand.isLoopback(bind) && options.token == nil {
             throw CenariusError.usage("binding \(bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")

@@ -7,12 +7,14 @@ import Glibc
 
 /// Where text goes: results on stdout, diagnostics on stderr, JSON as one object.
 enum Output {
+    // Every printer passes text through the one redaction (G11): no URL credentials or
+    // --header values on stdout or stderr, whatever the text was built from.
     static func line(_ text: String) {
-        print(text)
+        print(Secrets.redact(text))
     }
 
     static func warn(_ text: String) {
-        write(STDERR_FILENO, "cenariusd: warning: \(text)\n")
+        write(STDERR_FILENO, "cenariusd: warning: \(Secrets.redact(text))\n")
     }
 
     static func error(_ error: CenariusError) {
@@ -23,7 +25,7 @@ enum Output {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        _ = (data + Data("\n".utf8)).withUnsafeBytes { FileSystem.writeAll(STDOUT_FILENO, $0) }
+        write(STDOUT_FILENO, Secrets.redact(String(decoding: data, as: UTF8.self)) + "\n")
     }
 
     /// Unbuffered, as stderr is: a progress line must show before the work it reports on ends.

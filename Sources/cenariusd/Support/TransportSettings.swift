@@ -32,10 +32,13 @@ extension ResolvedSettings {
     /// "Name: value", with a token for a name and nothing that could split the request.
     static func checkedHeader(_ line: String) throws(CenariusError) -> String {
         let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        // Registered before anything can print it, a malformed line's message included (G11).
+        if parts.count == 2 { Secrets.register(parts[1].drop { $0 == " " || $0 == "\t" }) }
         let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(tokenCharacters.contains),
               !line.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
-            throw .usage("--header \(JSONText.quoted(line)) must look like \"Name: value\" (one line)")
+            // The value is never repeated: it may be a secret, and redaction cannot know a malformed one (G11).
+            throw .usage("--header \(JSONText.quoted(String(parts[0]))) must look like \"Name: value\" (one line; the value is not shown)")
         }
         return String(parts[0]) + ": " + parts[1].drop { $0 == " " || $0 == "\t" }
     }
