@@ -21,17 +21,26 @@ import TestOrigin
         ((try? String(contentsOfFile: cache + "/report-queue", encoding: .utf8)) ?? "").split(separator: "\n").dropFirst().map(String.init)
     }
 
-    @Test func eventsReachTheSinkAfterAnOutageWithTheSameIDs() async throws {
+    /// An origin serving a first release that also takes POSTs on `events`, and a scratch folder.
+    static func origin() async throws -> (TestOrigin, Scratch) {
         let origin = try await TestOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
         origin.publish(["index.html": "v1"])
         origin.acceptPosts(on: "events")
+        return (origin, try Scratch())
+    }
+
+    /// `serve`'s arguments for a daemon of `origin` reporting to `url` (default: its `events`).
+    static func serve(_ origin: TestOrigin, _ dir: Scratch, reportURL url: String? = nil) -> [String] {
+        ["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--report-url", url ?? origin.url + "/events"]
+    }
+
+    @Test func eventsReachTheSinkAfterAnOutageWithTheSameIDs() async throws {
+        let (origin, dir) = try await Self.origin()
+        defer { dir.remove() }
         origin.inject(.status(503), on: "events", times: 2)
         // Credentials in the URL go to the sink (basic auth) and never to the log (G11).
         let sink = origin.url.replacingOccurrences(of: "http://", with: "http://reporter:s3cret-pass@") + "/events"
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
-                                        "--report-url", sink], cache: dir.path("cache"))
+        let daemon = try DaemonProcess(Self.serve(origin, dir, reportURL: sink), cache: dir.path("cache"))
         _ = try daemon.waitUntilServing()
         // Two 503s, then a 204: three attempts at the same batch.
         try waitUntil(timeout: 20) { Self.batches(origin).count >= 3 }
@@ -55,13 +64,10 @@ import TestOrigin
     }
 
     @Test func queuedEventsSurviveASIGKILLAndGoOutWithTheirIDs() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
+        let (origin, dir) = try await Self.origin()
         defer { dir.remove() }
-        origin.publish(["index.html": "v1"])
-        origin.acceptPosts(on: "events")
         origin.inject(.drop, on: "events")
-        let arguments = ["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--report-url", origin.url + "/events"]
+        let arguments = Self.serve(origin, dir)
         let first = try DaemonProcess(arguments, cache: dir.path("cache"))
         let http = try first.waitUntilServing()
         origin.publish(["index.html": "v2"])
@@ -92,19 +98,15 @@ import TestOrigin
     /// thousand go out in batches of at most 100, oldest first. (A 503 may still answer the first
     /// attempt after the faults are cleared, so ids are compared as a set: at least once.)
     @Test func theQueueIsBoundedAndDrainsInBatches() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
+        let (origin, dir) = try await Self.origin()
         defer { dir.remove() }
-        origin.publish(["index.html": "v1"])
-        origin.acceptPosts(on: "events")
         origin.inject(.status(503), on: "events")
         let seeded = (0..<1000).map { n in
             #"{"data":{"generation":null,"time":1795000000},"datacontenttype":"application/json","id":"seed-\#(n)","source":"urn:cenariusd:device:test","specversion":"1.0","time":"2026-11-18T11:06:40.000Z","type":"dev.cenariusd.sync-failed"}"#
         }
         try FileManager.default.createDirectory(atPath: dir.path("cache"), withIntermediateDirectories: true)
         try (#"{"dropped":5}"# + "\n" + seeded.joined(separator: "\n") + "\n").write(toFile: dir.path("cache/report-queue"), atomically: true, encoding: .utf8)
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
-                                        "--report-url", origin.url + "/events"], cache: dir.path("cache"))
+        let daemon = try DaemonProcess(Self.serve(origin, dir), cache: dir.path("cache"))
         _ = try daemon.waitUntilServing()
         try waitUntil { Self.queued(dir.path("cache")).contains { $0.contains("dev.cenariusd.committed") } }
         let queue = try String(contentsOfFile: dir.path("cache/report-queue"), encoding: .utf8)
