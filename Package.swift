@@ -69,6 +69,7 @@ let package = Package(
             dependencies: [
                 "RouteSync",
                 "ResourceCache",
+                "Fleet",
                 "CPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -34,6 +34,7 @@ static struct {
     CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
     CURLSHcode (*share_cleanup)(CURLSH *);
     CURLcode (*easy_pause)(CURL *, int);
+    CURLcode (*easy_perform)(CURL *);
 } fn;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -77,6 +78,7 @@ static void load(void) {
     BIND(share_setopt, "curl_share_setopt")
     BIND(share_cleanup, "curl_share_cleanup")
     BIND(easy_pause, "curl_easy_pause")
+    BIND(easy_perform, "curl_easy_perform")
     /* Each transfer allocates and frees libcurl's receive buffer (64 KiB, CURLOPT_BUFFERSIZE) and a 64 KiB write buffer.
        With glibc's defaults the first is mmapped and the freed top of a thread's heap is handed
        back with MADV_DONTNEED, so every transfer faults its buffers in afresh (thousands of page
@@ -151,6 +153,7 @@ CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) 
 CURL *ccurl_easy_init(void) { return fn.easy_init(); }
 void ccurl_easy_cleanup(CURL *handle) { fn.easy_cleanup(handle); }
 void ccurl_easy_reset(CURL *handle) { fn.easy_reset(handle); }
+CURLcode ccurl_easy_perform(CURL *handle) { return fn.easy_perform(handle); }
 const char *ccurl_easy_strerror(CURLcode code) { return fn.easy_strerror(code); }
 CURLM *ccurl_multi_init(void) { return fn.multi_init(); }
 CURLMcode ccurl_multi_cleanup(CURLM *multi) { return fn.multi_cleanup(multi); }

@@ -1,3 +1,4 @@
+import Fleet
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +35,8 @@ package struct DaemonOptions: Sendable {
     /// `--immutable` globs and the `--fallback` uri of the file server.
     package var immutable: [String] = []
     package var fallback: String?
+    /// `--report-url`: where the daemon's events are posted as CloudEvents (ReportService).
+    package var reportURL: String?
     /// `--max-connections`; nil: `DescriptorLimit.defaultMaxConnections` of the raised limit.
     package var maxConnections: Int?
 
@@ -73,6 +76,11 @@ package enum Daemon {
         let metrics = DaemonMetrics()
         let generation = CurrentGeneration()
         let events = EventHub()
+        // Before anything can publish: the start's own events are reported too.
+        let reports = develop == nil ? options.reportURL.map { url in
+            ReportService(url: url, transfer: settings.transfer, queuePath: layout.root + "/report-queue",
+                          deviceHash: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), events: events, logger: logger)
+        } : nil
         let releases = ReleaseSupervisor(settings: settings, options: options.trial, events: events, metrics: metrics,
                                          logger: logger, switched: generation.changed)
         let view = releases.view
@@ -131,6 +139,7 @@ package enum Daemon {
 
         var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
         if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
+        if let reports { services.append(reports) }
         if develop == nil && settings.remote != nil {
             // With nothing in force the first sync cannot wait: there is nothing to serve until it ends.
             let inForce = GenerationStore(layout: layout).current() != nil || FileSystem.exists(settings.preset.tablePath)

@@ -93,6 +93,7 @@ package enum Settings {
     package static let serve: [Setting] = [
         Setting("confirm-timeout", .double, 0.001...Setting.year), Setting("health-cmd", .string), Setting("health-url", .string),
         Setting("on-switch", .string), Setting("hook-timeout", .double, 0.001...Setting.year), Setting("start-jitter", .double, 0...Setting.year),
+        Setting("report-url", .string),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })

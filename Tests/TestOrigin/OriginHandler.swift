@@ -24,7 +24,15 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
     private func serveNext(context: ChannelHandlerContext) {
         guard !busy, let end = headerEnd() else { return }
         let head = String(decoding: buffer[0..<end], as: UTF8.self)
-        buffer.removeSubrange(0..<(end + 4))
+        // A body (a report's POST) is read whole before the request is served.
+        let length = head.components(separatedBy: "\r\n").dropFirst().compactMap { line -> Int? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+            return Int(parts[1].trimmingCharacters(in: .whitespaces))
+        }.first ?? 0
+        guard buffer.count >= end + 4 + length else { return }
+        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+        buffer.removeSubrange(0..<(end + 4 + length))
         var lines = head.components(separatedBy: "\r\n")
         let requestLine = lines.removeFirst().split(separator: " ")
         guard requestLine.count >= 2 else {
@@ -39,7 +47,7 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         var path = String(requestLine[1])
         if let query = path.firstIndex(of: "?") { path = String(path[..<query]) }
         path = String(path.drop(while: { $0 == "/" })).removingPercentEncoding ?? path
-        let request = TestOrigin.Request(method: String(requestLine[0]), path: path, headers: headers)
+        let request = TestOrigin.Request(method: String(requestLine[0]), path: path, headers: headers, body: body)
         guard let origin = box.origin else { return }
         let (bytes, validators) = origin.record(request)
         let fault = origin.takeFault(path)
@@ -89,6 +97,10 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             pump(context, remaining: 1 << 30)
             return
         default: break
+        }
+        if request.method == "POST", box.origin?.isSink(request.path) == true {
+            send(context, "HTTP/1.1 204 No Content\r\n\r\n", [])
+            return
         }
         guard let bytes else {
             send(context, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", [])

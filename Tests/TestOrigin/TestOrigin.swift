@@ -13,6 +13,8 @@ public final class TestOrigin: Sendable {
         public let method: String
         public let path: String
         public let headers: [String: String]
+        /// The request's body (Content-Length framed), for POSTs to a sink.
+        public var body: [UInt8] = []
     }
 
     struct State {
@@ -20,6 +22,7 @@ public final class TestOrigin: Sendable {
         var faults: [String: (fault: Fault, remaining: Int)] = [:]
         var requests: [Request] = []
         var sendValidators = true
+        var sinks: Set<String> = []
     }
 
     let state = Mutex(State())
@@ -95,6 +98,12 @@ public final class TestOrigin: Sendable {
     public static func sha256(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
+
+    /// POSTs to `path` are answered 204 (a report sink); their bodies are in `requests(for:)`.
+    /// Faults injected on the path apply first (503, drop, delay: a sink's outage).
+    public func acceptPosts(on path: String) { _ = state.withLock { $0.sinks.insert(path) } }
+
+    func isSink(_ path: String) -> Bool { state.withLock { $0.sinks.contains(path) } }
 
     // MARK: - Faults and accounting
 

@@ -48,6 +48,8 @@ CURLcode ccurl_global_init(void);
 CURL *ccurl_easy_init(void);
 void ccurl_easy_cleanup(CURL *handle);
 void ccurl_easy_reset(CURL *handle);
+/* One blocking transfer on its own (the daemon's event reports: a POST now and then). */
+CURLcode ccurl_easy_perform(CURL *handle);
 const char *ccurl_easy_strerror(CURLcode code);
 CURLM *ccurl_multi_init(void);
 CURLMcode ccurl_multi_cleanup(CURLM *multi);

@@ -17,7 +17,12 @@ final class EventHub: Sendable {
         var kept: [(id: Int, bytes: ByteBuffer)] = []
         var sinks: [Int: Sink] = [:]
         var nextToken = 0
+        var observers: [Observer] = []
     }
+
+    /// Sees each event as published (name and data, `generation` and `time` included): the
+    /// reporter (`--report-url`). Called under the hub's lock, in id order; it must only enqueue.
+    typealias Observer = @Sendable (_ name: String, _ data: [String: EventField]) -> Void
 
     private let state: Mutex<State>
     let keep: Int
@@ -42,6 +47,7 @@ final class EventHub: Sendable {
             if state.kept.count > keep { state.kept.removeFirst(state.kept.count - keep) }
             // Under the lock, so every stream sees events in id order; a sink only enqueues.
             for sink in state.sinks.values { sink(bytes) }
+            for observer in state.observers { observer(name, data) }
             return id
         }
     }
@@ -56,6 +62,10 @@ final class EventHub: Sendable {
             let missed = lastEventID.map { last in state.kept.filter { $0.id > last }.map(\.bytes) } ?? []
             return (token, missed)
         }
+    }
+
+    func observe(_ observer: @escaping Observer) {
+        state.withLock { $0.observers.append(observer) }
     }
 
     func unsubscribe(_ token: Int) {

@@ -52,6 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
     var immutable: [String] = []
     @Option(help: ArgumentHelp("The uri that answers unknown paths naming no file (a single-page app's index.html).", valueName: "uri"))
     var fallback: String?
+    @Option(help: ArgumentHelp("POST the daemon's events (committed, confirmed, rolled-back, ...) here as CloudEvents batches, queued on disk until a 2xx.", valueName: "url"))
+    var reportUrl: String?
     @Option(help: ArgumentHelp("Open connections at most; past it the one idle longest is closed (default: half the open-files limit, at most 1024).", valueName: "count"))
     var maxConnections: Int?
     @OptionGroup var global: GlobalOptions
@@ -79,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
         values["on-switch"] = onSwitch
         values["hook-timeout"] = hookTimeout.map { String($0) }
         values["start-jitter"] = startJitter.map { String($0) }
+        values["report-url"] = reportUrl
         return values
     }
 
@@ -104,6 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.jsonLogs = logFormat == "json"
         options.logLevel = Logger.Level(rawValue: logLevel)!
         options.trial = try ServeCommand.trialOptions(source)
+        options.reportURL = try ServeCommand.reportURL(source)
         options.healthMaxAge = healthMaxAge
         options.failWhenExpired = failWhenExpired
         options.immutable = immutable
@@ -117,6 +121,18 @@ struct ServeCommand: AsyncParsableCommand {
         try await Daemon.run(settings: settings.sync, develop: settings.develop, options: options, reload: { () throws(CenariusError) in
             try await global.resolved().sync
         })
+    }
+
+    /// An http(s) URL, checked at start: a typo is a usage error, not a report that never arrives.
+    static func reportURL(_ source: SettingSource) throws(CenariusError) -> String? {
+        guard let url = source.string("report-url"), !url.isEmpty else { return nil }
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > (lower.hasPrefix("https") ? 8 : 7),
+              !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            // Not echoed: the URL may carry a password.
+            throw .usage("report-url must be an http:// or https:// URL with no spaces")
+        }
+        return url
     }
 
     static func isLoopback(_ address: String) -> Bool {
