@@ -31,7 +31,13 @@ package struct BaseMatch: Sendable {
         let folder = uri[..<slash]
         var parts: [Substring] = []
         var separators: [Character] = []
-        var current = Substring(uri[slash...])
+        // Vite's and Rollup's hashes are whole dot-separated parts of base64url, which may hold `-`
+        // and `_` themselves (`Check.esm.C0_5iXfI.js`): those go before the name is cut further.
+        let dotted = uri[slash...].split(separator: ".", omittingEmptySubsequences: false)
+        let name = dotted.count > 2
+            ? ([dotted[0]] + dotted.dropFirst().dropLast().filter { !Self.isDottedHash($0) } + [dotted[dotted.count - 1]]).joined(separator: ".")
+            : String(uri[slash...])
+        var current = Substring(name)
         while let cut = current.firstIndex(where: { $0 == "." || $0 == "-" || $0 == "_" || $0 == "~" }) {
             parts.append(current[..<cut])
             separators.append(current[cut])
@@ -46,6 +52,16 @@ package struct BaseMatch: Sendable {
             out += part
         }
         return out
+    }
+
+    /// A whole dot-separated part that is a bundler's content hash: 8 characters of base64url with a
+    /// digit or both cases in them (`DzL0gylu`, `t53AETM-`, `C0_5iXfI`), or 8+ hex digits with a digit.
+    static func isDottedHash(_ part: Substring) -> Bool {
+        let base64url = part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        guard base64url else { return false }
+        if part.count >= 8, part.allSatisfy(\.isHexDigit), part.contains(where: \.isNumber), part == part.lowercased() { return true }
+        guard part.count == 8 else { return false }
+        return part.contains(where: \.isNumber) || (part.contains(where: \.isUppercase) && part.contains(where: \.isLowercase))
     }
 
     /// Six or more letters and digits with a digit in them, or mixed case (base64url hashes).
