@@ -42,9 +42,10 @@ test-deps:
 build: deps
 	$(SWIFT) build --product cenariusd
 
-# The build users install and the bench measures: static Swift runtime, stripped (Package.swift).
+# The build users install and the bench measures: static Swift runtime, stripped (Package.swift),
+# C code (BoringSSL above all) built for size: F's 25 MB bar (24.76 MB with it, 25.08 MB without).
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product cenariusd
+	$(SWIFT) build -c release --static-swift-stdlib --product cenariusd -Xcc -Os
 
 install: release
 	install -D -m 755 .build/release/cenariusd $(DESTDIR)$(PREFIX)/bin/cenariusd
