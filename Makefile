@@ -30,7 +30,7 @@ deps:
 # e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image).
 test-deps:
 	@missing=""; \
-	for p in chromium nginx openssl iproute2 e2fsprogs; do \
+	for p in chromium nginx openssl iproute2 e2fsprogs strace; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
