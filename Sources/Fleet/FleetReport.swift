@@ -1,5 +1,6 @@
 import Crypto
 import RawStructuredFieldValues
+import RouteSync
 
 /// What every table request says about the device (`Cenarius-Report`, an RFC 9651 dictionary):
 ///
@@ -95,10 +96,7 @@ extension FleetReport {
     /// The name a release without a manifest name goes by: the first 16 hex digits of the SHA-256 of
     /// its table's exact bytes, so that devices and `fleet` agree without talking to each other.
     package static func releaseName(ofTable table: [UInt8]) -> String {
-        SHA256.hash(data: table).prefix(8).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-        }.joined()
+        StreamingHasher.hex(SHA256.hash(data: table).prefix(8))
     }
 
     /// A hash of the device id for the report: enough to count devices, never the id itself.

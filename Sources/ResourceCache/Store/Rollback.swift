@@ -62,9 +62,6 @@ package enum Rollback {
     }
 
     static func fingerprint(_ table: [UInt8]) -> String {
-        SHA256.hash(data: table).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-        }.joined()
+        StreamingHasher.hex(SHA256.hash(data: table))
     }
 }

@@ -58,7 +58,8 @@ package struct StreamingHasher: Sendable {
         return ContentHash(hex: hex)!
     }
 
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
+    /// Lower-case hex of a digest (or any bytes): the one spelling every hash in the cache uses.
+    package static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)
