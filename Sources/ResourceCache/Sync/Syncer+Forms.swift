@@ -7,10 +7,10 @@ import Glibc
 /// apart from the sync itself, which only asks for the plan and hands over what is left.
 extension Syncer {
     /// Where the device holds a verified copy of a hash: an object in the cache, else a preset file.
-    func heldCopies(objects: ObjectStore, preset: RouteTable) -> (ContentHash) -> String? {
-        var presetByHash: [ContentHash: URIPath] = [:]
-        for entry in preset.entries where presetByHash[entry.hash] == nil { presetByHash[entry.hash] = entry.uri }
-        let folder = settings.preset.folder
+    func heldCopies(objects: ObjectStore, preset: RouteTable) -> @Sendable (ContentHash) -> String? {
+        var byHash: [ContentHash: URIPath] = [:]
+        for entry in preset.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry.uri }
+        let presetByHash = byHash, folder = settings.preset.folder
         return { hash in
             if objects.contains(hash) { return objects.path(hash) }
             return presetByHash[hash].flatMap { folder.file($0) }
@@ -68,17 +68,15 @@ extension Syncer {
 
     /// Gets what it can of `entries` through their forms into the object store; returns the
     /// entries left for plain download.
-    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, remote: Remote, downloader: Downloader, objects: ObjectStore,
-                       held: @escaping (ContentHash) -> String?, report: inout SyncReport, cancel: CancelToken?) throws(CenariusError) -> [RouteEntry] {
+    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, remote: Remote, downloader: Downloader, objects: ObjectStore, cache: OpenedCache,
+                       held: @escaping @Sendable (ContentHash) -> String?, report: inout SyncReport, cancel: CancelToken?) throws(CenariusError) -> [RouteEntry] {
         let products = entries.map { entry in
             FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
         }
         guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
         let fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
         let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
-        for i in outcome.done.sorted() {
-            try objects.adopt(products[i].destination, as: products[i].hash)
-        }
+        try objects.adoptAll(outcome.done.sorted().map { (products[$0].destination, products[$0].hash) }, in: cache)
         report.downloadedFiles += outcome.done.count
         report.downloadedBytes += outcome.bytesHeld
         report.bytesFetched += outcome.bytesFetched
