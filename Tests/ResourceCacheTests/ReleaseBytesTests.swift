@@ -311,9 +311,15 @@ fileprivate struct Release {
         #expect(report.outcome == .committed)
         #expect(report.downloadedFiles == 4)
         #expect(report.bytesFetched == report.bytesHeld)
-        // One request for the index (a 404), then the files.
-        #expect(formRequests(f) == [ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(plain.tableBytes))])
+        // A first install asks for the compressed table once (a 404, remembered), then for the
+        // table, the index (a 404) and the files.
+        #expect(formRequests(f) == [ReleaseIndex.tablePath("Routes.json"), ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(plain.tableBytes))])
+        #expect(f.origin.requests.prefix(2).map(\.path) == [ReleaseIndex.tablePath("Routes.json"), "Routes.json"])
         try expectServes(f, Self.old)
+        // Later polls ask for the table alone, as they always did.
+        let before = f.origin.requests.count
+        #expect(try f.sync().outcome == .notModified)
+        #expect(f.origin.requests.dropFirst(before).map(\.path) == ["Routes.json"])
     }
 
     @Test func signedTablesUseOnlyTheIndexTheyCover() async throws {

@@ -21,28 +21,43 @@ extension Syncer {
     /// conditional request as polling the table is, and brings the release index as its second
     /// frame; else the table itself. A compressed table that is gone or does not decode costs one
     /// more request, for the table, in the same sync.
+    ///
+    /// A device with no table from this remote yet (a first install) asks for the compressed
+    /// table first: on a slow link it saves the round trips of a table larger than one window
+    /// and of the index. A remote without one answers 404 once; that is remembered, and later
+    /// polls ask for the table itself as they always did.
     func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader,
                     cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
         let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
-        if let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192), marker == Array(formURL.utf8) {
+        let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
+        let known = marker == Array(formURL.utf8)
+        let probing = !known && validators == nil && marker != Array(("-" + formURL).utf8) && Zstd.isAvailable
+        if known || probing {
             do {
-                switch try downloader.fetchDocument(formURL, validators: validators, headers: headers, cancel: cancel) {
+                switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, cancel: cancel) {
                 case .notModified:
                     return (.notModified, nil)
                 case .content(let body, let received):
                     if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
+                        if probing { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) }
                         return (.content(table, received), frames.count == 2 ? frames[1] : nil)
                     }
                 }
             } catch {
                 // The origin is down: as it would be for the table. Gone: the table itself, below.
                 guard error.isMissingRemoteFile else { throw error }
+                if probing { rememberNoTableForm(formURL) }
             }
-            unlink(layout.tableForm)
+            if known { unlink(layout.tableForm) }
             // The validators were the compressed form's; the table is asked for unconditionally.
             return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
         }
         return (try downloader.fetchDocument(remote.tableURL, validators: validators, headers: headers, cancel: cancel), nil)
+    }
+
+    /// This remote publishes no compressed table: polls ask for the table itself, without a probe.
+    func rememberNoTableForm(_ formURL: String) {
+        try? FileSystem.writeAtomically(Array(("-" + formURL).utf8), to: layout.tableForm, durable: false)
     }
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
@@ -54,7 +69,7 @@ extension Syncer {
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
-            if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { unlink(layout.tableForm) }
+            if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
         }
         return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
     }
