@@ -1,5 +1,5 @@
 import Dispatch
-package import RouteSync
+import RouteSync
 import Synchronization
 #if canImport(Glibc)
 import Glibc

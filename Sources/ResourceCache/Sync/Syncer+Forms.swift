@@ -30,8 +30,8 @@ extension Syncer {
                     cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
         let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
         let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
-        let known = marker == Array(formURL.utf8)
-        let probing = !known && validators == nil && marker != Array(("-" + formURL).utf8) && Zstd.isAvailable
+        let known = marker == Self.tableFormMarker(formURL)
+        let probing = !known && validators == nil && marker != Self.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
         if known || probing {
             do {
                 switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, cancel: cancel) {
@@ -39,7 +39,7 @@ extension Syncer {
                     return (.notModified, nil)
                 case .content(let body, let received):
                     if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
-                        if probing { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) }
+                        if probing { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) }
                         return (.content(table, received), frames.count == 2 ? frames[1] : nil)
                     }
                 }
@@ -57,7 +57,13 @@ extension Syncer {
 
     /// This remote publishes no compressed table: polls ask for the table itself, without a probe.
     func rememberNoTableForm(_ formURL: String) {
-        try? FileSystem.writeAtomically(Array(("-" + formURL).utf8), to: layout.tableForm, durable: false)
+        try? FileSystem.writeAtomically(Self.tableFormMarker(formURL, absent: true), to: layout.tableForm, durable: false)
+    }
+
+    /// What `table-form` holds for a remote: a digest of the compressed table's URL, never the URL,
+    /// which may carry a password (G5: secrets reach no file); `-` first when the remote has none.
+    static func tableFormMarker(_ formURL: String, absent: Bool = false) -> [UInt8] {
+        Array(((absent ? "-" : "") + ReleaseIndex.tableDigest(Array(formURL.utf8))).utf8)
     }
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
@@ -69,7 +75,7 @@ extension Syncer {
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
-            if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
+            if index.tableForm { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
         }
         return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
     }
