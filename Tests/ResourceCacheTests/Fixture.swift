@@ -59,7 +59,10 @@ struct Fixture {
     /// File requests (everything but the table) seen by the origin.
     /// Requests for the files of the table: the table and its sidecars (signature, release manifest,
     /// the release index a new table's downloads ask for: docs/release-bytes.md) left out.
-    var fileRequests: [String] { origin.requests.map(\.path).filter { !$0.hasPrefix("Routes.json") && !$0.hasPrefix("_cenarius/index/") } }
+    /// Requests for anything but the table (itself or compressed) and the release index.
+    var fileRequests: [String] {
+        origin.requests.map(\.path).filter { !$0.hasPrefix("Routes.json") && !$0.hasPrefix("_cenarius/Routes.json") && !$0.hasPrefix("_cenarius/index/") }
+    }
 }
 
 /// The error `body` throws when it has `code`. Anything else — no error, another code, another type — is

@@ -40,10 +40,10 @@ package struct FormFetcher {
     /// Where forms are downloaded to (inside the cache, or beside the preset for `seed`).
     package let temporary: String
     /// A verified copy of a patch base the device holds, by hash.
-    package let basePath: (ContentHash) -> String?
+    package let basePath: @Sendable (ContentHash) -> String?
     package var policy = FormPolicy()
 
-    package init(remote: Remote, downloader: Downloader, options: TransferOptions, temporary: String, basePath: @escaping (ContentHash) -> String?) {
+    package init(remote: Remote, downloader: Downloader, options: TransferOptions, temporary: String, basePath: @escaping @Sendable (ContentHash) -> String?) {
         self.remote = remote
         self.downloader = downloader
         self.options = options
@@ -51,11 +51,7 @@ package struct FormFetcher {
         self.basePath = basePath
     }
 
-    /// The most a product's output may be: the entry's size when the table gives one, and never
-    /// above --max-file-size.
-    func limit(_ product: Product) -> Int64 {
-        min(product.size ?? options.maxFileSize, options.maxFileSize)
-    }
+    private var unpacker: Unpacker { Unpacker(temporary: temporary, maxFileSize: options.maxFileSize, basePath: basePath) }
 
     package func fetch(_ products: [Product], plan: FormPlan, cancel: CancelToken?) -> Outcome {
         var outcome = Outcome()
@@ -86,29 +82,32 @@ package struct FormFetcher {
                 file.checksHash = pack
                 downloads.append(file)
             }
+            var members: [Int: Int] = [:]
             for i in pending {
                 guard let path = path(source(i), products[i].hash, plan: plan) else { continue }
-                if source(i).isMember, let pack = plan.pack {
+                if case .member(let ordinal) = source(i), let pack = plan.pack {
+                    members[ordinal] = i
                     // The pack is named in the index by its own hash: its download is checked against it.
                     want(path, label: "the release pack", expected: pack.hash, pack: true)
                 } else {
                     want(path, label: products[i].label, expected: products[i].hash, pack: false)
                 }
             }
+            // The pack's frames are decoded as its bytes arrive, on a thread of their own.
+            let unpacking = members.isEmpty ? nil : position[ReleaseIndex.packPath(plan.pack!.hash)].map { at in
+                PackUnpacking(unpacker, file: GrowingFile(path: downloads[at].destination, cancel: cancel), plan: plan, members: members, products: products)
+            }
             let results = downloader.download(downloads, cancel: cancel)
+            let unpacked = unpacking?.finish()
             for case .success(let size) in results { outcome.bytesFetched += size }
             func fetched(_ path: String) -> Result<String, CenariusError> {
                 guard let at = position[path] else { return .failure(.internal("form not fetched")) }
                 return results[at].map { _ in downloads[at].destination }
             }
-            var members: [Int: Int] = [:]
             for i in pending {
                 let product = products[i]
                 let current = source(i)
-                if case .member(let ordinal) = current {
-                    members[ordinal] = i
-                    continue
-                }
+                if current.isMember { continue }
                 guard let path = path(current, product.hash, plan: plan) else { continue }
                 switch fetched(path) {
                 case .failure(let error):
@@ -122,7 +121,7 @@ package struct FormFetcher {
                         }
                         base = held
                     }
-                    let decoding = FormDecoding(source: form, base: base, limit: limit(product), expected: product.hash)
+                    let decoding = FormDecoding(source: form, base: base, limit: unpacker.limit(product.size), expected: product.hash)
                     do {
                         outcome.bytesHeld += try decoding.decode(to: product.destination)
                         outcome.done.insert(i)
@@ -132,20 +131,19 @@ package struct FormFetcher {
                     }
                 }
             }
-            if !members.isEmpty, let pack = plan.pack {
-                switch fetched(ReleaseIndex.packPath(pack.hash)) {
-                case .failure(let error):
-                    for i in members.values { fail(i, error.message) }
-                case .success(let file):
-                    for (i, result) in unpack(file, plan: plan, members: members, products: products) {
-                        switch result {
-                        case .success(let frame):
-                            outcome.bytesHeld += frame.size
-                            if frame.patched { outcome.patched += 1 } else { outcome.compressed += 1 }
-                            outcome.done.insert(i)
-                        case .failure(let why):
-                            fail(i, why.reason)
-                        }
+            if let unpacked, let pack = plan.pack {
+                // Frames decoded before a download failed are whole and verified: they are kept.
+                let download = fetched(ReleaseIndex.packPath(pack.hash))
+                for i in members.values {
+                    switch unpacked[i] {
+                    case .success(let frame)?:
+                        outcome.bytesHeld += frame.size
+                        if frame.patched { outcome.patched += 1 } else { outcome.compressed += 1 }
+                        outcome.done.insert(i)
+                    case .failure(let why)?:
+                        if case .failure(let error) = download { fail(i, error.message) } else { fail(i, why.reason) }
+                    case nil:
+                        fail(i, "pack frame not reached")
                     }
                 }
             }
@@ -162,51 +160,6 @@ package struct FormFetcher {
         case .member: plan.pack.map { ReleaseIndex.packPath($0.hash) }
         case .plain: nil
         }
-    }
-
-    struct Unpacked: Sendable {
-        var size: Int64
-        var patched: Bool
-    }
-
-    struct Reason: Error {
-        var reason: String
-    }
-
-    /// Decodes the pack's frames one after another (each frame's end is where the next starts),
-    /// keeping those `members` (frame → product) asks for. A frame that fails leaves it and every
-    /// frame after it to their next source. One result per member.
-    private func unpack(_ file: String, plan: FormPlan, members: [Int: Int], products: [Product]) -> [Int: Result<Unpacked, Reason>] {
-        let scratch = temporary + "/skipped-frame"
-        defer { unlink(scratch) }
-        var results: [Int: Result<Unpacked, Reason>] = [:]
-        func failAll(from ordinal: Int, _ why: String) {
-            for (later, i) in members where later >= ordinal { results[i] = .failure(Reason(reason: "pack frame \(later): \(why)")) }
-        }
-        var offset: Int64 = 0
-        let last = members.keys.max() ?? -1
-        for (ordinal, (entry, base)) in plan.packFrames.enumerated() where ordinal <= last {
-            let product = members[ordinal].map { products[$0] }
-            var basePath: String?
-            if let base {
-                basePath = self.basePath(base)
-                guard basePath != nil else {
-                    failAll(from: ordinal, "patch base \(base) is gone")
-                    return results
-                }
-            }
-            let decoding = FormDecoding(source: file, offset: offset, framesFollow: true, base: basePath,
-                                        limit: product.map(limit) ?? min(entry.size ?? options.maxFileSize, options.maxFileSize), expected: entry.hash)
-            do {
-                let (size, end) = try decoding.decodeFrame(to: product?.destination ?? scratch)
-                offset = end
-                if let i = members[ordinal] { results[i] = .success(Unpacked(size: size, patched: base != nil)) }
-            } catch {
-                failAll(from: ordinal, error.description)
-                return results
-            }
-        }
-        return results
     }
 }
 

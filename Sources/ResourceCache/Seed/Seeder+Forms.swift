@@ -7,10 +7,10 @@ extension Seeder {
     /// Downloader.download gives them.
     func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, sidecar: [UInt8]?,
                   downloader: Downloader, report: inout Report, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
-        var presetByHash: [ContentHash: URIPath] = [:]
-        for entry in old.entries where presetByHash[entry.hash] == nil { presetByHash[entry.hash] = entry.uri }
-        let folder = preset.folder
-        let held = { (hash: ContentHash) in presetByHash[hash].flatMap { folder.file($0) } }
+        var oldByHash: [ContentHash: URIPath] = [:]
+        for entry in old.entries where oldByHash[entry.hash] == nil { oldByHash[entry.hash] = entry.uri }
+        let presetByHash = oldByHash, folder = preset.folder
+        let held = { @Sendable (hash: ContentHash) in presetByHash[hash].flatMap { folder.file($0) } }
         let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, sidecar: sidecar,
                                                                   verifier: verifier, cancel: nil)
         var byHash: [ContentHash: RouteEntry] = [:]

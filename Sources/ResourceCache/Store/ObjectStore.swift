@@ -1,4 +1,5 @@
 package import RouteSync
+import CPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,20 +27,37 @@ package struct ObjectStore: Sendable {
     /// later sync counts on presence alone: so the bytes reach the disk before the name does (fsync
     /// of the file, then of its folder after the rename). Without it a power cut could leave an
     /// object whose name survived and whose bytes did not, linked into the next generation.
-    package func adopt(_ temporary: String, as hash: ContentHash) throws(CenariusError) {
-        let cache = try OpenedCache(layout: layout)
-        try adopt(temporary, as: hash, in: cache)
-    }
-
     package func adopt(_ temporary: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) {
         guard let shard = try cache.shard(of: hash) else { throw .storage("cannot create directory for \(layout.object(hash))") }
         try Self.syncFile(temporary)
+        try move(temporary, as: hash, into: shard, cache: cache)
+        guard fsync(shard.descriptor) == 0 else { throw FileSystem.failure("cannot sync", FileSystem.parentDirectory(of: layout.object(hash))) }
+    }
+
+    /// Adopts every verified temporary file of a sync at once: one syncfs makes all their bytes
+    /// durable before any of them gets its name, where an fsync of each file and of its folder
+    /// cost two disk flushes per file (on a first install of 300 files, a tenth of a second: a
+    /// round trip of a slow link, B8). The names need no flush of their own: the commit's syncfs
+    /// makes them durable before a generation links them, and a name lost to a power cut before
+    /// that only means the file is fetched again. Stops at the first file that cannot be stored.
+    package func adoptAll(_ files: [(temporary: String, hash: ContentHash)], in cache: OpenedCache) throws(CenariusError) {
+        guard !files.isEmpty else { return }
+        if cplatform_syncfs(cache.root.descriptor) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
+        var shards: [Substring: CacheFolder] = [:]
+        for (temporary, hash) in files {
+            let prefix = hash.hex.prefix(2)
+            if shards[prefix] == nil { shards[prefix] = try cache.shard(of: hash) }
+            guard let shard = shards[prefix] else { throw .storage("cannot create directory for \(layout.object(hash))") }
+            try move(temporary, as: hash, into: shard, cache: cache)
+        }
+    }
+
+    private func move(_ temporary: String, as hash: ContentHash, into shard: CacheFolder, cache: OpenedCache) throws(CenariusError) {
         if FileSystem.parentDirectory(of: temporary) == layout.tmp {
             try cache.tmp.rename(String(temporary.dropFirst(layout.tmp.count + 1)), to: shard, as: hash.hex)
         } else if renameat(AT_FDCWD, temporary, shard.descriptor, hash.hex) != 0 {
             throw FileSystem.failure("cannot store object", layout.object(hash))
         }
-        guard fsync(shard.descriptor) == 0 else { throw FileSystem.failure("cannot sync", FileSystem.parentDirectory(of: layout.object(hash))) }
     }
 
     static func syncFile(_ path: String) throws(CenariusError) {

@@ -7,10 +7,10 @@ import Glibc
 /// apart from the sync itself, which only asks for the plan and hands over what is left.
 extension Syncer {
     /// Where the device holds a verified copy of a hash: an object in the cache, else a preset file.
-    func heldCopies(objects: ObjectStore, preset: RouteTable) -> (ContentHash) -> String? {
-        var presetByHash: [ContentHash: URIPath] = [:]
-        for entry in preset.entries where presetByHash[entry.hash] == nil { presetByHash[entry.hash] = entry.uri }
-        let folder = settings.preset.folder
+    func heldCopies(objects: ObjectStore, preset: RouteTable) -> @Sendable (ContentHash) -> String? {
+        var byHash: [ContentHash: URIPath] = [:]
+        for entry in preset.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry.uri }
+        let presetByHash = byHash, folder = settings.preset.folder
         return { hash in
             if objects.contains(hash) { return objects.path(hash) }
             return presetByHash[hash].flatMap { folder.file($0) }
@@ -21,28 +21,43 @@ extension Syncer {
     /// conditional request as polling the table is, and brings the release index as its second
     /// frame; else the table itself. A compressed table that is gone or does not decode costs one
     /// more request, for the table, in the same sync.
+    ///
+    /// A device with no table from this remote yet (a first install) asks for the compressed
+    /// table first: on a slow link it saves the round trips of a table larger than one window
+    /// and of the index. A remote without one answers 404 once; that is remembered, and later
+    /// polls ask for the table itself as they always did.
     func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader,
                     cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
         let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
-        if let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192), marker == Array(formURL.utf8) {
+        let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
+        let known = marker == Array(formURL.utf8)
+        let probing = !known && validators == nil && marker != Array(("-" + formURL).utf8) && Zstd.isAvailable
+        if known || probing {
             do {
-                switch try downloader.fetchDocument(formURL, validators: validators, headers: headers, cancel: cancel) {
+                switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, cancel: cancel) {
                 case .notModified:
                     return (.notModified, nil)
                 case .content(let body, let received):
                     if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
+                        if probing { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) }
                         return (.content(table, received), frames.count == 2 ? frames[1] : nil)
                     }
                 }
             } catch {
                 // The origin is down: as it would be for the table. Gone: the table itself, below.
                 guard error.isMissingRemoteFile else { throw error }
+                if probing { rememberNoTableForm(formURL) }
             }
-            unlink(layout.tableForm)
+            if known { unlink(layout.tableForm) }
             // The validators were the compressed form's; the table is asked for unconditionally.
             return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
         }
         return (try downloader.fetchDocument(remote.tableURL, validators: validators, headers: headers, cancel: cancel), nil)
+    }
+
+    /// This remote publishes no compressed table: polls ask for the table itself, without a probe.
+    func rememberNoTableForm(_ formURL: String) {
+        try? FileSystem.writeAtomically(Array(("-" + formURL).utf8), to: layout.tableForm, durable: false)
     }
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
@@ -54,7 +69,7 @@ extension Syncer {
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
-            if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { unlink(layout.tableForm) }
+            if index.tableForm { try? FileSystem.writeAtomically(Array(formURL.utf8), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
         }
         return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
     }
@@ -68,17 +83,15 @@ extension Syncer {
 
     /// Gets what it can of `entries` through their forms into the object store; returns the
     /// entries left for plain download.
-    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, remote: Remote, downloader: Downloader, objects: ObjectStore,
-                       held: @escaping (ContentHash) -> String?, report: inout SyncReport, cancel: CancelToken?) throws(CenariusError) -> [RouteEntry] {
+    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, remote: Remote, downloader: Downloader, objects: ObjectStore, cache: OpenedCache,
+                       held: @escaping @Sendable (ContentHash) -> String?, report: inout SyncReport, cancel: CancelToken?) throws(CenariusError) -> [RouteEntry] {
         let products = entries.map { entry in
             FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
         }
         guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
         let fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
         let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
-        for i in outcome.done.sorted() {
-            try objects.adopt(products[i].destination, as: products[i].hash)
-        }
+        try objects.adoptAll(outcome.done.sorted().map { (products[$0].destination, products[$0].hash) }, in: cache)
         report.downloadedFiles += outcome.done.count
         report.downloadedBytes += outcome.bytesHeld
         report.bytesFetched += outcome.bytesFetched

@@ -190,7 +190,7 @@ package struct Syncer: Sendable {
             }
             report.importedFromPreset += 1
         }
-        let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects,
+        let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects, cache: cache,
                                       held: held, report: &report, cancel: cancel)
         try download(plain, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
         func waitingForHolds(_ holding: SyncReport.Deferral) -> SyncReport {
@@ -241,11 +241,11 @@ package struct Syncer: Sendable {
         let results = downloader.download(files, cancel: cancel, progress: progress)
         var firstError: CenariusError?
         var failed = 0
+        var verified: [(temporary: String, hash: ContentHash)] = []
         for (file, result) in zip(files, results) {
             switch result {
             case .success(let bytes):
-                // Adopted one by one, so a later failure keeps what was verified (G3).
-                try objects.adopt(file.destination, as: file.expected, in: cache)
+                verified.append((file.destination, file.expected))
                 report.downloadedFiles += 1
                 report.downloadedBytes += bytes
                 report.bytesFetched += bytes
@@ -256,6 +256,8 @@ package struct Syncer: Sendable {
                 if firstError == nil || (firstError!.code == .remote && error.code != .remote) { firstError = error }
             }
         }
+        // Every verified file is kept, even when others failed, so the next sync fetches only those (G3).
+        try objects.adoptAll(verified, in: cache)
         if let firstError {
             let others = failed > 1 ? " (and \(failed - 1) more failed files)" : ""
             throw firstError.appending(others + "; the previous generation stays in force")

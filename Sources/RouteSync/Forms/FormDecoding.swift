@@ -19,8 +19,12 @@ package struct FormDecoding: Sendable {
     /// The most bytes the output may have (the smaller of the entry's size and --max-file-size).
     package var limit: Int64
     package var expected: ContentHash
+    /// Set while `source` is still being downloaded: its end is waited past until the download is over.
+    package var growing: GrowingFile?
 
-    package init(source: String, offset: Int64 = 0, framesFollow: Bool = false, base: String? = nil, limit: Int64, expected: ContentHash) {
+    package init(source: String, offset: Int64 = 0, framesFollow: Bool = false, base: String? = nil, limit: Int64, expected: ContentHash,
+                 growing: GrowingFile? = nil) {
+        self.growing = growing
         self.source = source
         self.offset = offset
         self.framesFollow = framesFollow
@@ -43,7 +47,7 @@ package struct FormDecoding: Sendable {
 
     /// As `decode`, also giving the offset just past the frame (where a pack's next frame starts).
     package func decodeFrame(to destination: String) throws(FormFailure) -> (size: Int64, end: Int64) {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let input = growing?.open() ?? open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw .local("cannot open \(source): \(FileSystem.errnoText())") }
         defer { close(input) }
         let output = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -96,9 +100,14 @@ package struct FormDecoding: Sendable {
         var produced: Int64 = 0
         var finished = false
         reading: while true {
+            let writerDone = growing?.isFinished ?? true
             let got = pread(input, inBuffer.baseAddress, chunk, off_t(position))
             guard got >= 0 else { throw .local("cannot read \(source): \(FileSystem.errnoText())") }
             if got == 0 {
+                if !writerDone {
+                    GrowingFile.pause()
+                    continue
+                }
                 guard finished else { throw .truncated }
                 break
             }

@@ -1,0 +1,43 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file another thread is still writing: a pack on its way (B8). A reader that reaches its end
+/// waits for more instead of taking it for the end, until the writer says it is done, so a pack's
+/// frames are decoded while the rest of it is still on the link, and the files are ready about
+/// when its last byte arrives rather than a decoding pass later.
+///
+/// What is read early needs no trust in the writer: every frame is hashed against the table as
+/// it is decoded (G1), so a body that restarts, fails half-way or is corrupt ends in frames that
+/// fail and go to their next form, never in a wrong file.
+package final class GrowingFile: Sendable {
+    package let path: String
+    private let done = Atomic<Bool>(false)
+    private let cancel: CancelToken?
+
+    package init(path: String, cancel: CancelToken? = nil) {
+        self.path = path
+        self.cancel = cancel
+    }
+
+    /// The writer has finished, failed or given up: the file's end is its end.
+    package func finish() { done.store(true, ordering: .releasing) }
+
+    /// Whether the writer was done: read this before reading the file, and an end found after it is the end.
+    package var isFinished: Bool { done.load(ordering: .acquiring) || (cancel?.isCancelled ?? false) }
+
+    /// A moment for the writer to write more (a link's bytes arrive every millisecond or so; the
+    /// loop reads 128 KiB at a time).
+    static func pause() { usleep(2_000) }
+
+    /// Opens the file for reading, waiting for the writer to create it; -1 when it never did.
+    func open() -> Int32 {
+        while true {
+            let over = isFinished
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 || over || errno != ENOENT { return fd }
+            Self.pause()
+        }
+    }
+}
