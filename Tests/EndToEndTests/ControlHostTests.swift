@@ -81,6 +81,6 @@ import Glibc
             try waitUntil { try streams() ?? 0 >= 1 }
             close(fd)
         }
-        try waitUntil(timeout: 10) { try streams() == 0 }
+        try waitUntil { try streams() == 0 }
     }
 }

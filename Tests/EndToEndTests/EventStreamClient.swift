@@ -27,44 +27,63 @@ final class EventStreamClient {
     private var headDone = false
     /// Comment lines seen (`: keep-alive`).
     private(set) var comments = 0
+    /// Events that arrived with the response head, before anyone asked for them.
+    private var early: [Event] = []
 
-    init(port: Int, lastEventID: String? = nil) throws {
+    /// Returns once the response head is in: the daemon registers a stream before it writes the
+    /// head, so an event published after this returns is never missed (one published before it
+    /// is only seen with `lastEventID`).
+    init(port: Int, lastEventID: String? = nil, timeout: Double = 30) throws {
         guard let fd = LoopbackSocket.connect(port: port) else { throw POSIXError(.ECONNREFUSED) }
         self.fd = fd
         var request = "GET /_cenarius/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
         request += "\r\n"
         _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !headDone {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, receive(waiting: left) else { throw POSIXError(.ETIMEDOUT) }
+            early += parseEvents()
+        }
     }
 
     deinit { close(fd) }
 
     /// Events until `count` have arrived or `timeout` seconds passed.
-    func next(_ count: Int = 1, timeout: Double = 10) throws -> [Event] {
-        var events: [Event] = []
+    func next(_ count: Int = 1, timeout: Double = 30) throws -> [Event] {
+        var events = early
+        early = []
         let deadline = Date().addingTimeInterval(timeout)
         while events.count < count {
             events += parseEvents()
             if events.count >= count { break }
             let left = deadline.timeIntervalSinceNow
-            if left <= 0 { break }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(left * 1000)) > 0 else { break }
-            var chunk = [UInt8](repeating: 0, count: 16384)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            buffer += chunk[0..<n]
+            guard left > 0, receive(waiting: left) else { break }
         }
         return events
     }
 
-    /// Waits for the first event named `name` (and of `generation`, if given), skipping others.
-    func wait(for name: String, generation: Int? = nil, timeout: Double = 10) throws -> Event? {
+    /// Reads what arrives within `seconds` into the buffer; false on timeout or a closed stream.
+    private func receive(waiting seconds: Double) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(seconds * 1000)) > 0 else { return false }
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { return false }
+        buffer += chunk[0..<n]
+        return true
+    }
+
+    /// Waits for the first event named `name` (and of `generation`, if given), skipping the ones
+    /// before it; those that came after it in the same read stay for the next call.
+    func wait(for name: String, generation: Int? = nil, timeout: Double = 30) throws -> Event? {
         let deadline = Date().addingTimeInterval(timeout)
         while deadline.timeIntervalSinceNow > 0 {
-            for event in try next(1, timeout: deadline.timeIntervalSinceNow)
-            where event.name == name && (generation == nil || event.int("generation") == generation) {
-                return event
+            let events = try next(1, timeout: deadline.timeIntervalSinceNow)
+            if let found = events.firstIndex(where: { $0.name == name && (generation == nil || $0.int("generation") == generation) }) {
+                early = Array(events[(found + 1)...]) + early
+                return events[found]
             }
         }
         return nil

@@ -47,14 +47,14 @@ import Glibc
         #expect(running.count == 2 && running.allSatisfy(Self.alive), "the hook runs after the first commit")
         let stopped = daemon.terminate()
         #expect(stopped.status == 0 && stopped.seconds < 5, "the hook does not hold up the stop")
-        try waitUntil(timeout: 5) { !running.contains(where: Self.alive) }
+        try waitUntil { !running.contains(where: Self.alive) }
     }
 
     @Test func aHookPastItsTimeoutIsKilledWithItsChildren() async throws {
         let (daemon, _) = try await start(["--hook-timeout", "1"])
         defer { _ = daemon.terminate() }
         let running = try pids(daemon)
-        try waitUntil(timeout: 6) { !running.contains(where: Self.alive) }
+        try waitUntil { !running.contains(where: Self.alive) }
         var log = ""
         try waitUntil {
             log += daemon.stderr

@@ -101,7 +101,7 @@ final class DaemonProcess {
 
     /// Waits for `daemon.json` (written once the server listens) and a first answer on /health.
     func waitUntilServing(healthy: Bool = true) throws -> RawHTTP {
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if port == 0, let data = FileManager.default.contents(atPath: cache + "/daemon.json"),
                let info = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let url = info["url"] as? String,

@@ -17,11 +17,12 @@ import Glibc
     func common(_ f: Fixture) -> [String] { ["--cache", f.dir.path("cache"), "--preset", f.dir.path("preset")] }
 
     @Test func aManualRollbackGoesToTheLastConfirmedReleaseNotToOneThatFailed() async throws {
-        let f = try await Fixture.start(["--confirm-timeout", "2"])
+        // 10 s: C (3) below must still be on trial when the operator's `rollback` process asks.
+        let f = try await Fixture.start(["--confirm-timeout", "10"])
         let events = try EventStreamClient(port: f.http.port)
         // B (2) is never confirmed and is rolled back at its deadline.
         _ = try f.publishAndSync(["index.html": "B", "app.js": "b()"])
-        let failed = try #require(try events.wait(for: "rolled-back", timeout: 10))
+        let failed = try #require(try events.wait(for: "rolled-back", timeout: 40))
         #expect(failed.int("from") == 2 && failed.int("to") == 1)
         // C (3) arrives and is on trial; the operator rolls it back.
         _ = try f.publishAndSync(["index.html": "C", "app.js": "c()"])
@@ -79,11 +80,12 @@ import Glibc
         f.origin.publish(["index.html": "v2", "app.js": "two()"])
         let sync = try Binary.run(["sync", "--remote", f.origin.url] + common(f))
         #expect(sync.status == 0, "\(sync.stderr)")
-        let committed = try #require(try events.wait(for: "committed", generation: 2, timeout: 10))
+        let committed = try #require(try events.wait(for: "committed", generation: 2))
         #expect(committed.bool("trial") == true, "the daemon took the commit in and put it on trial")
         // Unconfirmed, it is rolled back while the daemon runs (not at the next restart).
-        let rolledBack = try #require(try events.wait(for: "rolled-back", timeout: 10))
+        let rolledBack = try #require(try events.wait(for: "rolled-back", timeout: 40))
         #expect(rolledBack.int("from") == 2 && rolledBack.string("reason") == "timeout")
+        #expect(try #require(rolledBack.double("time")) >= committed.double("deadline") ?? .infinity, "not before the deadline")
         #expect(try f.http.get("/app.js").text == "one()")
 
         // A page of the next release confirms it even when its ready comes before the daemon
@@ -92,11 +94,17 @@ import Glibc
         f.origin.publish(["index.html": "v3", "app.js": "three()"])
         let next = try Binary.run(["sync", "--remote", f.origin.url] + common(f))
         #expect(next.status == 0, "\(next.stderr)")
+        let readyAt = Date().timeIntervalSince1970
         let ready = try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 3}"#)
         #expect(ready.status == 200)
         #expect(try ready.json()["status"] as? String == "confirmed", "\(ready.text)")
-        // Past the deadline nothing is rolled back.
-        sleep(4)
+        // The ready took the commit in (its trial began) before confirming it.
+        #expect(try events.wait(for: "committed", generation: 3)?.bool("trial") == true)
+        #expect(try events.wait(for: "confirmed", generation: 3) != nil)
+        // Past the deadline a trial begun at the ready would have had, nothing is rolled back:
+        // the stream stays quiet until then (a wait for an absence has to last that long).
+        let quiet = readyAt + 3 + 3 - Date().timeIntervalSince1970
+        #expect(try events.wait(for: "rolled-back", timeout: max(quiet, 0.1)) == nil)
         let status = try f.status()
         #expect(status["generation"] as? Int == 3 && status["confirmedGeneration"] as? Int == 3 && status["trial"] as? Bool == false)
         #expect((status["lastRollback"] as? [String: Any])?["from"] as? Int == 2)
@@ -104,18 +112,29 @@ import Glibc
     }
 
     @Test func aConfirmationWhileARollbackWaitsForTheLockIsRefusedAndTheEndIsConsistent() async throws {
-        let f = try await Fixture.start(["--confirm-timeout", "2"])
+        let f = try await Fixture.start(["--confirm-timeout", "8"])
         _ = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
-        // Someone holds the writer lock (a long sync) past the trial's deadline.
+        // Someone holds the writer lock (a long sync) past the trial's deadline, until the test
+        // lets go of it.
         let holder = Process()
+        let release = Pipe()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [f.dir.path("cache/lock"), "sleep", "5"]
+        holder.arguments = [f.dir.path("cache/lock"), "sh", "-c", "touch \(f.dir.path("locked")) && read line"]
+        holder.standardInput = release
         try holder.run()
-        sleep(3)
-        // The rollback is decided and waits for the lock; a late page's ready must not be accepted
-        // only to be undone by it.
+        defer { try? release.fileHandleForWriting.close() }
+        try waitUntil { FileManager.default.fileExists(atPath: f.dir.path("locked")) }
+        #expect(try f.status()["trial"] as? Bool == true, "the lock was taken before the deadline")
+        // The rollback is decided (written to release.json before it is made) and waits for the lock.
+        try waitUntil(timeout: 40) {
+            let state = try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: f.dir.path("cache/release.json"))))
+            return (state as? [String: Any])?["switching"] != nil
+        }
+        // A late page's ready must not be accepted only to be undone by it.
         let ready = try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 2}"#)
         #expect(ready.status == 409, "\(ready.text)")
+        #expect(try f.http.get("/app.js").text == "two()", "the switch back still waits for the lock")
+        try release.fileHandleForWriting.close()  // `read` ends, and the lock with it
         holder.waitUntilExit()
         try waitUntil { try f.status()["generation"] as? Int == 1 }
         let status = try f.status()

@@ -151,7 +151,7 @@ import TestOrigin
             let metrics = String(decoding: try http.get("/metrics").body, as: UTF8.self)
             #expect(metrics.contains("cenarius_table_expires_timestamp_seconds \(expires)"), "\(metrics)")
             let events = try EventStreamClient(port: http.port, lastEventID: "0")
-            let event = try #require(try events.wait(for: "table-expired", timeout: 20))
+            let event = try #require(try events.wait(for: "table-expired"))
             #expect(event.int("expires") == Int(expires))
             _ = daemon.terminate()
         }
@@ -160,7 +160,7 @@ import TestOrigin
             let daemon = try DaemonProcess(serve + ["--fail-when-expired"], cache: p.dir.path("cache"), environment: hours)
             let http = try daemon.waitUntilServing(healthy: false)
             let events = try EventStreamClient(port: http.port, lastEventID: "0")
-            let failed = try #require(try events.wait(for: "sync-failed", timeout: 20))
+            let failed = try #require(try events.wait(for: "sync-failed"))
             #expect(failed.string("message")?.contains("expired at") == true)
             let health = try http.get("/health")
             #expect(health.status == 503)

@@ -22,10 +22,11 @@ import TestOrigin
         let syncer = f.syncer
         let thread = Thread { result.withLock { $0 = Result { () throws(CenariusError) in try syncer.sync() } } }
         thread.start()
-        // The sync has passed its early check (no hold then) and waits for the lock at the switch.
-        let deadline = Date().addingTimeInterval(10)
+        // The sync has passed its early check (no hold then: it comes before the build) and goes on
+        // to the switch, where it waits for the lock however far its build has got.
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, !FileManager.default.fileExists(atPath: layout.building(2)) { usleep(5_000) }
-        usleep(200_000)
+        #expect(FileManager.default.fileExists(atPath: layout.building(2)), "the build began")
         try JSONFile.write([Hold(id: "h", reason: "payment", createdAt: FileSystem.now(), expires: FileSystem.now() + 60)],
                            to: layout.holds, durable: false)
         #expect(lock != nil)

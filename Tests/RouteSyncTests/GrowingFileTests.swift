@@ -27,13 +27,16 @@ import Testing
             result.withLock { $0 = decoded }
         }
         let half = form.count / 2
-        usleep(50_000)
+        let deadline = Date().addingTimeInterval(30)
+        while growing.waitsForFile == 0, Date() < deadline { usleep(1_000) }
+        #expect(growing.waitsForFile > 0, "the decoder waits for the file to appear")
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.write(contentsOf: form[..<half])
-        usleep(200_000)
-        // Half a frame in the file: the decoder is still waiting for the rest, not failed.
-        let waited = result.withLock { $0 == nil }
+        // Half a frame in the file: the decoder reads it, reaches its end and waits for the rest
+        // (it does not fail). Polled, with a generous deadline, not slept on.
+        while growing.waitsForMore == 0, result.withLock({ $0 == nil }), Date() < deadline { usleep(1_000) }
+        let waited = growing.waitsForMore > 0 && result.withLock { $0 == nil }
         if complete { try handle.write(contentsOf: form[half...]) }
         try handle.close()
         growing.finish()

@@ -104,8 +104,8 @@ package struct FormDecoding: Sendable {
             let got = pread(input, inBuffer.baseAddress, chunk, off_t(position))
             guard got >= 0 else { throw .local("cannot read \(source): \(FileSystem.errnoText())") }
             if got == 0 {
-                if !writerDone {
-                    GrowingFile.pause()
+                if let growing, !writerDone {
+                    growing.waitForMore()
                     continue
                 }
                 guard finished else { throw .truncated }

@@ -15,6 +15,9 @@ package final class GrowingFile: Sendable {
     package let path: String
     private let done = Atomic<Bool>(false)
     private let cancel: CancelToken?
+    /// Waits for the file to appear and at its end, counted: what tests synchronize on.
+    private let waitsForCreation = Atomic<Int>(0)
+    private let waits = Atomic<Int>(0)
 
     package init(path: String, cancel: CancelToken? = nil) {
         self.path = path
@@ -31,12 +34,24 @@ package final class GrowingFile: Sendable {
     /// loop reads 128 KiB at a time).
     static func pause() { usleep(2_000) }
 
+    /// The reader is at the end of what was written and the writer is not done: wait a moment.
+    func waitForMore() {
+        waits.add(1, ordering: .relaxed)
+        Self.pause()
+    }
+
+    /// How many times a reader waited at the end of what was written.
+    package var waitsForMore: Int { waits.load(ordering: .relaxed) }
+    /// How many times a reader waited for the writer to create the file.
+    package var waitsForFile: Int { waitsForCreation.load(ordering: .relaxed) }
+
     /// Opens the file for reading, waiting for the writer to create it; -1 when it never did.
     func open() -> Int32 {
         while true {
             let over = isFinished
             let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
             if fd >= 0 || over || errno != ENOENT { return fd }
+            waitsForCreation.add(1, ordering: .relaxed)
             Self.pause()
         }
     }

@@ -108,7 +108,7 @@ final class Browser {
     }
 
     /// Polls a JavaScript condition until it is true.
-    func waitFor(_ condition: String, timeout: Double = 15) throws {
+    func waitFor(_ condition: String, timeout: Double = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try? evaluate("Boolean(\(condition))")) as? Bool == true { return }

@@ -32,7 +32,9 @@ import TestOrigin
         let dir = try Scratch()
         Cleanups.add { await origin.shutdown(); dir.remove() }
         _ = origin.publish(try Self.site())
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "4"],
+        // 20 s: each trial must outlast the page hearing of it, a click and a browser reload,
+        // which on a loaded machine take seconds; the rollback below waits for the whole of it.
+        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "20"],
                                        cache: dir.path("cache"))
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
@@ -65,11 +67,16 @@ import TestOrigin
         _ = try browser.evaluate("document.getElementById('reload').click()")
         try browser.waitFor("document.getElementById('release').textContent.startsWith('1.0.2')")
         #expect(try browser.evaluate("Cenarius.generation()") as? Int == 3)
+        let trial = try http.get("/_cenarius/status").json()["cache"] as? [String: Any]
+        #expect(trial?["generation"] as? Int == 3 && trial?["trial"] as? Bool == true, "the page loaded 1.0.2 while it was on trial")
+        let deadline = try #require(trial?["trialDeadline"] as? Double)
         try browser.screenshot("safe-release-4-unconfirmed")
-        try browser.waitFor("document.getElementById('release').textContent.startsWith('1.0.1') && Cenarius.generation() === 2", timeout: 15)
+        try browser.waitFor("document.getElementById('release').textContent.startsWith('1.0.1') && Cenarius.generation() === 2", timeout: 60)
         let status = try http.get("/_cenarius/status").json()["cache"] as? [String: Any]
         #expect(status?["generation"] as? Int == 2)
-        #expect((status?["lastRollback"] as? [String: Any])?["reason"] as? String == "timeout")
+        let rollback = try #require(status?["lastRollback"] as? [String: Any])
+        #expect(rollback["reason"] as? String == "timeout" && rollback["from"] as? Int == 3)
+        #expect(try #require(rollback["at"] as? Double) >= deadline, "not before the deadline")
         #expect(try http.get("/js/app.js").text.contains("1.0.1"))
         try browser.screenshot("safe-release-5-rolled-back")
     }
