@@ -80,6 +80,13 @@ fileprivate struct Release {
         return new
     }
 
+    /// A release after `new`: its vendor bundle changed again (a patch from `new`'s).
+    static var later: [String: [UInt8]] {
+        var later = new
+        later["assets/vendor.js"]! += Array("export const three = 3;".utf8)
+        return later
+    }
+
     fileprivate func releases(_ f: Fixture) throws -> (old: Release, new: Release) {
         let old = try Release(Self.old, in: f.root + "/old")
         let new = try Release(Self.new, in: f.root + "/new", deltaFrom: [old])
@@ -343,13 +350,49 @@ fileprivate struct Release {
         try expectServes(f, Self.new)
 
         // A third release whose index was swapped after signing: plain files, still verified.
-        let third = try Release(Self.old, in: f.root + "/third", deltaFrom: [new])
+        let third = try Release(Self.later, in: f.root + "/third", deltaFrom: [new])
         try third.upload(to: f.origin)
         f.origin.put("Routes.json.sig", try TableSignature.sign(table: third.tableBytes, version: 3, with: key).serialized())
         let report = try f.sync()
         #expect(report.outcome == .committed)
-        #expect(report.patchedFiles == 0 && report.compressedFiles == 0)
-        try expectServes(f, Self.old)
+        #expect(report.downloadedFiles == 1 && report.patchedFiles == 0 && report.compressedFiles == 0)
+        try expectServes(f, Self.later)
+    }
+
+    /// With `--signatures-required 2`, an index is used only when two trusted keys vouch for it,
+    /// as the table needs: one key alone (a stolen one) cannot choose what the device fetches.
+    @Test func anIndexNeedsAsManySignaturesAsTheTable() async throws {
+        var f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let (first, firstPublic) = SigningKeys.generate()
+        let (second, secondPublic) = SigningKeys.generate()
+        f.settings.tableVerifier = TableSignatureVerifier(keys: [firstPublic, secondPublic], required: 2)
+        let (old, new) = try releases(f)
+        /// Signs the table with both keys, and its index with the first `formsKeys` of them.
+        func sign(_ release: Release, version: Int64, formsKeys: Int) throws {
+            let index = try Array(Data(contentsOf: URL(fileURLWithPath: release.root + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(release.tableBytes)))))
+            var signature = try TableSignature.sign(table: release.tableBytes, version: version, with: first)
+            try signature.sign(with: second)
+            for key in [first, second].prefix(formsKeys) { try signature.signForms(index: index, table: release.tableBytes, with: key) }
+            f.origin.put("Routes.json.sig", signature.serialized())
+        }
+        try old.upload(to: f.origin)
+        try sign(old, version: 1, formsKeys: 2)
+        #expect(try f.sync().compressedFiles == 4)
+
+        try new.upload(to: f.origin)
+        try sign(new, version: 2, formsKeys: 1)
+        let oneShort = try f.sync()
+        #expect(oneShort.outcome == .committed)
+        #expect(oneShort.patchedFiles == 0 && oneShort.compressedFiles == 0)
+        try expectServes(f, Self.new)
+
+        let third = try Release(Self.later, in: f.root + "/third", deltaFrom: [new])
+        try third.upload(to: f.origin)
+        try sign(third, version: 3, formsKeys: 2)
+        let both = try f.sync()
+        #expect(both.downloadedFiles == 1 && both.patchedFiles == 1, "\(both)")
+        try expectServes(f, Self.later)
     }
 
     @Test func seedGoesThroughPatches() async throws {

@@ -168,8 +168,8 @@ package struct FormFetcher {
 /// configured) one the table's signature does not cover. Nil costs nothing but the saving.
 package enum ReleaseIndexLoader {
     /// - Parameter embedded: the index that came with the compressed table, if it did (no request then).
-    /// - Parameter sidecar: the verified signature sidecar of the table, when a key is configured.
-    package static func load(table: [UInt8], embedded: [UInt8]? = nil, remote: Remote, downloader: Downloader, sidecar: [UInt8]?,
+    /// - Parameter signed: the table's verified signature, when a key is configured.
+    package static func load(table: [UInt8], embedded: [UInt8]? = nil, remote: Remote, downloader: Downloader, signed: TableSignatureVerifier.Verified?,
                              verifier: TableSignatureVerifier?, cancel: CancelToken?) -> ReleaseIndex? {
         guard Zstd.isAvailable else { return nil }
         let digest = ReleaseIndex.tableDigest(table)
@@ -177,8 +177,7 @@ package enum ReleaseIndexLoader {
         func usable(_ bytes: [UInt8]) -> ReleaseIndex? {
             guard let index = try? ReleaseIndex.parse(bytes, source: url), index.table == digest else { return nil }
             if let verifier {
-                guard let sidecar, let signature = try? TableSignature.parse(sidecar, source: url),
-                      signature.formsCover(index: bytes, table: table, withAnyOf: verifier.keys) else { return nil }
+                guard let signed, verifier.covers(index: bytes, table: table, in: signed) else { return nil }
             }
             return index
         }

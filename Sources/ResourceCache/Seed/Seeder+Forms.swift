@@ -5,13 +5,13 @@ import RouteSync
 extension Seeder {
     /// Downloads `files`, each through its forms first; one result per file, in order, as
     /// Downloader.download gives them.
-    func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, sidecar: [UInt8]?,
+    func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, signed: TableSignatureVerifier.Verified?,
                   downloader: Downloader, report: inout Report, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
         var oldByHash: [ContentHash: URIPath] = [:]
         for entry in old.entries where oldByHash[entry.hash] == nil { oldByHash[entry.hash] = entry.uri }
         let presetByHash = oldByHash, folder = preset.folder
         let held = { @Sendable (hash: ContentHash) in presetByHash[hash].flatMap { folder.file($0) } }
-        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, sidecar: sidecar,
+        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, signed: signed,
                                                                   verifier: verifier, cancel: nil)
         var byHash: [ContentHash: RouteEntry] = [:]
         for entry in table.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry }

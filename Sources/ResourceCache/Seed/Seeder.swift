@@ -62,7 +62,7 @@ package struct Seeder: Sendable {
         let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, mirrors: mirrors, staging: staging)
         report.keptFiles = plan.kept
         let files = plan.files
-        let results = try download(files, table: table, tableBytes: bytes, remote: remote, old: old, sidecar: signed?.sidecar, downloader: downloader,
+        let results = try download(files, table: table, tableBytes: bytes, remote: remote, old: old, signed: signed?.verified, downloader: downloader,
                                    report: &report, progress: progress)
         for case .failure(let error) in results {
             plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
@@ -95,7 +95,7 @@ package struct Seeder: Sendable {
         // Exactly the sidecar and manifest verified with this table: a second fetch could bring others (G8).
         if let signed {
             if let manifest = signed.manifest { try FileSystem.writeAtomically(manifest, to: preset.tablePath + ".release") } else { unlink(preset.tablePath + ".release") }
-            try FileSystem.writeAtomically(signed.sidecar, to: preset.tablePath + ".sig")
+            try FileSystem.writeAtomically(signed.verified.sidecar, to: preset.tablePath + ".sig")
         }
         try FileSystem.writeAtomically(bytes, to: preset.tablePath)
         report.seconds = FileSystem.monotonic() - started
@@ -104,7 +104,7 @@ package struct Seeder: Sendable {
 
     /// The table from the first remote that gives a good one; when signing is on, verified with the
     /// release manifest beside it (if any), and the bytes of both that were verified.
-    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, (sidecar: [UInt8], manifest: [UInt8]?)?) {
+    private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, (verified: TableSignatureVerifier.Verified, manifest: [UInt8]?)?) {
         var failures: [CenariusError] = []
         for remote in [remote] + mirrors {
             do throws(CenariusError) {
@@ -114,8 +114,8 @@ package struct Seeder: Sendable {
                 let table = try RouteTable.parse(bytes, source: remote.tableURL)
                 guard let verifier else { return (remote, bytes, table, nil) }
                 let manifest = try fetchManifest(remote, downloader)
-                let sidecar = try verifier.verify(table: bytes, manifest: manifest, remote: remote, downloader: downloader, inForce: nil).sidecar
-                return (remote, bytes, table, (sidecar, manifest))
+                let verified = try verifier.verify(table: bytes, manifest: manifest, remote: remote, downloader: downloader, inForce: nil)
+                return (remote, bytes, table, (verified, manifest))
             } catch {
                 failures.append(error)
                 guard error.code == .remote || error.code == .integrity else { break }

@@ -69,9 +69,9 @@ extension Syncer {
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
     func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], embeddedIndex: [UInt8]?, remote: Remote, downloader: Downloader,
-                  sidecar: [UInt8]?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
+                  signed: TableSignatureVerifier.Verified?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
         let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
-                                                                      sidecar: sidecar, verifier: settings.tableVerifier, cancel: cancel)
+                                                                      signed: signed, verifier: settings.tableVerifier, cancel: cancel)
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
             let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)

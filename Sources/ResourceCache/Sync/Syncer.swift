@@ -176,7 +176,7 @@ package struct Syncer: Sendable {
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
         let held = heldCopies(objects: objects, preset: presetTable)
-        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, sidecar: signed?.sidecar, held: held, cancel: cancel)
+        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, signed: signed, held: held, cancel: cancel)
         if !hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).

@@ -60,11 +60,16 @@ extension TableSignature {
         }
     }
 
+    /// How many of `keys` vouch, in this sidecar, for `index` as the release index of `table`.
+    package func formsSigners(index: [UInt8], table: [UInt8], among keys: [Curve25519.Signing.PublicKey]) -> Int {
+        guard let forms, forms.index == Self.digest(index) else { return 0 }
+        let message = Self.formsMessage(table: table, version: version, index: forms.index)
+        return keys.count { key in forms.signatures.contains { key.isValidSignature($0.signature, for: message) } }
+    }
+
     /// Whether this sidecar vouches for `index` as the release index of `table`, signed by one of `keys`.
     package func formsCover(index: [UInt8], table: [UInt8], withAnyOf keys: [Curve25519.Signing.PublicKey]) -> Bool {
-        guard let forms, forms.index == Self.digest(index) else { return false }
-        let message = Self.formsMessage(table: table, version: version, index: forms.index)
-        return keys.contains { key in forms.signatures.contains { key.isValidSignature($0.signature, for: message) } }
+        formsSigners(index: index, table: table, among: keys) > 0
     }
 
     var formsJSON: String {

@@ -47,6 +47,15 @@ package struct TableSignatureVerifier: Sendable {
         package var signers: [String]
     }
 
+    /// Whether a verified sidecar also vouches for `index` as the release index of `table` with as
+    /// many trusted keys as the table itself needs: the keys trusted after the sidecar's rotations,
+    /// `--signatures-required` of them. An index one key short is not used (plain files are).
+    package func covers(index: [UInt8], table: [UInt8], in verified: Verified) -> Bool {
+        guard let signature = try? TableSignature.parse(verified.sidecar, source: "the signature") else { return false }
+        let trusted = TrustedKeys(configured: keys, state: verified.trust).keys
+        return signature.formsSigners(index: index, table: table, among: trusted) >= required
+    }
+
     /// Checks `sidecar` against `files` (by role: `table`, `release`, ...). Pure: no network, no
     /// file system; `now` is the device's clock (unix seconds).
     /// - Parameter inForce: the version of the table currently in force, if it was signed.
