@@ -92,8 +92,10 @@ http {{
         total = 0
         for line in open(self.log):
             parts = line.split()
-            # The table and its sidecars (.sig, .release: a 404 body when there is none) are not files.
-            if len(parts) == 3 and parts[0].startswith(prefix) and not os.path.basename(parts[0]).startswith("Routes.json"):
+            # The table and its sidecars (.sig, .release, and the release index under _cenarius/index/
+            # that a new table is looked up with: a 404 body when there is none) are not files.
+            if len(parts) == 3 and parts[0].startswith(prefix) and not os.path.basename(parts[0]).startswith("Routes.json") \
+                    and "/_cenarius/index/" not in parts[0]:
                 total += int(parts[2])
         return total
 

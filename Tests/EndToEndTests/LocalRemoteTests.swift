@@ -29,6 +29,43 @@ import TestOrigin
     }
 }
 
+/// A `file://` remote is a remote like any other: a first install, a release that fetches only
+/// what changed, compressed forms and patches when the folder was published with them (B8), and
+/// every uri resolving to its verified content, from the built binary.
+@Suite struct FileRemoteTests {
+    @Test func aFileRemoteSyncsReleasesAsAnHTTPOneDoes() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let common = ["--remote", "file://" + dir.path("remote"), "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let bundle = String(repeating: "function render(props) { return props.children; }\n", count: 2000)
+        try dir.write("remote/index.html", "<script src=app.js></script>")
+        try dir.write("remote/app.js", bundle + "// 1")
+        try dir.write("old/index.html", "<script src=app.js></script>")
+        try dir.write("old/app.js", bundle + "// 1")
+        try #require(try Binary.run(["routes", dir.path("remote")]).status == 0)
+        let first = try Binary.run(["sync", "--json"] + common)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try first.json()["downloadedFiles"] as? Int == 2, "\(first.stdout)")
+        // A folder answers no 304: the same table bytes again are "unchanged", and nothing is fetched.
+        let again = try Binary.run(["sync", "--json"] + common).json()
+        #expect(again["outcome"] as? String == "unchanged" && again["downloadedFiles"] as? Int == 0, "\(again)")
+
+        // The next release, published with a patch against the one the device holds.
+        try #require(try Binary.run(["routes", dir.path("old"), "--compress"]).status == 0)
+        try dir.write("remote/app.js", bundle + "// 2")
+        try #require(try Binary.run(["routes", dir.path("remote"), "--delta-from", dir.path("old")]).status == 0)
+        let release = try Binary.run(["sync", "--json"] + common)
+        #expect(release.status == 0, "\(release.stderr)")
+        let report = try release.json()
+        #expect(report["downloadedFiles"] as? Int == 1 && report["patchedFiles"] as? Int == 1, "\(release.stdout)")
+        #expect((report["bytesFetched"] as? Int ?? .max) < 1000, "\(release.stdout)")
+        let resolved = try Binary.run(["resolve", "app.js", "--json", "--offline"] + common).json()
+        let path = try #require(resolved["path"] as? String)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == bundle + "// 2")
+        #expect(try Binary.run(["verify"] + common.dropFirst(2)).status == 0)
+    }
+}
+
 /// A table no file system can hold is an invalid table (exit 4, naming the entries), refused
 /// when read: not a storage error about an internal `.building` path half-way through a build.
 @Suite(.awaitsCleanups) struct UnholdableTableTests {
