@@ -329,6 +329,32 @@ fileprivate struct Release {
         #expect(f.origin.requests.dropFirst(before).map(\.path) == ["Routes.json"])
     }
 
+    /// A plain remote that refuses what it does not have (a private bucket answers 403) still gets
+    /// its first install from the table in the same sync, and the refusal is remembered like a 404.
+    @Test func aRefusedProbeFallsBackToTheTable() async throws {
+        for (status, remembered) in [(403, true), (410, true)] {
+            let f = try await Fixture()
+            do { let g = f; Cleanups.add { await g.cleanup() } }
+            let plain = try Release(Self.old, in: f.root + "/plain", compress: false)
+            try plain.upload(to: f.origin)
+            f.origin.inject(.status(status), on: ReleaseIndex.tablePath("Routes.json"))
+            let report = try f.sync()
+            #expect(report.outcome == .committed && report.downloadedFiles == 4, "\(status)")
+            #expect(f.origin.requests.prefix(2).map(\.path) == [ReleaseIndex.tablePath("Routes.json"), "Routes.json"], "\(status)")
+            try expectServes(f, Self.old)
+            let marker = try? String(contentsOfFile: f.root + "/cache/table-form", encoding: .utf8)
+            #expect((marker?.hasPrefix("-") ?? false) == remembered, "\(status): \(marker ?? "none")")
+        }
+        // A server in trouble (503) is the origin down, as it would be for the table: the sync
+        // fails, and nothing is remembered, so the next first sync asks again.
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        try Release(Self.old, in: f.root + "/plain", compress: false).upload(to: f.origin)
+        f.origin.inject(.status(503), on: ReleaseIndex.tablePath("Routes.json"))
+        _ = expectError(.remote) { _ = try f.sync() }
+        #expect(!FileManager.default.fileExists(atPath: f.root + "/cache/table-form"))
+    }
+
     @Test func signedTablesUseOnlyTheIndexTheyCover() async throws {
         var f = try await Fixture()
         do { let g = f; Cleanups.add { await g.cleanup() } }

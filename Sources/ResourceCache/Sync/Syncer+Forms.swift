@@ -45,7 +45,11 @@ extension Syncer {
                 }
             } catch {
                 // The origin is down: as it would be for the table. Gone: the table itself, below.
-                guard error.isMissingRemoteFile else { throw error }
+                // A probe takes any client error for "not here", and remembers it: a remote that never
+                // published the form may refuse it rather than miss it (a private bucket answers 403).
+                var refused = false
+                if probing, case .httpStatus(let status)? = error.cause { refused = (400..<500).contains(status) }
+                guard error.isMissingRemoteFile || refused else { throw error }
                 if probing { rememberNoTableForm(formURL) }
             }
             if known { unlink(layout.tableForm) }
