@@ -45,10 +45,11 @@ extension Syncer {
                 }
             } catch {
                 // The origin is down: as it would be for the table. Gone: the table itself, below.
-                // A probe takes any client error for "not here", and remembers it: a remote that never
-                // published the form may refuse it rather than miss it (a private bucket answers 403).
+                // A probe takes the origin's "no such file" for "not here", and remembers it: a remote
+                // that never published the form may refuse it rather than miss it (a private bucket
+                // answers 403). Not a proxy's 407 or a 429: those say nothing about the file.
                 var refused = false
-                if probing, case .httpStatus(let status)? = error.cause { refused = (400..<500).contains(status) }
+                if probing, case .httpStatus(let status)? = error.cause { refused = [403, 404, 410].contains(status) }
                 guard error.isMissingRemoteFile || refused else { throw error }
                 if probing { rememberNoTableForm(formURL) }
             }
