@@ -171,12 +171,12 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
         // The table's signature is untouched (still the first format older devices verify).
         #expect(signature.isFirstFormat)
         try signature.verify(table: table, with: publicKey, source: "t")
-        #expect(signature.formsCover(index: index, table: table, withAnyOf: [publicKey]))
-        #expect(!signature.formsCover(index: index, table: table, withAnyOf: [other]))
-        #expect(!signature.formsCover(index: index + [0x20], table: table, withAnyOf: [publicKey]))
-        #expect(!signature.formsCover(index: index, table: table + [0x20], withAnyOf: [publicKey]))
+        #expect(signature.formsSigners(index: index, table: table, among: [publicKey]) == 1)
+        #expect(signature.formsSigners(index: index, table: table, among: [other]) == 0)
+        #expect(signature.formsSigners(index: index + [0x20], table: table, among: [publicKey]) == 0)
+        #expect(signature.formsSigners(index: index, table: table + [0x20], among: [publicKey]) == 0)
         let unsigned = try TableSignature.sign(table: table, version: 3, with: key)
-        #expect(!unsigned.formsCover(index: index, table: table, withAnyOf: [publicKey]))
+        #expect(unsigned.formsSigners(index: index, table: table, among: [publicKey]) == 0)
     }
 
     @Test func formPolicyMovesOnUntilThePlainFile() {

@@ -7,10 +7,7 @@ extension Seeder {
     /// Downloader.download gives them.
     func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, signed: TableSignatureVerifier.Verified?,
                   downloader: Downloader, report: inout Report, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
-        var oldByHash: [ContentHash: URIPath] = [:]
-        for entry in old.entries where oldByHash[entry.hash] == nil { oldByHash[entry.hash] = entry.uri }
-        let presetByHash = oldByHash, folder = preset.folder
-        let held = { @Sendable (hash: ContentHash) in presetByHash[hash].flatMap { folder.file($0) } }
+        let held = preset.copies(listedIn: old)
         let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, signed: signed,
                                                                   verifier: verifier, cancel: nil)
         var byHash: [ContentHash: RouteEntry] = [:]

@@ -22,19 +22,13 @@ package struct ObjectStore: Sendable {
     /// A temporary path for downloading `hash`, inside the cache (same filesystem, so adopt is a rename).
     package func temporaryPath(_ hash: ContentHash) -> String { layout.tmp + "/" + hash.hex + ".part" }
 
-    /// Moves a verified temporary file into the store, by descriptor: a link planted at
+    /// Moves verified temporary files into the store, by descriptor: a link planted at
     /// `objects/<h0h1>` or in `tmp/` is removed, never followed (G5). Presence means verified, and a
-    /// later sync counts on presence alone: so the bytes reach the disk before the name does (fsync
-    /// of the file, then of its folder after the rename). Without it a power cut could leave an
-    /// object whose name survived and whose bytes did not, linked into the next generation.
-    package func adopt(_ temporary: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) {
-        guard let shard = try cache.shard(of: hash) else { throw .storage("cannot create directory for \(layout.object(hash))") }
-        try Self.syncFile(temporary)
-        try move(temporary, as: hash, into: shard, cache: cache)
-        guard fsync(shard.descriptor) == 0 else { throw FileSystem.failure("cannot sync", FileSystem.parentDirectory(of: layout.object(hash))) }
-    }
-
-    /// Adopts every verified temporary file of a sync at once: one syncfs makes all their bytes
+    /// later sync counts on presence alone, so the bytes reach the disk before the name does:
+    /// without it a power cut could leave an object whose name survived and whose bytes did not,
+    /// linked into the next generation.
+    ///
+    /// All of a step's files are adopted at once: one syncfs makes all their bytes
     /// durable before any of them gets its name, where an fsync of each file and of its folder
     /// cost two disk flushes per file (on a first install of 300 files, a tenth of a second: a
     /// round trip of a slow link, B8). The names need no flush of their own: the commit's syncfs
@@ -60,16 +54,9 @@ package struct ObjectStore: Sendable {
         }
     }
 
-    static func syncFile(_ path: String) throws(CenariusError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw FileSystem.failure("cannot open", path) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw FileSystem.failure("cannot sync", path) }
-    }
-
-    /// Copies a file from outside the cache (the preset) into the store, hashing as it copies;
-    /// false when the bytes do not match `hash`.
-    package func importCopy(of source: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) -> Bool {
+    /// Copies a file from outside the cache (the preset) into `tmp/`, hashing as it copies: the
+    /// temporary path to adopt, or nil when the bytes do not match `hash`.
+    package func importCopy(of source: String, as hash: ContentHash, in cache: OpenedCache) throws(CenariusError) -> String? {
         let name = hash.hex + ".part"
         let temporary = temporaryPath(hash)
         let fd = cache.tmp.createFile(name)
@@ -85,10 +72,9 @@ package struct ObjectStore: Sendable {
         }
         guard actual == hash else {
             cache.tmp.remove(name)
-            return false
+            return nil
         }
-        try adopt(temporary, as: hash, in: cache)
-        return true
+        return temporary
     }
 
     /// All objects, for `verify`.

@@ -69,6 +69,15 @@ package struct Preset: Sendable {
         return try RouteTable.parse(bytes, source: tablePath)
     }
 
+    /// Where the preset holds a file of a hash, by the first uri `table` lists it under: the
+    /// patch bases a device or a seed already has (B8).
+    package func copies(listedIn table: RouteTable) -> @Sendable (ContentHash) -> String? {
+        var byHash: [ContentHash: URIPath] = [:]
+        for entry in table.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry.uri }
+        let uris = byHash, folder = folder
+        return { hash in uris[hash].flatMap { folder.file($0) } }
+    }
+
     /// The preset copy of `entry` when the preset lists the same hash for the same uri.
     package func file(for entry: RouteEntry, in table: RouteTable) -> String? {
         guard table[entry.uri]?.hash == entry.hash else { return nil }

@@ -8,13 +8,8 @@ import Glibc
 extension Syncer {
     /// Where the device holds a verified copy of a hash: an object in the cache, else a preset file.
     func heldCopies(objects: ObjectStore, preset: RouteTable) -> @Sendable (ContentHash) -> String? {
-        var byHash: [ContentHash: URIPath] = [:]
-        for entry in preset.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry.uri }
-        let presetByHash = byHash, folder = settings.preset.folder
-        return { hash in
-            if objects.contains(hash) { return objects.path(hash) }
-            return presetByHash[hash].flatMap { folder.file($0) }
-        }
+        let inPreset = settings.preset.copies(listedIn: preset)
+        return { hash in objects.contains(hash) ? objects.path(hash) : inPreset(hash) }
     }
 
     /// The table: its compressed form when this remote was seen publishing one (B8), which is one
@@ -28,7 +23,7 @@ extension Syncer {
     /// polls ask for the table itself as they always did.
     func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader,
                     cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
-        let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
+        let formURL = remote.tableFormURL
         let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
         let known = marker == Self.tableFormMarker(formURL)
         let probing = !known && validators == nil && marker != Self.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
@@ -79,7 +74,7 @@ extension Syncer {
                                                                       signed: signed, verifier: settings.tableVerifier, cancel: cancel)
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         if let index {
-            let formURL = remote.base + "/" + ReleaseIndex.tablePath(remote.routesName)
+            let formURL = remote.tableFormURL
             if index.tableForm { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
         }
         return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })

@@ -184,12 +184,16 @@ package struct Syncer: Sendable {
             GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
         }
         try checkFreeSpace(needed: plan.downloadBytes)
+        var imported: [(temporary: String, hash: ContentHash)] = []
         for item in plan.imports {
-            guard let source = settings.preset.folder.file(item.source), try objects.importCopy(of: source, as: item.hash, in: cache) else {
+            guard let source = settings.preset.folder.file(item.source), let copy = try objects.importCopy(of: source, as: item.hash, in: cache) else {
+                try objects.adoptAll(imported, in: cache)  // the copies verified so far are kept
                 throw .integrity("preset file \(item.source) does not match its hash \(item.hash) in \(settings.preset.tablePath)")
             }
-            report.importedFromPreset += 1
+            imported.append((copy, item.hash))
         }
+        try objects.adoptAll(imported, in: cache)
+        report.importedFromPreset += imported.count
         let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects, cache: cache,
                                       held: held, report: &report, cancel: cancel)
         try download(plain, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)

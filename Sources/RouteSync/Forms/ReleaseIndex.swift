@@ -199,3 +199,8 @@ extension RouteTable {
         return entries.sorted { $0.uri < $1.uri }.filter { seen.insert($0.hash).inserted }
     }
 }
+
+extension Remote {
+    /// The table's compressed form on this remote (B8): polled instead of the table once seen.
+    package var tableFormURL: String { base + "/" + ReleaseIndex.tablePath(routesName) }
+}

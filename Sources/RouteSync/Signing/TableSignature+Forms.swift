@@ -67,11 +67,6 @@ extension TableSignature {
         return keys.count { key in forms.signatures.contains { key.isValidSignature($0.signature, for: message) } }
     }
 
-    /// Whether this sidecar vouches for `index` as the release index of `table`, signed by one of `keys`.
-    package func formsCover(index: [UInt8], table: [UInt8], withAnyOf keys: [Curve25519.Signing.PublicKey]) -> Bool {
-        formsSigners(index: index, table: table, among: keys) > 0
-    }
-
     var formsJSON: String {
         guard let forms, !forms.signatures.isEmpty else { return "" }
         let entries = forms.signatures.map { "{\"key\": \"\($0.keyID)\", \"signature\": \"\(Base64.encode($0.signature))\"}" }
