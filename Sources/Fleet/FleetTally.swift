@@ -20,12 +20,41 @@ package struct FleetTally: Sendable {
     package private(set) var malformed = 0
     package private(set) var withoutReport = 0
     package private(set) var beforeSince = 0
-    private var latest: [String: (time: Double, report: FleetReport)] = [:]
+    /// Report lines of devices beyond `maxDevices`, not counted (anyone who reaches the origin can
+    /// send reports, so a flood of forged device ids must not take the memory: docs/threats.md).
+    package private(set) var droppedLines = 0
+    package let maxDevices: Int
+    /// Each device's latest report, kept small: about 60 bytes a device, where whole reports
+    /// took about 390 (a million forged ids cost 390 MB).
+    private var latest: [DeviceKey: Latest] = [:]
+    /// Release names and `failed` lists, each stored once however many devices name them.
+    private var names = Interned<String>()
+    private var failedLists = Interned<[Int32]>()
     /// Repeated polls of one device log the same header: parse each distinct value once.
     private var parsed: [String: FleetReport?] = [:]
     private let since: Double?
 
-    package init(since: Double? = nil) { self.since = since }
+    /// A device id, as a 64-bit hash with this process's random seed: forged ids cannot be made
+    /// to collide with a real one, and a million ids collide by chance with odds of about 1 in 10⁷.
+    private struct DeviceKey: Hashable {
+        let value: Int
+        init(_ device: String) { value = device.hashValue }
+    }
+
+    private struct Latest {
+        var time: Double
+        var release: Int32
+        var failed: Int32
+        var state: FleetReport.State
+    }
+
+    /// - Parameter maxDevices: devices counted at most; reports of any more are dropped and counted.
+    package init(since: Double? = nil, maxDevices: Int = FleetTally.defaultMaxDevices) {
+        self.since = since
+        self.maxDevices = max(1, maxDevices)
+    }
+
+    package static let defaultMaxDevices = 2_000_000
 
     package var devices: Int { latest.count }
 
@@ -48,29 +77,62 @@ package struct FleetTally: Sendable {
     }
 
     package mutating func add(_ report: FleetReport, at time: Double) {
-        if let previous = latest[report.device], previous.time > time { return }
-        latest[report.device] = (time, report)
+        let key = DeviceKey(report.device)
+        if let previous = latest[key] {
+            if previous.time > time { return }
+        } else if latest.count >= maxDevices {
+            droppedLines += 1
+            return
+        }
+        // Names are bounded like devices: one forged id can send a million release names too.
+        var failed: [Int32] = []
+        for name in Set(report.failed).subtracting([report.release]) {
+            guard let id = names.id(name, limit: maxDevices) else { droppedLines += 1; return }
+            failed.append(id)
+        }
+        guard let release = names.id(report.release, limit: maxDevices), let list = failedLists.id(failed.sorted(), limit: maxDevices) else {
+            droppedLines += 1
+            return
+        }
+        latest[key] = Latest(time: time, release: release, failed: list, state: report.state)
     }
 
     /// Per release, most devices first.
     package func releases() -> [Release] {
-        var byName: [String: Release] = [:]
-        for (_, entry) in latest {
-            let report = entry.report
-            var release = byName[report.release] ?? Release(name: report.release)
-            switch report.state {
+        var byName: [Int32: Release] = [:]
+        for entry in latest.values {
+            var release = byName[entry.release] ?? Release(name: names[entry.release])
+            switch entry.state {
             case .confirmed: release.confirmed += 1
             case .trial: release.trial += 1
             case .deferred: release.deferred += 1
             case .held: release.held += 1
             }
-            byName[report.release] = release
-            for name in Set(report.failed) where name != report.release {
-                byName[name, default: Release(name: name)].failed += 1
+            byName[entry.release] = release
+            for name in failedLists[entry.failed] {
+                byName[name, default: Release(name: names[name])].failed += 1
             }
         }
         return byName.values.sorted { ($0.tried, $0.name) > ($1.tried, $1.name) }
     }
+}
+
+/// Values numbered in the order first seen, each stored once.
+struct Interned<Value: Hashable & Sendable>: Sendable {
+    private var ids: [Value: Int32] = [:]
+    private var values: [Value] = []
+
+    /// nil when `value` is new and `limit` values are held already.
+    mutating func id(_ value: Value, limit: Int) -> Int32? {
+        if let id = ids[value] { return id }
+        guard values.count < limit else { return nil }
+        let id = Int32(values.count)
+        values.append(value)
+        ids[value] = id
+        return id
+    }
+
+    subscript(id: Int32) -> Value { values[Int(id)] }
 }
 
 /// Whether a rollout should stop: more than `percent` of the devices that tried the release gave it

@@ -97,6 +97,25 @@ import TestOrigin
     /// 1,000 events wait on disk (a long time offline); one more drops the oldest, and the
     /// thousand go out in batches of at most 100, oldest first. (A 503 may still answer the first
     /// attempt after the faults are cleared, so ids are compared as a set: at least once.)
+    @Test func aQueueLinkPlantedInTheCacheIsNeverRead() async throws {
+        let (origin, dir) = try await Self.origin()
+        defer { dir.remove() }
+        // G5: a neighbour plants <cache>/report-queue as a link to a file of event-shaped lines.
+        let planted = #"{"data":{},"datacontenttype":"application/json","id":"planted-0","source":"urn:cenariusd:device:x","specversion":"1.0","time":"2026-11-18T11:06:40.000Z","type":"dev.cenariusd.sync-failed"}"#
+        try ("{\"dropped\":0}\n" + planted + "\n").write(toFile: dir.path("outside"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: dir.path("cache"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("cache/report-queue"), withDestinationPath: dir.path("outside"))
+        let daemon = try DaemonProcess(Self.serve(origin, dir), cache: dir.path("cache"))
+        _ = try daemon.waitUntilServing()
+        try waitUntil(timeout: 20) { Self.batches(origin).contains { Self.committed($0, generation: 1) != nil } }
+        let ids = Self.batches(origin).flatMap { $0.compactMap { $0["id"] as? String } }
+        #expect(!ids.contains("planted-0"), "\(ids)")
+        // The link was replaced, never written through.
+        #expect(try String(contentsOfFile: dir.path("outside"), encoding: .utf8).contains("planted-0"))
+        #expect(daemon.terminate().status == 0)
+        await origin.shutdown()
+    }
+
     @Test func theQueueIsBoundedAndDrainsInBatches() async throws {
         let (origin, dir) = try await Self.origin()
         defer { dir.remove() }

@@ -106,4 +106,19 @@ import Testing
         }
         #expect(throws: (any Error).self) { try AccessLog.forEachLine(of: dir + "/missing.log") { _ in } }
     }
+
+    @Test func devicesPastTheCapAreDroppedAndCountedAndNamesAreBoundedToo() {
+        var tally = FleetTally(maxDevices: 3)
+        for n in 0..<5 { tally.add(line: line(Double(n), FleetReport(device: "d\(n)", release: "r1", state: .confirmed))) }
+        #expect(tally.devices == 3 && tally.droppedLines == 2)
+        // A counted device is still followed.
+        tally.add(line: line(10, FleetReport(device: "d0", release: "r2", state: .trial, failed: ["r1"])))
+        #expect(tally.releases().first { $0.name == "r2" }?.trial == 1)
+        #expect(tally.releases().first { $0.name == "r1" }?.failed == 1)
+        // One device sending ever new release names cannot grow the names past the cap either.
+        var names = FleetTally(maxDevices: 3)
+        for n in 0..<10 { names.add(line: line(Double(n), FleetReport(device: "one", release: "r\(n)", state: .confirmed))) }
+        #expect(names.devices == 1 && names.droppedLines == 7)
+        #expect(names.releases().map(\.name) == ["r2"])
+    }
 }

@@ -9,9 +9,30 @@ import Testing
         let signature = try TableSignature.sign(table: table, version: 7, with: key)
         let parsed = try TableSignature.parse(signature.serialized(), source: "sig")
         #expect(parsed.isFirstFormat)
-        // The first format carries no table digest: bound to the device's table, it is the same.
+        // The first format names the table's digest now; older devices skip the key.
+        #expect(parsed == signature && parsed.namesTable)
         #expect(try parsed.bound(to: [TableSignature.tableRole: table], source: "t") == signature)
         try parsed.verify(table: table, with: publicKey, source: "t")
+        #expect(throws: CenariusError.self) { try parsed.verify(table: Array("[]".utf8), with: publicKey, source: "t") }
+    }
+
+    /// A first-format sidecar written before it named the table binds to any table; only a
+    /// signature of the signer's own key tells whether it is over these bytes (issue 38).
+    @Test func aSidecarIsJoinedOnlyOverTheExactBytesItsSignaturesAreOver() throws {
+        let (key, _) = SigningKeys.generate()
+        let (other, _) = SigningKeys.generate()
+        let signed = try TableSignature.sign(table: table, version: 7, with: key)
+        let changed = Array(#"[{"uri":"b","hash":"0123456789abcdef0123456789abcdef"}]"#.utf8)
+        #expect(signed.coSignable(by: [other], over: [TableSignature.tableRole: table], source: "s") != nil)
+        #expect(signed.coSignable(by: [other], over: [TableSignature.tableRole: changed], source: "s") == nil)
+        var legacy = try TableSignature.parse(signed.serialized(), source: "s")
+        legacy.covers[TableSignature.tableRole] = ""
+        let legacyBytes = Array(String(decoding: legacy.serialized(), as: UTF8.self).utf8)
+        let parsed = try TableSignature.parse(legacyBytes, source: "s")
+        #expect(!parsed.namesTable)
+        #expect(parsed.coSignable(by: [key], over: [TableSignature.tableRole: table], source: "s") != nil)
+        #expect(parsed.coSignable(by: [key], over: [TableSignature.tableRole: changed], source: "s") == nil)
+        #expect(parsed.coSignable(by: [other], over: [TableSignature.tableRole: table], source: "s") == nil)
     }
 
     /// Found by FuzzSignature: a key id holding control characters or quotes wrote back as

@@ -28,7 +28,13 @@ actor ReportStore {
     /// The queue a previous run left (none: an empty one).
     func load() async {
         let path = path
-        let bytes = await onThread("cenariusd-report-load") { try? FileSystem.readFile(path, limit: 4 * ReportQueue.defaultMaxBytes) }
+        // Through the cache's folder, never following a link planted at the queue's name (G5).
+        let bytes = await onThread("cenariusd-report-load") { () -> [UInt8]? in
+            let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+            let folder = slash.map { String(path[..<$0]) } ?? "."
+            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            return try? CacheFolder.root(folder, create: false)?.readFile(name, limit: 4 * ReportQueue.defaultMaxBytes)
+        }
         guard let bytes else { return }
         queue = ReportQueue.parse(bytes)
         if !queue.isEmpty { logger.info("reports queued by an earlier run", metadata: ["events": "\(queue.count)", "dropped": "\(queue.dropped)"]) }

@@ -63,6 +63,7 @@ package struct FormFetcher {
             if policy.decide(remaining: remaining) == .next { stage[i] += 1 }
         }
         let formPolicy = policy.downloads(options)
+        let packPolicy = policy.packs(options)
         while !(cancel?.isCancelled ?? false) {
             let pending = products.indices.filter { !outcome.done.contains($0) && source($0) != .plain }
             guard !pending.isEmpty else { break }
@@ -75,10 +76,9 @@ package struct FormFetcher {
                 let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
                 var file = FileDownload(url: remote.base + "/" + path, destination: temporary + "/" + name + ".form",
                                         expected: expected, label: label)
-                // The pack is checked against its own hash, and keeps the retry policy of files: a
-                // broken connection resumes it by Range rather than sending every file after it
-                // through a request of its own.
-                file.policy = pack ? nil : formPolicy
+                // The pack is checked against its own hash; a broken connection resumes it by Range
+                // rather than sending every file after it through a request of its own.
+                file.policy = pack ? packPolicy : formPolicy
                 file.checksHash = pack
                 downloads.append(file)
             }
@@ -99,7 +99,7 @@ package struct FormFetcher {
             }
             let results = downloader.download(downloads, cancel: cancel)
             let unpacked = unpacking?.finish()
-            for case .success(let size) in results { outcome.bytesFetched += size }
+            outcome.bytesFetched += downloader.lastBytesOnWire
             func fetched(_ path: String) -> Result<String, CenariusError> {
                 guard let at = position[path] else { return .failure(.internal("form not fetched")) }
                 return results[at].map { _ in downloads[at].destination }

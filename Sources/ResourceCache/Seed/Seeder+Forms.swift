@@ -30,11 +30,9 @@ extension Seeder {
         var out = files.indices.map { done[$0].map { Result<Int64, CenariusError>.success($0) } ?? .failure(.internal("not run")) }
         for (i, result) in zip(plain, results) {
             out[i] = result
-            if case .success(let size) = result {
-                report.bytesFetched += size
-                report.bytesHeld += size
-            }
+            if case .success(let size) = result { report.bytesHeld += size }
         }
+        report.bytesFetched += downloader.lastBytesOnWire
         return out
     }
 }

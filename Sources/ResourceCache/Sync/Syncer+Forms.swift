@@ -14,45 +14,49 @@ extension Syncer {
 
     /// The table: its compressed form when this remote was seen publishing one (B8), which is one
     /// conditional request as polling the table is, and brings the release index as its second
-    /// frame; else the table itself. A compressed table that is gone or does not decode costs one
-    /// more request, for the table, in the same sync.
+    /// frame; else the table itself. A compressed table that cannot be had whole (gone, a 5xx, cut
+    /// short, not decoding) costs one more request, for the table, in the same sync: a sync never
+    /// fails because of a form while the table can be had.
     ///
     /// A device with no table from this remote yet (a first install) asks for the compressed
     /// table first: on a slow link it saves the round trips of a table larger than one window
     /// and of the index. A remote without one answers 404 once; that is remembered, and later
     /// polls ask for the table itself as they always did.
-    func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader,
+    func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader, attempt: inout TableAttempt,
                     cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
         let formURL = remote.tableFormURL
         let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
-        let known = marker == Self.tableFormMarker(formURL)
-        let probing = !known && validators == nil && marker != Self.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
-        if known || probing {
-            do {
-                switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, cancel: cancel) {
-                case .notModified:
-                    return (.notModified, nil)
-                case .content(let body, let received):
-                    if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
-                        if probing { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) }
-                        return (.content(table, received), frames.count == 2 ? frames[1] : nil)
-                    }
-                }
-            } catch {
-                // The origin is down: as it would be for the table. Gone: the table itself, below.
-                // A probe takes the origin's "no such file" for "not here", and remembers it: a remote
-                // that never published the form may refuse it rather than miss it (a private bucket
-                // answers 403). Not a proxy's 407 or a 429: those say nothing about the file.
-                var refused = false
-                if probing, case .httpStatus(let status)? = error.cause { refused = [403, 404, 410].contains(status) }
-                guard error.isMissingRemoteFile || refused else { throw error }
-                if probing { rememberNoTableForm(formURL) }
-            }
-            if known { unlink(layout.tableForm) }
-            // The validators were the compressed form's; the table is asked for unconditionally.
-            return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
+        let known = attempt.formsAllowed && marker == Self.tableFormMarker(formURL)
+        let probing = attempt.formsAllowed && !known && validators == nil && marker != Self.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
+        guard known || probing else {
+            // After a refused compressed table the validators may be its own: the table is asked for whole.
+            return (try downloader.fetchDocument(remote.tableURL, validators: attempt.formsAllowed ? validators : nil, headers: headers, cancel: cancel), nil)
         }
-        return (try downloader.fetchDocument(remote.tableURL, validators: validators, headers: headers, cancel: cancel), nil)
+        do {
+            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, cancel: cancel) {
+            case .notModified:
+                return (.notModified, nil)
+            case .content(let body, let received):
+                if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
+                    if probing { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) }
+                    attempt.tableFromForm = true
+                    return (.content(table, received), frames.count == 2 ? frames[1] : nil)
+                }
+            }
+        } catch {
+            // What the table itself would meet too (no connection, a proxy's 407, a 429) fails the
+            // sync as it would for the table, without a second request through it.
+            guard error.isThisFile, !(cancel?.isCancelled ?? false) else { throw error }
+            // A probe takes the origin's "no such file" for "not here", and remembers it: a remote
+            // that never published the form may refuse it rather than miss it (a private bucket
+            // answers 403). Not a proxy's 407 or a 429, nor a 5xx: those say nothing about the file.
+            var refused = error.isMissingRemoteFile
+            if probing, case .httpStatus(let status)? = error.cause { refused = refused || [403, 404, 410].contains(status) }
+            if probing && refused { rememberNoTableForm(formURL) }
+        }
+        if known { unlink(layout.tableForm) }
+        // The validators were the compressed form's; the table is asked for unconditionally.
+        return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
     }
 
     /// This remote publishes no compressed table: polls ask for the table itself, without a probe.
@@ -107,6 +111,16 @@ extension Syncer {
         report.formFallbacks += outcome.fallbacks.count
         return entries.indices.filter { !outcome.done.contains($0) }.map { entries[$0] }
     }
+}
+
+/// How a sync got its table from one remote, for what happens when it fails.
+struct TableAttempt {
+    /// Whether the compressed table may be asked for (not after it gave a table that was refused).
+    var formsAllowed = true
+    /// The table came from the compressed table.
+    var tableFromForm = false
+    /// Past the table, signature and rollout checks: a failure from here on is not the table's.
+    var pastTable = false
 }
 
 extension FormPlan.Held {

@@ -53,16 +53,25 @@ package struct Syncer: Sendable {
         let downloader = try Downloader(options: settings.transfer)
         var failures: [CenariusError] = []
         for (index, remote) in remotes.enumerated() {
-            var pastTable = false
+            var attempt = TableAttempt()
             do {
                 let others = remotes.indices.filter { $0 != index }.map { remotes[$0] }
-                return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
-                                pastTable: &pastTable, cancel: cancel, progress: progress)
+                do {
+                    return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
+                                    attempt: &attempt, cancel: cancel, progress: progress)
+                } catch where attempt.tableFromForm && !attempt.pastTable && error.code == .integrity && !(cancel?.isCancelled ?? false) {
+                    // The compressed table gave a table its signature or manifest refuses (left
+                    // over from an earlier publish, or stale at one edge): never adopted nor
+                    // stopped at while the table itself can be had (docs/release-bytes.md).
+                    attempt = TableAttempt(formsAllowed: false)
+                    return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
+                                    attempt: &attempt, cancel: cancel, progress: progress)
+                }
             } catch {
                 // A mirror that cannot give a good table, signature or manifest: the next one may.
                 // Files are already taken from every mirror in turn, so a later failure is final.
                 failures.append(error)
-                guard !pastTable, error.code == .remote || error.code == .integrity, index < remotes.count - 1,
+                guard !attempt.pastTable, error.code == .remote || error.code == .integrity, index < remotes.count - 1,
                       !(cancel?.isCancelled ?? false) else { throw Self.combined(failures) }
             }
         }
@@ -71,8 +80,9 @@ package struct Syncer: Sendable {
 
     /// A new table this device will not adopt (invalid, badly signed, replayed) is reported as refused;
     /// the error goes on unchanged.
-    private func refused(_ table: [UInt8], manifest: ReleaseManifest?, _ error: CenariusError) -> CenariusError {
-        if error.code == .integrity {
+    private func refused(_ table: [UInt8], manifest: ReleaseManifest?, _ error: CenariusError, attempt: TableAttempt) -> CenariusError {
+        // A table from the compressed form is not the remote's word yet: the table itself is asked for next.
+        if error.code == .integrity, !attempt.tableFromForm {
             FailedReleases(layout: layout).record(manifest?.release ?? FleetReport.releaseName(ofTable: table))
         }
         return error
@@ -85,7 +95,7 @@ package struct Syncer: Sendable {
         return CenariusError(first.code, "every mirror failed: " + failures.map(\.message).joined(separator: "; "), retryAfter: first.retryAfter, cause: first.cause)
     }
 
-    private func sync(from remote: Remote, mirrors: [Remote], cache: OpenedCache, downloader: Downloader, started: Double, pastTable: inout Bool,
+    private func sync(from remote: Remote, mirrors: [Remote], cache: OpenedCache, downloader: Downloader, started: Double, attempt: inout TableAttempt,
                       cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let store = GenerationStore(layout: layout)
         let current = store.current()
@@ -99,7 +109,7 @@ package struct Syncer: Sendable {
 
         let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
         let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [],
-                                                       downloader: downloader, cancel: cancel)
+                                                       downloader: downloader, attempt: &attempt, cancel: cancel)
         let bytes: [UInt8]
         let newValidators: Validators
         switch document {
@@ -119,7 +129,7 @@ package struct Syncer: Sendable {
             newValidators = pending.record.tableValidators
         }
         let table: RouteTable
-        do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error) }
+        do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error, attempt: attempt) }
         func finished(_ outcome: SyncReport.Outcome, generation: Int?) -> SyncReport {
             markChecked()
             var report = SyncReport(outcome: outcome, generation: generation)
@@ -153,7 +163,7 @@ package struct Syncer: Sendable {
                 throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
             }
         } catch {
-            throw refused(bytes, manifest: manifest?.manifest, error)
+            throw refused(bytes, manifest: manifest?.manifest, error, attempt: attempt)
         }
         let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
                                          manifest: manifest, previous: pending?.record)
@@ -162,7 +172,7 @@ package struct Syncer: Sendable {
             report.deferred = deferral
             return report
         }
-        pastTable = true
+        attempt.pastTable = true
 
         let presetTable = (try? settings.preset.table()) ?? .empty
         let objects = ObjectStore(layout: layout)
@@ -252,7 +262,6 @@ package struct Syncer: Sendable {
                 verified.append((file.destination, file.expected))
                 report.downloadedFiles += 1
                 report.downloadedBytes += bytes
-                report.bytesFetched += bytes
                 report.bytesHeld += bytes
             case .failure(let error):
                 cache.tmp.remove(String(file.destination.dropFirst(layout.tmp.count + 1)))
@@ -260,6 +269,7 @@ package struct Syncer: Sendable {
                 if firstError == nil || (firstError!.code == .remote && error.code != .remote) { firstError = error }
             }
         }
+        report.bytesFetched += downloader.lastBytesOnWire
         // Every verified file is kept, even when others failed, so the next sync fetches only those (G3).
         try objects.adoptAll(verified, in: cache)
         if let firstError {

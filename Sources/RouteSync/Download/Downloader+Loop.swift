@@ -190,7 +190,9 @@ extension Downloader {
         private func settle(_ transfer: Transfer, _ failure: AttemptFailure?) {
             guard let failure else { return complete(transfer, .success(())) }
             let policy = transfer.policy ?? downloader.policy
-            switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &downloader.random)) {
+            // A successful answer's body that broke off, with a validator to resume it by.
+            let resumable = transfer.resumeValidator != nil && transfer.isSuccessStatus && transfer.received > 0
+            switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &downloader.random), resumable: resumable) {
             case .giveUp(let error):
                 // Another mirror may have it: every byte is verified, so mixing mirrors is safe.
                 if error.code == .remote || error.code == .integrity, transfer.nextMirror() {

@@ -170,9 +170,14 @@ package final class Downloader {
         while running.wait(timeout: .now() + 0.1) == .timedOut { report?() }
         checks.close()
         lastLoopsUsed = queue.loopsUsed
+        lastBytesOnWire = queue.wire
         report?()
         return queue.results
     }
+
+    /// Body bytes the last `download` received, of failed and retried attempts too: what a
+    /// sync reports as fetched (bytes held are what the files add up to).
+    package private(set) var lastBytesOnWire: Int64 = 0
 
     /// How many loops the last `download` kept busy (tests check that a large download is shared).
     private(set) var lastLoopsUsed = 0
@@ -207,7 +212,7 @@ package final class Downloader {
                 queue.running(running, in: loop)
                 report?()
             }) { transfer, outcome in
-            queue.finish(transfer.index, by: loop, outcome.map { transfer.received })
+            queue.finish(transfer.index, by: loop, outcome.map { transfer.received }, wire: transfer.wire)
         }
         queue.running(0, in: loop)
         checks.leave(loop: loop)
@@ -238,7 +243,9 @@ package final class Downloader {
             case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_RECV_ERROR,
                  CURLE_SEND_ERROR, CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM,
                  CURLE_SSL_CONNECT_ERROR:
-                return .transient(.remote(message))
+                // Some of a successful answer's body arrived: this file broke, not the way to the origin.
+                let cut = transfer.isSuccessStatus && transfer.received > 0
+                return .transient(CenariusError(.remote, message, cause: cut ? .cutShort : nil))
             case CURLE_FILE_COULDNT_READ_FILE:
                 return .permanent(CenariusError(.remote, "\(transfer.label): cannot read \(transfer.url)", cause: .missingFile))
             default:

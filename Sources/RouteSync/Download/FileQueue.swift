@@ -20,6 +20,8 @@ final class FileQueue: Sendable {
         var results: [Result<Int64, CenariusError>]
         var filesDone = 0
         var bytesDone: Int64 = 0
+        /// Body bytes every attempt of every finished file carried.
+        var wire: Int64 = 0
         /// Per loop: bytes received so far by its running transfers, and how many files it finished.
         var running: [Int64]
         var finishedBy: [Int]
@@ -56,9 +58,10 @@ final class FileQueue: Sendable {
     }
 
     /// A file's outcome, from the loop that ran it: its verified size, or why not.
-    func finish(_ index: Int, by loop: Int, _ result: Result<Int64, CenariusError>) {
+    func finish(_ index: Int, by loop: Int, _ result: Result<Int64, CenariusError>, wire: Int64) {
         outcome.withLock { outcome in
             outcome.results[index] = result
+            outcome.wire += wire
             outcome.filesDone += 1
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
@@ -77,6 +80,9 @@ final class FileQueue: Sendable {
 
     /// How many loops finished at least one file.
     var loopsUsed: Int { outcome.withLock { $0.finishedBy.filter { $0 > 0 }.count } }
+
+    /// Body bytes on the wire for the finished files, failed and retried attempts included.
+    var wire: Int64 { outcome.withLock { $0.wire } }
 
     /// One result per file, in order.
     var results: [Result<Int64, CenariusError>] { outcome.withLock { $0.results } }

@@ -3,8 +3,8 @@
 /// bytes, a frame that does not decode, decodes past its limit or to the wrong hash) moves the
 /// file to its next source at once. Retrying a form would spend the round trips the form was
 /// meant to save; the plain file, always last, keeps the full retry policy and is the only
-/// source whose failure fails a sync. The pack keeps the files' policy too: it is large, and a
-/// broken connection resumes it by Range.
+/// source whose failure fails a sync. The pack is large: a body that breaks off resumes by Range
+/// (what has arrived is not fetched again), but nothing else about it is tried twice either.
 package struct FormPolicy: Sendable {
     package enum Decision: Sendable, Equatable {
         /// Try the file's next source.
@@ -19,6 +19,13 @@ package struct FormPolicy: Sendable {
     package func downloads(_ options: TransferOptions) -> RetryPolicy {
         var policy = RetryPolicy(options)
         policy.attempts = 1
+        return policy
+    }
+
+    /// The policy of a pack: the files' attempts, spent only on resuming a body that broke off.
+    package func packs(_ options: TransferOptions) -> RetryPolicy {
+        var policy = RetryPolicy(options)
+        policy.resumesOnly = true
         return policy
     }
 

@@ -66,6 +66,8 @@ final class Transfer {
     var failure: CenariusError?
     var received: Int64 = 0
     var body: [UInt8] = []
+    /// Body bytes of every attempt, error bodies and discarded ones included: what the link carried.
+    var wire: Int64 = 0
 
     // Kept across attempts so an interrupted body can resume with Range + If-Range (G4).
     var fd: Int32 = -1
@@ -158,6 +160,7 @@ final class Transfer {
             }
             gate.add(data.count)
         }
+        wire += Int64(data.count)
         if !isSuccessStatus {
             // Error bodies are read (so the connection can be reused) but not kept, but for their start.
             if errorBody.count < 512 { errorBody += data.prefix(512 - errorBody.count) }

@@ -10,8 +10,11 @@ extension TableSignature {
     package func serialized() -> [UInt8] {
         if isFirstFormat {
             // The texts of a parsed sidecar are the origin's: quoted, so that it writes back as it read.
+            // `table` names the digest the message holds: older devices skip it (unknown keys are
+            // ignored), and `routes` can tell a co-signature from a new release by it.
+            let table = covers[Self.tableRole].flatMap { $0 == Self.deviceTable ? nil : ", \"table\": \(JSONText.quoted($0))" } ?? ""
             let release = manifest.map { ", \"release\": \(JSONText.quoted($0))" } ?? ""
-            return Array("{\"format\": \"\(Self.format)\", \"version\": \(version), \"key\": \(JSONText.quoted(keyID))\(release), \"signature\": \"\(Base64.encode(signatures[0].signature))\"\(formsJSON)}\n".utf8)
+            return Array("{\"format\": \"\(Self.format)\", \"version\": \(version), \"key\": \(JSONText.quoted(keyID))\(table)\(release), \"signature\": \"\(Base64.encode(signatures[0].signature))\"\(formsJSON)}\n".utf8)
         }
         var fields = ["\"format\": \"\(Self.multiFormat)\"", "\"version\": \(version)"]
         if let signedAt { fields.append("\"signed\": \(signedAt)") }
@@ -34,6 +37,7 @@ extension TableSignature {
         var key = ""
         var signature: String?
         var manifest: String?
+        var table: String?
         var covers: [String: String] = [:]
         var entries: [(key: String, signature: String)] = []
         var rotations: [KeyRotation.Fields] = []
@@ -48,6 +52,7 @@ extension TableSignature {
                 case "key": key = try s.string()
                 case "signature": signature = try s.string()
                 case "release": manifest = try s.string()
+                case "table": table = try s.string()
                 case "covers": try s.object { s, role throws(JSONScanner.Failure) in covers[role] = try s.string() }
                 case "signatures":
                     try s.array { s throws(JSONScanner.Failure) in
@@ -83,8 +88,9 @@ extension TableSignature {
         switch format {
         case Self.format?:
             guard let version, let signature else { throw .integrity("signature file \(source) lacks a version or a 64-byte base64 signature") }
-            // The first format names no table digest: the message is built from the device's table.
-            var covered = [tableRole: Self.deviceTable]
+            // A first-format sidecar written before `table` was added names no table digest: the
+            // message is then built from the device's table.
+            var covered = [tableRole: try table.map { (t) throws(CenariusError) in try hex(t, "table") } ?? Self.deviceTable]
             covered[releaseRole] = try manifest.map { (m) throws(CenariusError) in try hex(m, "release manifest") }
             var parsed = TableSignature(version: version, covers: covered, signatures: [Entry(keyID: key, signature: try raw(signature))])
             parsed.forms = forms

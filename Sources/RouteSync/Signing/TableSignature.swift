@@ -146,6 +146,19 @@ package struct TableSignature: Sendable, Equatable {
         return bound
     }
 
+    /// Whether the sidecar names its table's digest (every one `routes` writes now; a first-format
+    /// one written before it did does not).
+    package var namesTable: Bool { covers[Self.tableRole] != Self.deviceTable }
+
+    /// This sidecar bound to `files` when its signatures are over exactly these bytes, so that
+    /// `keys` may join them on the same version (thresholds); nil when anything differs. One that
+    /// names no table digest is only known to be over them when one of `keys` signed them.
+    package func coSignable(by keys: [Curve25519.Signing.PrivateKey], over files: [String: [UInt8]], source: String) -> TableSignature? {
+        guard let bound = try? bound(to: files, source: source) else { return nil }
+        if namesTable { return bound }
+        return bound.signers(among: keys.map(\.publicKey)).isEmpty ? nil : bound
+    }
+
     /// The distinct keys among `keys` with a valid signature on this sidecar.
     package func signers(among keys: [Curve25519.Signing.PublicKey]) -> [Curve25519.Signing.PublicKey] {
         let message = self.message

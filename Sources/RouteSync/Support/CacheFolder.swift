@@ -144,6 +144,14 @@ package final class CacheFolder: Sendable {
         return fd
     }
 
+    /// What the regular file `name` holds; nil when there is none (a link or a FIFO in its place
+    /// is not one, and is never followed).
+    package func readFile(_ name: String, limit: Int) throws(CenariusError) -> [UInt8]? {
+        guard let fd = openFile(name) else { return nil }
+        defer { close(fd) }
+        return try FileSystem.readAll(fd, path: path + "/" + name, limit: limit)
+    }
+
     /// Renames `name` to `target` in `folder`. An entry in the way that rename(2) cannot replace
     /// (a folder planted where a file goes) is removed first.
     package func rename(_ name: String, to folder: CacheFolder, as target: String) throws(CenariusError) {

@@ -37,6 +37,8 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
         case unauthorized
         /// The work was cancelled (graceful shutdown), not failed: nothing is wrong with the remote.
         case cancelled
+        /// The origin answered, and the body broke off before its end.
+        case cutShort
     }
 
     package var code: Code
@@ -78,5 +80,17 @@ extension CenariusError {
 
     package var isMissingRemoteFile: Bool {
         cause == .httpStatus(404) || cause == .missingFile
+    }
+
+    /// A failure of this one file that another file of the same origin need not share: missing,
+    /// refused (403, 410), an origin error (5xx), a body cut short or not what it claimed. Not a
+    /// connection that could not be made, a proxy's 407, a 401 or 429: those the next request meets too.
+    package var isThisFile: Bool {
+        if code == .integrity { return true }
+        switch cause {
+        case .missingFile?, .cutShort?: return true
+        case .httpStatus(let status)?: return [403, 404, 410].contains(status) || (500...599).contains(status) && status != 503
+        default: return false
+        }
     }
 }

@@ -36,9 +36,14 @@ struct RolloutHalt {
             rollout.halted = true
             manifest.rollout = rollout
             let written = manifest.serialized()
+            let sidecar = tablePath + ".sig"
+            // Checked by the command too; here again, right before the write it protects.
+            if signKeys.isEmpty, FileSystem.exists(sidecar) {
+                throw .usage("\(sidecar) signs this remote: --halt-above needs --sign-key to sign the halted manifest (nothing was changed)")
+            }
             try FileSystem.writeAtomically(written, to: manifestPath)
             if !signKeys.isEmpty {
-                try RoutesCommand.resign(table: table, manifest: written, sidecar: tablePath + ".sig", keys: signKeys)
+                try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: remote)
             }
             halt.halted = true
             halt.reason = "halted \(name): \(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it "

@@ -37,6 +37,8 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote; repeat it where several signatures are required).", valueName: "file"))
     var signKey: [String] = []
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
+    @Option(help: ArgumentHelp("Count at most this many devices (about 60 bytes each); reports of any more are dropped and counted. Reports can be forged: docs/threats.md.", valueName: "n"))
+    var maxDevices: Int = FleetTally.defaultMaxDevices
 
     func validate() throws {
         if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
@@ -45,6 +47,12 @@ struct FleetCommand: AsyncParsableCommand {
             guard remote != nil else { throw ValidationError("--halt-above needs --remote DIR (the folder whose manifest to halt)") }
         }
         guard minDevices >= 1 else { throw ValidationError("--min-devices must be at least 1") }
+        guard maxDevices >= 1 else { throw ValidationError("--max-devices must be at least 1") }
+        // A halt rewrites the manifest, which a signed remote's sidecar covers: without a key
+        // every device would refuse the remote from then on.
+        if haltAbove != nil, let remote, signKey.isEmpty, FileSystem.exists(FileSystem.join(remote, routesName) + ".sig") {
+            throw ValidationError("\(FileSystem.join(remote, routesName)).sig signs this remote: --halt-above needs --sign-key to sign the halted manifest (nothing was changed)")
+        }
     }
 
     struct Summary: Encodable {
@@ -60,18 +68,20 @@ struct FleetCommand: AsyncParsableCommand {
             var reason: String
         }
         var lines, devices, malformed, withoutReport: Int
+        /// Report lines of devices beyond --max-devices, not counted.
+        var droppedLines: Int
         var releases: [Release]
         var halt: Halt?
     }
 
     func run() async throws {
         let now = FileSystem.now()
-        var tally = FleetTally(since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) })
+        var tally = FleetTally(since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices)
         for log in logs {
             try AccessLog.forEachLine(of: log) { tally.add(line: $0) }
         }
         var summary = Summary(
-            lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport,
+            lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
             releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
                                                   deferred: $0.deferred, held: $0.held, failed: $0.failed) })
         if let haltAbove, let remote {
@@ -79,6 +89,10 @@ struct FleetCommand: AsyncParsableCommand {
                 .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
         }
         if json { Output.json(summary) } else { print(summary) }
+        if tally.droppedLines > 0 {
+            Output.warn("\(tally.droppedLines) report lines of devices beyond the first \(tally.maxDevices) (--max-devices) were not counted: "
+                + "the counts above are of those \(tally.maxDevices) devices only")
+        }
         if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log JSON with a report; skipped") }
     }
 

@@ -2,24 +2,28 @@ import RouteSync
 
 /// `routes --sign-key`: the sidecar (G8, docs/signing.md).
 extension RoutesCommand {
-    /// Writes (or adds a signature to) the sidecar at `path` over the table and manifest bytes, and
-    /// over the release index (`--compress`) when there is one.
-    func sign(table: [UInt8], manifest: [UInt8]?, index: [UInt8]? = nil, sidecar path: String, key keyPath: String) throws(CenariusError) {
-        let key = try SigningKeys.readPrivate(keyPath)
+    /// Writes (or adds signatures to) the sidecar at `path` over the table and manifest bytes, and
+    /// over the release index (`--compress`) when there is one; every key in `keys` signs.
+    func sign(table: [UInt8], manifest: [UInt8]?, index: [UInt8]? = nil, sidecar path: String, keys keyPaths: [String]) throws(CenariusError) {
+        let keys = try keyPaths.map { path throws(CenariusError) in try SigningKeys.readPrivate(path) }
         var files = [TableSignature.tableRole: table]
         files[TableSignature.releaseRole] = manifest
-        let rotations = try Self.rotations(rotation, endingAt: TableSignature.keyID(of: key))
+        let rotations = try Self.rotations(rotation, endingAtOneOf: keys.map { TableSignature.keyID(of: $0) })
         let previous = try? TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path)
         var signature: TableSignature
-        // The same files under a sidecar that asks for nothing new: another signer's signature on
-        // the same version (thresholds), not a new release.
         if let previous, tableVersion == nil, expires == nil, rotations.isEmpty || rotations == previous.rotations,
-           let same = try? previous.bound(to: files, source: path) {
+           let same = previous.coSignable(by: keys, over: files, source: path) {
+            // The exact bytes the sidecar's signatures are over, and nothing new asked: another
+            // signer's signature on the same version (thresholds), not a new release.
             signature = same
             if let expires = same.expires, Double(expires) <= FileSystem.now() {
                 Output.warn("\(path) expired at \(UTCTime.text(Double(expires))); devices refuse it with any number of signatures (pass --expires to sign a new version)")
             }
         } else {
+            // Anything else is a new release: a new version, and none of the old signatures.
+            if let previous, !previous.namesTable, tableVersion == nil {
+                Output.warn("\(path) names no table digest (written before it did) and no --sign-key signed it: signing a new version")
+            }
             let now = FileSystem.now()
             let lifetime = expires.flatMap(Self.seconds)
             let version: Int64
@@ -28,11 +32,15 @@ extension RoutesCommand {
                 covering: files, version: version,
                 signedAt: lifetime == nil ? nil : Int64(now), expires: lifetime.map { Int64(now) + $0 }, rotations: rotations)
         }
-        try signature.sign(with: key)
-        if let index { try signature.signForms(index: index, table: table, with: key) } else { signature.forms = nil }
+        for key in keys { try signature.sign(with: key) }
+        if let index {
+            for key in keys { try signature.signForms(index: index, table: table, with: key) }
+        } else {
+            signature.forms = nil
+        }
         try FileSystem.writeAtomically(signature.serialized(), to: path)
         guard !json else { return }
-        var notes = ["version \(signature.version)", "key \(TableSignature.keyID(of: key))"]
+        var notes = ["version \(signature.version)", "key\(keys.count == 1 ? "" : "s") " + keys.map { TableSignature.keyID(of: $0) }.joined(separator: ", ")]
         if signature.signatures.count > 1 { notes.append("\(signature.signatures.count) signatures") }
         if manifest != nil { notes.append("covering the release manifest") }
         if index != nil { notes.append("covering the release index") }
@@ -54,8 +62,10 @@ extension RoutesCommand {
 
     /// `fleet --halt-above`: the same table under a changed manifest, signed anew by `keys` with a new
     /// version, keeping the previous sidecar's rotations and its lifetime (expiry − signing time) from now,
-    /// so that a halt never drops a rotation a fleet still follows or an expiry it relies on.
-    static func resign(table: [UInt8], manifest: [UInt8]?, sidecar path: String, keys: [String]) throws(CenariusError) {
+    /// so that a halt never drops a rotation a fleet still follows or an expiry it relies on; the
+    /// release index the previous sidecar vouched for (`root`'s `_cenarius/index/`) is vouched for
+    /// again under the new version, so that devices keep their patches.
+    static func resign(table: [UInt8], manifest: [UInt8]?, sidecar path: String, keys: [String], root: String) throws(CenariusError) {
         let previous = try? TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path)
         var files = [TableSignature.tableRole: table]
         files[TableSignature.releaseRole] = manifest
@@ -70,13 +80,20 @@ extension RoutesCommand {
         var signature = try TableSignature.unsigned(
             covering: files, version: version, signedAt: lifetime == nil ? nil : Int64(now),
             expires: expires?.partialValue, rotations: previous?.rotations ?? [])
-        for key in keys { try signature.sign(with: SigningKeys.readPrivate(key)) }
+        let privateKeys = try keys.map { key throws(CenariusError) in try SigningKeys.readPrivate(key) }
+        for key in privateKeys { try signature.sign(with: key) }
+        if let forms = previous?.forms {
+            let indexPath = FileSystem.join(root, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table)))
+            if let index = try? FileSystem.readFile(indexPath, limit: 32 << 20), TableSignature.digest(index) == forms.index {
+                for key in privateKeys { try signature.signForms(index: index, table: table, with: key) }
+            }
+        }
         try FileSystem.writeAtomically(signature.serialized(), to: path)
     }
 
     /// The statements of `--rotation`, checked as a chain that ends at the signing key, so that a
     /// mistake shows here and not as a fleet refusing the release.
-    static func rotations(_ paths: [String], endingAt keyID: String) throws(CenariusError) -> [KeyRotation] {
+    static func rotations(_ paths: [String], endingAtOneOf keyIDs: [String]) throws(CenariusError) -> [KeyRotation] {
         var chain: [KeyRotation] = []
         for path in paths {
             let bytes: [UInt8]
@@ -88,8 +105,8 @@ extension RoutesCommand {
             }
             chain.append(rotation)
         }
-        if let last = chain.last, last.toID != keyID {
-            throw .usage("the last --rotation rotates to key \(last.toID), but --sign-key is key \(keyID)")
+        if let last = chain.last, !keyIDs.contains(last.toID) {
+            throw .usage("the last --rotation rotates to key \(last.toID), but --sign-key is key \(keyIDs.joined(separator: ", "))")
         }
         return chain
     }

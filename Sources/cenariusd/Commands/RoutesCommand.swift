@@ -41,7 +41,7 @@ struct RoutesCommand: AsyncParsableCommand {
     var algorithm: String = "md5"
 
     @Flag(help: "Compare with the existing table; exit 4 if it is out of date.") var check = false
-    @Option(help: ArgumentHelp("Ed25519 private key: also write Routes.json.sig (G8).", valueName: "file")) var signKey: String?
+    @Option(help: ArgumentHelp("Ed25519 private key: also write Routes.json.sig (G8); repeatable, every key signs the same version.", valueName: "file")) var signKey: [String] = []
     @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now in milliseconds, and always above the sidecar's previous version).", valueName: "n")) var tableVersion: Int64?
     @Option(help: ArgumentHelp("Signature: devices refuse the table this long after signing (90s, 30m, 12h, 7d).", valueName: "duration")) var expires: String?
     @Option(help: ArgumentHelp("Signature: publish a key rotation statement from keygen --rotate-from; repeatable, oldest first.", valueName: "file")) var rotation: [String] = []
@@ -77,7 +77,7 @@ struct RoutesCommand: AsyncParsableCommand {
             throw ValidationError("--rollout-start must be unix seconds from 0 to \(Whole.text(Seconds.limit))")
         }
         if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
-        if signKey == nil, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
+        if signKey.isEmpty, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
     }
 
     /// The manifest the options describe; nil when none was asked for.
@@ -100,12 +100,16 @@ struct RoutesCommand: AsyncParsableCommand {
         let target = output ?? FileSystem.join(directory, routesName)
         var summary = Summary(table: target, entries: result.table.count, bytes: result.bytes, skipped: result.skipped.map(\.path))
         if check {
-            let existing = try RouteTable.parse(FileSystem.readFile(target), source: target)
+            let existingBytes = try FileSystem.readFile(target)
+            let existing = try RouteTable.parse(existingBytes, source: target)
             let difference = TableDifference(from: existing, to: result.table)
-            summary.upToDate = difference.isEmpty
-            summary.difference = difference.summary
-            if json { Output.json(summary) } else if difference.isEmpty { Output.line("\(target) is up to date (\(result.table.count) entries)") }
-            if !difference.isEmpty { throw CenariusError.integrity("\(target) is out of date: \(difference.summary)") }
+            // A compressed table that is not this table's bytes is what devices that poll it get.
+            let staleForm = output == nil ? staleTableForm(table: existingBytes) : nil
+            let problem = difference.isEmpty ? staleForm : difference.summary
+            summary.upToDate = problem == nil
+            summary.difference = problem
+            if json { Output.json(summary) } else if problem == nil { Output.line("\(target) is up to date (\(result.table.count) entries)") }
+            if let problem { throw CenariusError.integrity("\(target) is out of date: \(problem)") }
             return
         }
         let bytes = result.table.serialized()
@@ -140,7 +144,29 @@ struct RoutesCommand: AsyncParsableCommand {
                     + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))")
             }
         }
-        if let signKey { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", key: signKey) }
+        if index == nil, output == nil { try removeTableForm() }
+        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey) }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
+    }
+
+    private var tableFormPath: String { FileSystem.join(directory, ReleaseIndex.tablePath(routesName)) }
+
+    /// A plain run leaves no compressed table of an earlier `--compress` run behind: devices that
+    /// saw it poll it instead of the table, and would stay on that release.
+    private func removeTableForm() throws(CenariusError) {
+        guard FileSystem.exists(tableFormPath) else { return }
+        FileSystem.removeTree(tableFormPath)
+        guard !FileSystem.exists(tableFormPath) else { throw FileSystem.failure("cannot remove the stale compressed table", tableFormPath) }
+        Output.warn("removed \(tableFormPath) of an earlier --compress run (pass --compress to publish compressed forms again)")
+    }
+
+    /// Why the compressed table beside the table is not its form (nil: it is, or there is none).
+    private func staleTableForm(table: [UInt8]) -> String? {
+        guard FileSystem.exists(tableFormPath) else { return nil }
+        guard let bytes = try? FileSystem.readFile(tableFormPath, limit: 64 << 20),
+              let frames = try? Zstd.decompressFrames(bytes, limit: 64 << 20), frames.first == table else {
+            return "\(tableFormPath) is not the compressed form of this table (devices that poll it get another release): run routes again"
+        }
+        return nil
     }
 }

@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// The publisher's defects of issue 38, each as a user met it, through the built binary: signing
+/// a changed folder in place, several keys in one run, a compressed table left over or failing,
+/// a halt on a signed remote without a key, a failed pack fetched again, forged fleet reports.
+@Suite(.awaitsCleanups) struct PublisherDefectTests {
+    /// A folder published with `routes`, synced from `file://` by one device.
+    struct Setup {
+        let dir: Scratch
+        var site: String { dir.path("w") }
+
+        init() throws {
+            dir = try Scratch()
+            Cleanups.add { [dir] in dir.remove() }
+            for key in ["k", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
+        }
+
+        func routes(_ arguments: [String]) throws -> Binary.Run {
+            let run = try Binary.run(["routes", site] + arguments)
+            #expect(run.status == 0, "routes \(arguments): \(run.stderr)")
+            return run
+        }
+
+        func sync(_ device: String, _ extra: [String] = []) throws -> Binary.Run {
+            try Binary.run(["sync", "--json", "--remote", "file://" + site, "--cache", dir.path(device + "/cache"),
+                            "--preset", dir.path(device + "/preset")] + extra)
+        }
+
+        func sidecar() throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/Routes.json.sig"))) as? [String: Any])
+        }
+
+        func key(_ name: String) -> String { dir.path(name + ".key") }
+        func pub(_ name: String) -> String { dir.path(name + ".pub") }
+    }
+
+    @Test func reSigningAChangedFolderInPlaceSignsANewVersionThatDevicesAdopt() throws {
+        let s = try Setup()
+        let trust = ["--public-key", s.pub("k")]
+        try s.dir.write("w/a.txt", "one\n")
+        _ = try s.routes(["--sign-key", s.key("k")])
+        let first = try s.sidecar()["version"] as? Int
+        #expect(try s.sync("d", trust).status == 0)
+        try s.dir.write("w/a.txt", "two\n")
+        _ = try s.routes(["--sign-key", s.key("k")])
+        let second = try s.sidecar()["version"] as? Int
+        #expect(try #require(second) > (try #require(first)))
+        let adopted = try s.sync("d", trust)
+        #expect(adopted.status == 0, "\(adopted.stderr)")
+        #expect(try adopted.json()["outcome"] as? String == "committed")
+
+        // The same unchanged folder signed again by the same key: the same version (nothing new).
+        _ = try s.routes(["--sign-key", s.key("k")])
+        #expect(try s.sidecar()["version"] as? Int == second)
+
+        // Another key over a changed folder: a new version with its signature alone, never the
+        // first key's stale one.
+        try s.dir.write("w/a.txt", "three\n")
+        _ = try s.routes(["--sign-key", s.key("k2")])
+        let third = try s.sidecar()
+        #expect(try #require(third["version"] as? Int) > (try #require(second)))
+        #expect(third["format"] as? String == "cenarius-sig-1" && third["signature"] != nil, "one signature: \(third)")
+        let other = try s.sync("d", ["--public-key", s.pub("k2")])
+        #expect(other.status == 0, "\(other.stderr)")
+
+        // --table-version once; later runs over changed folders still grow.
+        try s.dir.write("w/a.txt", "four\n")
+        _ = try s.routes(["--sign-key", s.key("k2"), "--table-version", "5"])
+        #expect(try s.sidecar()["version"] as? Int == 5)
+        try s.dir.write("w/a.txt", "five\n")
+        _ = try s.routes(["--sign-key", s.key("k2")])
+        #expect(try #require(try s.sidecar()["version"] as? Int) > 5)
+        #expect(try s.sync("new", ["--public-key", s.pub("k2")]).status == 0)
+    }
+
+    @Test func reSigningInPlaceWithCompressedFormsAndPatchesStillReachesDevices() throws {
+        let s = try Setup()
+        let trust = ["--public-key", s.pub("k")]
+        try s.dir.write("w/app.js", ReleaseBytesEndToEndTests.bundle(1, 20_000))
+        _ = try s.routes(["--compress", "--sign-key", s.key("k")])
+        #expect(try s.sync("d", trust).status == 0)
+        try FileManager.default.copyItem(atPath: s.site, toPath: s.dir.path("old"))
+        try s.dir.write("w/app.js", ReleaseBytesEndToEndTests.bundle(1, 20_000) + "// 2")
+        _ = try s.routes(["--delta-from", s.dir.path("old"), "--sign-key", s.key("k")])
+        let sync = try s.sync("d", trust)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["patchedFiles"] as? Int == 1)
+    }
+
+    @Test func everySignKeyOfOneRunSignsTheSameVersion() throws {
+        let s = try Setup()
+        try s.dir.write("w/a.txt", "one\n")
+        _ = try s.routes(["--sign-key", s.key("k"), "--sign-key", s.key("k2")])
+        let sidecar = try s.sidecar()
+        let signatures = try #require(sidecar["signatures"] as? [[String: Any]])
+        #expect(signatures.count == 2)
+        let both = ["--public-key", s.pub("k"), "--public-key", s.pub("k2"), "--signatures-required", "2"]
+        let sync = try s.sync("d", both)
+        #expect(sync.status == 0, "\(sync.stderr)")
+    }
+
+    @Test func aPlainRunRemovesTheCompressedTableOfAnEarlierOneAndCheckSeesAStaleOne() throws {
+        let s = try Setup()
+        // Enough files that the table compresses (a table that does not gets no compressed form).
+        for n in 0..<40 { try s.dir.write("w/lib/file-\(n).js", "// \(n)") }
+        try s.dir.write("w/a.txt", String(repeating: "v1 ", count: 400))
+        _ = try s.routes(["--compress", "--sign-key", s.key("k")])
+        let form = s.site + "/_cenarius/Routes.json.zst"
+        #expect(FileManager.default.fileExists(atPath: form))
+        let trust = ["--public-key", s.pub("k")]
+        #expect(try s.sync("old", trust).status == 0)
+        let v1Form = try Data(contentsOf: URL(fileURLWithPath: form))
+
+        try s.dir.write("w/a.txt", String(repeating: "v2 ", count: 400))
+        let plain = try s.routes(["--sign-key", s.key("k")])
+        #expect(!FileManager.default.fileExists(atPath: form), "a plain run leaves no compressed table behind")
+        #expect(plain.stderr.contains("removed"))
+        #expect(try Binary.run(["routes", s.site, "--check"]).status == 0)
+        // The device that polled the compressed table, and a new one, both reach v2.
+        for device in ["old", "new"] {
+            let sync = try s.sync(device, trust)
+            #expect(sync.status == 0, "\(device): \(sync.stderr)")
+            let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path(device + "/cache"), "--preset", s.dir.path(device + "/preset")])
+            #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v2"))
+        }
+
+        // A stale compressed table put back (an upload of old files, a mirror): --check sees it,
+        // and a new device on the signed remote falls back to the table instead of failing.
+        try v1Form.write(to: URL(fileURLWithPath: form))
+        let check = try Binary.run(["routes", s.site, "--check"])
+        #expect(check.status == 4 && check.stderr.contains("compressed"), "\(check.stderr)")
+        let fresh = try s.sync("fresh", trust)
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path("fresh/cache"), "--preset", s.dir.path("fresh/preset")])
+        #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v2"))
+        // Not counted as a refused release: only the table itself is the remote's word.
+        #expect(!FileManager.default.fileExists(atPath: s.dir.path("fresh/cache/failed-releases")))
+    }
+
+    @Test func aCompressedTableThatFailsOrBreaksOffNeverFailsTheSync() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        for n in 0..<40 { try dir.write("w/lib/file-\(n).js", "// \(n)") }
+        try dir.write("w/a.txt", String(repeating: "v1 ", count: 400))
+        #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: dir.path("w/_cenarius/Routes.json.zst")))
+        try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
+        let form = "_cenarius/Routes.json.zst"
+        for (n, fault) in [Fault.status(500), .truncate, .corrupt, .status(502)].enumerated() {
+            origin.inject(fault, on: form, times: 10)
+            let sync = try Binary.run(["sync", "--json", "--remote", origin.url, "--cache", dir.path("c\(n)"), "--preset", dir.path("p")])
+            #expect(sync.status == 0, "\(fault): \(sync.stderr)")
+            #expect(try sync.json()["outcome"] as? String == "committed", "\(fault)")
+            origin.clearFaults()
+        }
+        // A device that knows the compressed table: its next poll meets a 500 there and still
+        // picks up the new release from the table.
+        let device = ["sync", "--json", "--remote", origin.url, "--cache", dir.path("c0"), "--preset", dir.path("p")]
+        try dir.write("w/a.txt", String(repeating: "v2 ", count: 400))
+        #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
+        try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
+        #expect(try Binary.run(device).status == 0)
+        try dir.write("w/a.txt", String(repeating: "v3 ", count: 400))
+        #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
+        try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
+        origin.inject(.status(500), on: form, times: 10)
+        let sync = try Binary.run(device)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["outcome"] as? String == "committed")
+    }
+
+    @Test func aHaltOnASignedRemoteWithoutAKeyIsRefusedAndChangesNothing() throws {
+        let s = try Setup()
+        try s.dir.write("w/a.txt", "one\n")
+        _ = try s.routes(["--sign-key", s.key("k"), "--release", "r1"])
+        let before = try ["Routes.json", "Routes.json.sig", "Routes.json.release"].map { try Data(contentsOf: URL(fileURLWithPath: s.site + "/" + $0)) }
+        let reports = (0..<4).map { n in
+            #"{"time":"\#(1795000000 + n)","report":"device=\"d\#(n)\", release=\"r0\", state=confirmed, failed=(\"r1\")"}"#
+        }
+        try s.dir.write("log", reports.joined(separator: "\n") + "\n")
+        let halt = try Binary.run(["fleet", s.dir.path("log"), "--halt-above", "10", "--min-devices", "2", "--remote", s.site])
+        #expect(halt.status == 64, "\(halt.stdout) \(halt.stderr)")
+        #expect(halt.stderr.contains("--sign-key"))
+        let after = try ["Routes.json", "Routes.json.sig", "Routes.json.release"].map { try Data(contentsOf: URL(fileURLWithPath: s.site + "/" + $0)) }
+        #expect(before == after)
+        // With the key it halts, and devices still verify the remote.
+        let signed = try Binary.run(["fleet", s.dir.path("log"), "--halt-above", "10", "--min-devices", "2", "--remote", s.site, "--sign-key", s.key("k")])
+        #expect(signed.status == 0 && signed.stdout.contains("halted r1"), "\(signed.stdout) \(signed.stderr)")
+        let sync = try s.sync("d", ["--public-key", s.pub("k")])
+        #expect(sync.status == 0, "\(sync.stderr)")
+    }
+
+    @Test func aFailedPackIsFetchedOnceAndEveryByteIsCounted() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        for n in 0..<4 { try dir.write("w/f\(n).js", ReleaseBytesEndToEndTests.bundle(UInt64(n), 30_000)) }
+        #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
+        try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
+        let packs = try FileManager.default.contentsOfDirectory(atPath: dir.path("w/_cenarius/pack"))
+        let pack = "_cenarius/pack/" + (try #require(packs.first))
+        let packSize = try #require(origin.file(pack)).count
+        var fetchedPast: Int?
+        for (n, fault) in [Fault.status(500), .corrupt].enumerated() {
+            origin.resetRequests()
+            origin.inject(fault, on: pack, times: 10)
+            let sync = try Binary.run(["sync", "--json", "--remote", origin.url, "--cache", dir.path("c\(n)"), "--preset", dir.path("p")])
+            #expect(sync.status == 0, "\(fault): \(sync.stderr)")
+            #expect(origin.requests(for: pack).count == 1, "\(fault): the pack was asked for \(origin.requests(for: pack).count) times")
+            let report = try sync.json()
+            #expect(try #require(report["formFallbacks"] as? Int) >= 1, "\(report)")
+            let fetched = try #require(report["bytesFetched"] as? Int)
+            if let fetchedPast {
+                // The same files through their own forms, and the corrupt pack's bytes, which crossed the link too.
+                #expect(fetched == fetchedPast + packSize, "fetched \(fetched), past the pack \(fetchedPast), pack \(packSize)")
+            }
+            fetchedPast = fetched
+            origin.clearFaults()
+        }
+    }
+
+    @Test func forgedDeviceIdsCannotTakeTheFleetCommandsMemory() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        var lines = (0..<500).map { n in #"{"time":"\#(1795000000 + n)","report":"device=\"forged-\#(n)\", release=\"r1\", state=confirmed"}"# }
+        lines.append(#"{"time":"1795001000","report":"device=\"forged-3\", release=\"r2\", state=trial"}"#)
+        try dir.write("log", lines.joined(separator: "\n") + "\n")
+        let run = try Binary.run(["fleet", dir.path("log"), "--max-devices", "100", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try run.json()
+        #expect(summary["devices"] as? Int == 100)
+        #expect(summary["droppedLines"] as? Int == 400, "\(summary)")
+        #expect(run.stderr.contains("400 report lines"), "\(run.stderr)")
+        // A device already counted is still followed past the cap.
+        let releases = try #require(summary["releases"] as? [[String: Any]])
+        #expect(releases.first { $0["release"] as? String == "r2" }?["trial"] as? Int == 1, "\(releases)")
+    }
+}
