@@ -68,7 +68,7 @@ package enum Daemon {
 
         let logger = {
             var logger = Logger(label: "cenariusd") { label in
-                options.jsonLogs ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)
+                options.jsonLogs ? JSONLogHandler(label: label) as any LogHandler : JournalLog.textHandler(label: label)
             }
             logger.logLevel = options.logLevel
             return logger
@@ -94,6 +94,7 @@ package enum Daemon {
                 // A commit is taken in by the release state whatever the sync's outcome says.
                 await releases.syncEnded()
                 expiry.check()
+                SystemdNotifier.notify("STATUS=" + SystemdNotifier.status(finished.result))
                 switch finished.result {
                 case .success(let report):
                     await watch.afterSync(report)
@@ -112,6 +113,9 @@ package enum Daemon {
         let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
                                 metrics: metrics, token: options.token, info: info, events: events, releases: releases, rollout: watch,
                                 writeGuard: WriteGuard(allowed: Set(options.allowOrigins), bind: options.bind), options: options)
+        let watchdog = SystemdNotifier.watchdogPeriod()
+        let liveness = Liveness(timeout: settings.transfer.timeout, period: watchdog ?? 0)
+        await coordinator.watch(liveness)
         if develop == nil {
             await watch.start(coordinator: coordinator)
             // Before serving: a trial whose deadline passed while the daemon was down rolls back now.
@@ -137,7 +141,8 @@ package enum Daemon {
         }
         server.limit = ConnectionLimit(maximum: maxConnections)
 
-        var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger)]
+        var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger),
+                                       SystemdService(watchdog: watchdog, liveness: liveness, logger: logger)]
         if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
         if let reports { services.append(reports) }
         if develop == nil && settings.remote != nil {
@@ -145,7 +150,7 @@ package enum Daemon {
             let inForce = GenerationStore(layout: layout).current() != nil || FileSystem.exists(settings.preset.tablePath)
             let jitter = inForce ? max(0, options.startJitter ?? min(options.interval, 60)) : 0
             services.append(SchedulerService(coordinator: coordinator, interval: options.interval,
-                                             startDelay: jitter * Double.random(in: 0..<1), logger: logger))
+                                             startDelay: jitter * Double.random(in: 0..<1), logger: logger, liveness: liveness))
         } else if develop == nil {
             logger.warning("no remote configured: serving the preset and cache without syncing")
         }
@@ -161,7 +166,6 @@ package enum Daemon {
             unlink(layout.daemonInfo)
             throw .storage("cannot serve on \(options.bind):\(options.port): \(error)")
         }
-        SystemdNotifier.notify("STOPPING=1")
         releases.stop()
         await coordinator.shutdown()
         unlink(layout.daemonInfo)
@@ -184,13 +188,16 @@ struct SignalService: Service {
 
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            SystemdNotifier.notify(SystemdNotifier.reloading)
             do {
                 let settings = try await reload()
                 state.replace(settings)
                 await state.releases.reload(settings)
                 await state.coordinator.reload(settings)
+                SystemdNotifier.notify("READY=1\nSTATUS=configuration reloaded")
             } catch {
                 logger.error("reload failed; keeping the previous configuration", metadata: ["message": "\(error.message)"])
+                SystemdNotifier.notify("READY=1\nSTATUS=reload failed, previous configuration kept: \(error.message)")
             }
         }
     }

@@ -79,7 +79,8 @@ final class DaemonProcess {
     private(set) var port = 0
 
     /// `wrapper`: a command that execs the daemon (`prlimit --nofile=…`), keeping its pid.
-    init(_ arguments: [String], cache: String, environment: [String: String] = [:], wrapper: [String] = []) throws {
+    /// `journal`: stderr is announced as the journal's stream (`JOURNAL_STREAM`), as systemd does.
+    init(_ arguments: [String], cache: String, environment: [String: String] = [:], wrapper: [String] = [], journal: Bool = false) throws {
         self.cache = cache
         workingDirectory = URL(fileURLWithPath: cache).deletingLastPathComponent().path
         // A daemon killed with SIGKILL leaves its daemon.json behind; wait for the new one.
@@ -92,6 +93,11 @@ final class DaemonProcess {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CENARIUS_") }
         env["XDG_CONFIG_HOME"] = "/nonexistent-config-home"
         for (key, value) in environment { env[key] = value }
+        if journal {
+            var info = stat()
+            fstat(stderrPipe.fileHandleForWriting.fileDescriptor, &info)
+            env["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+        }
         process.environment = env
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         process.standardError = stderrPipe

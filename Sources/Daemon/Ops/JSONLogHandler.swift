@@ -25,6 +25,7 @@ struct JSONLogHandler: LogHandler {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard var data = try? encoder.encode(object) else { return }
         data.append(0x0A)
+        if JournalLog.active { data.insert(contentsOf: Array(JournalLog.prefix(event.level).utf8), at: 0) }
         _ = data.withUnsafeBytes { FileSystem.writeAll(2, $0) }
     }
 }

@@ -11,6 +11,8 @@ struct SchedulerService: Service {
     /// Seconds before the first sync (start jitter); a request wakes it early.
     var startDelay: Double = 0
     let logger: Logger
+    /// Told when the scheduler waits and wakes, for the watchdog.
+    var liveness: Liveness?
 
     func run() async throws {
         var schedule = SyncSchedule(interval: interval)
@@ -52,6 +54,7 @@ extension SchedulerService {
     /// Until the timer fires or a request wakes the scheduler; false when the daemon shuts down.
     private func wait(_ delay: Double, wakeups: inout AsyncStream<Void>.Iterator) async -> Bool {
         await coordinator.scheduled(at: FileSystem.now() + delay)
+        liveness?.waiting(for: delay)
         let timer = Task { [coordinator] in
             try await Task.sleep(for: .milliseconds(Whole.sleepMilliseconds(delay)))
             await coordinator.timerFired()
@@ -66,6 +69,7 @@ extension SchedulerService {
         defer {
             timer.cancel()
             settle?.cancel()
+            liveness?.woke()
         }
         return await wakeups.next() != nil
     }

@@ -28,6 +28,9 @@ package actor SyncCoordinator {
     private let onFinish: @Sendable (FinishedSync) async -> Void
     /// How a committed generation fared since, for receipts.
     private let releaseMark: @Sendable (Int) -> ReleaseMark?
+    /// Told when a sync runs and shows progress, for the watchdog.
+    var liveness: Liveness?
+    func watch(_ liveness: Liveness) { self.liveness = liveness }
     /// The scheduler's wake-up stream: yielded to when a sync is requested.
     nonisolated let wakeups: AsyncStream<Void>
 
@@ -92,9 +95,14 @@ package actor SyncCoordinator {
         await onStart(reason)
         let syncer = Syncer(settings: settings)
         let cancel = cancel
+        let liveness = liveness
+        liveness?.syncing()
         let task = Task {
             await onThread("cenariusd-sync") {
-                let result = Result(catching: { () throws(CenariusError) in try syncer.sync(cancel: cancel) })
+                let result = Result(catching: { () throws(CenariusError) in
+                    try syncer.sync(cancel: cancel, progress: liveness.map { liveness in { _ in liveness.progressed() } })
+                })
+                liveness?.synced()
                 // A large sync leaves its bodies' and libcurl's freed buffers in malloc's arenas
                 // (16 MiB after the B1 site); a kiosk's daemon should idle at its own size.
                 cplatform_release_free_memory()
