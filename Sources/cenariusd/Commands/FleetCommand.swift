@@ -37,7 +37,7 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote; repeat it where several signatures are required).", valueName: "file"))
     var signKey: [String] = []
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
-    @Option(help: ArgumentHelp("Count at most this many devices (about 60 bytes each); reports of any more are dropped and counted. Reports can be forged: docs/threats.md.", valueName: "n"))
+    @Option(help: ArgumentHelp("Count at most this many devices (about 100 bytes each); reports of any more are dropped and counted. Reports can be forged: docs/threats.md.", valueName: "n"))
     var maxDevices: Int = FleetTally.defaultMaxDevices
 
     func validate() throws {
