@@ -1,4 +1,3 @@
-import Crypto
 import RawStructuredFieldValues
 import RouteSync
 
@@ -96,7 +95,7 @@ extension FleetReport {
     /// The name a release without a manifest name goes by: the first 16 hex digits of the SHA-256 of
     /// its table's exact bytes, so that devices and `fleet` agree without talking to each other.
     package static func releaseName(ofTable table: [UInt8]) -> String {
-        StreamingHasher.hex(SHA256.hash(data: table).prefix(8))
+        String(StreamingHasher.sha256Hex(table).prefix(16))
     }
 
     /// A hash of the device id for the report: enough to count devices, never the id itself.

@@ -107,7 +107,7 @@ import TestOrigin
         #expect(try f.http.get("/app.js").text == "fixed()")
         #expect(try f.http.request("POST", "/_cenarius/ready", body: #"{"generation": 3}"#).status == 200)
 
-        let log = try #require(waitForFile(f.daemon.workingDirectory + "/switches.log", lines: 3))
+        let log = try waitForFile(f.daemon.workingDirectory + "/switches.log", lines: 3)
         #expect(log.contains("2 1 committed") && log.contains("1 2 timeout") && log.contains("3 1 committed"))
         let stderr = f.daemon.stderr
         #expect(stderr.contains("rolled back") && stderr.contains("reason=timeout"))
@@ -230,32 +230,4 @@ import TestOrigin
         #expect(missed.first?.id == failed.id)
         await f.stop()
     }
-}
-
-func waitForReceipt(_ http: RawHTTP, _ id: String) throws -> [String: Any] {
-    let deadline = Date().addingTimeInterval(30)
-    while Date() < deadline {
-        let receipt = try http.get("/_cenarius/sync/\(id)").json()
-        if let status = receipt["status"] as? String, status == "SUCCEED" || status == "FAILED" { return receipt }
-        usleep(50_000)
-    }
-    throw POSIXError(.ETIMEDOUT)
-}
-
-func waitUntil(timeout: Double = 30, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try condition() { return }
-        usleep(50_000)
-    }
-    Issue.record("condition not met within \(timeout) s")
-}
-
-func waitForFile(_ path: String, lines: Int, timeout: Double = 30) -> String? {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if let text = try? String(contentsOfFile: path, encoding: .utf8), text.split(separator: "\n").count >= lines { return text }
-        usleep(50_000)
-    }
-    return try? String(contentsOfFile: path, encoding: .utf8)
 }

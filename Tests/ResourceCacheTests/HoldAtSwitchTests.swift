@@ -29,7 +29,9 @@ import TestOrigin
         #expect(FileManager.default.fileExists(atPath: layout.building(2)), "the build began")
         try JSONFile.write([Hold(id: "h", reason: "payment", createdAt: FileSystem.now(), expires: FileSystem.now() + 60)],
                            to: layout.holds, durable: false)
-        #expect(lock != nil)
+        // The sync waits at the switch because the lock is really taken (a second taker is refused).
+        #expect(try WriterLock.tryAcquire(path: layout.releaseLock) == nil)
+        withExtendedLifetime(lock) {}
         lock = nil
         while Date() < deadline, result.withLock({ $0 == nil }) { usleep(5_000) }
         let report = try #require(try result.withLock { $0 }?.get())

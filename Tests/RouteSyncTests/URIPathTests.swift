@@ -64,4 +64,12 @@ import Testing
         }
         #expect(accepted > 100)
     }
+
+    /// A `file://` remote's path goes through the same strict decoder: `%` needs two hex digits.
+    @Test func aFileRemotesPathIsDecodedStrictly() {
+        #expect(LocalFile.localPath("file:///srv/a%20b/x.js") == "/srv/a b/x.js")
+        #expect(LocalFile.localPath("file:///srv/a%+1b") == "/srv/a%+1b")
+        #expect(LocalFile.localPath("file://host/srv/x?y#z") == "/srv/x")
+        #expect(LocalFile.localPath("file:///srv/%") == "/srv/%")
+    }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Fleet
 import RouteSync
 #if canImport(Glibc)
@@ -62,6 +61,6 @@ package enum Rollback {
     }
 
     static func fingerprint(_ table: [UInt8]) -> String {
-        StreamingHasher.hex(SHA256.hash(data: table))
+        StreamingHasher.sha256Hex(table)
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import RouteSync
 
 /// A release manifest as fetched: its exact bytes (the signature covers them), its validators

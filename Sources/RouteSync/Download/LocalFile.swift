@@ -26,16 +26,8 @@ enum LocalFile {
         var rest = Substring(url.dropFirst(7))
         if !rest.hasPrefix("/"), let slash = rest.firstIndex(of: "/") { rest = rest[slash...] }
         if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
-        var bytes: [UInt8] = []
-        var utf8 = Array(rest.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
+        // URIPath's decoder: `%` and two hex digits, else the path as written (never `%+1` as 0x01).
+        let bytes = URIPath.percentDecoded(Array(rest.utf8)) ?? Array(rest.utf8)
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 
 /// What a remote publishes beside one table so that a device fetches less than whole files
 /// (B8, docs/release-bytes.md). Everything is named from hashes the table already gives, so the
@@ -79,7 +78,7 @@ package struct ReleaseIndex: Sendable, Equatable {
         self.pack = pack
     }
 
-    package static func tableDigest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
+    package static func tableDigest(_ bytes: [UInt8]) -> String { StreamingHasher.sha256Hex(bytes) }
 
     /// Paths relative to the remote's base.
     package static func indexPath(table digest: String) -> String { "\(folder)/index/\(digest).json" }

@@ -80,7 +80,7 @@ package struct TableSignature: Sendable, Equatable {
         return Array(lines.joined(separator: "\n").utf8)
     }
 
-    package static func digest(_ bytes: [UInt8]) -> String { StreamingHasher.hex(SHA256.hash(data: bytes)) }
+    package static func digest(_ bytes: [UInt8]) -> String { StreamingHasher.sha256Hex(bytes) }
     package static func manifestDigest(_ bytes: [UInt8]) -> String { digest(bytes) }
 
     package static func keyID(of publicKey: Curve25519.Signing.PublicKey) -> String {

@@ -59,6 +59,9 @@ package struct StreamingHasher: Sendable {
     }
 
     /// Lower-case hex of a digest (or any bytes): the one spelling every hash in the cache uses.
+    /// SHA-256 of `bytes` in lower-case hex: how tables, indexes and sidecars name each other.
+    package static func sha256Hex(_ bytes: [UInt8]) -> String { hex(SHA256.hash(data: bytes)) }
+
     package static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
