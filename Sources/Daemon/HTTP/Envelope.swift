@@ -37,9 +37,14 @@ struct Envelope: Encodable {
         }
     }
 
-    static func reply(_ error: CenariusError, id: String, action: String, status: HTTPResponseStatus? = nil) -> PreparedReply {
+    /// The status an error is answered with: its own (`CenariusError.httpStatus`), else its code's.
+    static func status(for error: CenariusError) -> HTTPResponseStatus {
+        error.httpStatus.map { HTTPResponseStatus(statusCode: $0) } ?? status(for: error.code)
+    }
+
+    static func reply(_ error: CenariusError, id: String, action: String) -> PreparedReply {
         let envelope = Envelope(id: id, action: action, error: error.code.rawValue, desc: error.code.name, message: error.message)
-        return JSONBody.reply(envelope, status: status ?? Envelope.status(for: error.code))
+        return JSONBody.reply(envelope, status: status(for: error))
     }
 }
 

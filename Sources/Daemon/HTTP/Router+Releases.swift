@@ -30,10 +30,10 @@ extension DaemonRouter {
         case .conflict(let onTrial, let current):
             let now = onTrial.map { "generation \($0) is on trial" } ?? "generation \(current ?? 0) is current and confirmed"
             let error = CenariusError.notFound("generation \(request.generation) is not on trial: \(now); reload the page to confirm what it now serves")
-            return Envelope.reply(error, id: id, action: "ready", status: .conflict)
+            return Envelope.reply(error.answering(409), id: id, action: "ready")
         case .busy(let from, let to):
             let error = CenariusError.notFound("generation \(request.generation) cannot be confirmed now: generation \(from) is being rolled back to \(to.map(String.init) ?? "the preset")")
-            return Envelope.reply(error, id: id, action: "ready", status: .conflict)
+            return Envelope.reply(error.answering(409), id: id, action: "ready")
         }
     }
 
@@ -52,7 +52,7 @@ extension DaemonRouter {
             let result = try await state.releases.rollback()
             return JSONBody.reply(RollbackReply(from: result.from, to: result.to))
         } catch where error.code == .usage {
-            return Envelope.reply(error, id: id, action: "rollback", status: .conflict)
+            return Envelope.reply(error.answering(409), id: id, action: "rollback")
         }
     }
 

@@ -39,15 +39,15 @@ struct DaemonRouter: HTTPResponder {
         if (control || path == "/health"), !state.writeGuard.hostAllowed(head.headers) {
             // DNS rebinding: a page of another name that resolves to loopback reads nothing.
             let host = head.headers.first(name: "host") ?? ""
-            return Envelope.reply(.usage("misdirected request: \(host) is not this daemon's host (serve --allow-origin names other hosts)"),
-                                  id: id, action: DaemonRouter.action(for: path), status: .misdirectedRequest)
+            return Envelope.reply(.usage("misdirected request: \(host) is not this daemon's host (serve --allow-origin names other hosts)").answering(421),
+                                  id: id, action: DaemonRouter.action(for: path))
         }
         let verdict = control ? state.writeGuard.check(head.headers) : .sameOrigin
         if control && method == .OPTIONS { return PreparedReply(state.writeGuard.preflight(head.headers)) }
         // Writes, and answers that hand out local paths, only for the daemon's own pages and
         // clients that are no browser page (G9, G10: nobody else confirms or holds releases).
         if case .refused(let why) = verdict, method == .POST || method == .DELETE || path == "/_cenarius/resolve" {
-            return Envelope.reply(.usage("forbidden: \(why)"), id: id, action: DaemonRouter.action(for: path), status: .forbidden)
+            return Envelope.reply(.usage("forbidden: \(why)").answering(403), id: id, action: DaemonRouter.action(for: path))
         }
         return await route(head, body: body, path: path, id: id).adding(WriteGuard.corsHeaders(verdict))
     }
@@ -99,8 +99,7 @@ struct DaemonRouter: HTTPResponder {
                 return try await file(String(path.dropFirst()), head: head)
             }
         } catch {
-            let status: HTTPResponseStatus? = error.cause == .unauthorized ? .unauthorized : nil
-            return Envelope.reply(error, id: id, action: DaemonRouter.action(for: path), status: status)
+            return Envelope.reply(error, id: id, action: DaemonRouter.action(for: path))
         }
     }
 
@@ -156,7 +155,7 @@ struct DaemonRouter: HTTPResponder {
     private func authorize(_ headers: HTTPHeaders) throws(CenariusError) {
         guard let token = state.token else { return }
         guard headers.first(name: "authorization") == "Bearer \(token)" else {
-            throw CenariusError(.usage, "unauthorized: this daemon requires Authorization: Bearer <token> on POST", cause: .unauthorized)
+            throw CenariusError(.usage, "unauthorized: this daemon requires Authorization: Bearer <token> on POST", cause: .unauthorized).answering(401)
         }
     }
 

@@ -47,6 +47,10 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Seconds the origin asked us to wait (`Retry-After` on 429/503), for the daemon's scheduler.
     package var retryAfter: Double?
     package var cause: Cause?
+    /// The HTTP status the daemon's control API answers it with, where its code's is not the
+    /// right one (a 409 for a confirmation that came too late, a 401 without the token); carried
+    /// by the error as hummingbird's `HTTPError` does, so no endpoint patches a status of its own.
+    package var httpStatus: Int?
 
     package init(_ code: Code, _ message: String, retryAfter: Double? = nil, cause: Cause? = nil) {
         self.code = code
@@ -54,6 +58,13 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
         self.message = Secrets.redact(message)
         self.retryAfter = retryAfter
         self.cause = cause
+    }
+
+    /// The same error, answered over HTTP with `status`.
+    package func answering(_ status: Int) -> Self {
+        var error = self
+        error.httpStatus = status
+        return error
     }
 
     /// The same error with more said at the end of its message.
