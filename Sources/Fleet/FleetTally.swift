@@ -24,6 +24,11 @@ package struct FleetTally: Sendable {
     /// send reports, so a flood of forged device ids must not take the memory: docs/threats.md).
     package private(set) var droppedLines = 0
     package let maxDevices: Int
+    /// Of `droppedLines`, those dropped for a release name past `maxNames`.
+    package private(set) var droppedForNames = 0
+    /// Distinct release names (and `failed` lists) kept: a fleet runs a few hundred releases,
+    /// and one forged id could otherwise send millions of names.
+    package static let maxNames = 65_536
     /// Each device's latest report, kept small: about 100 bytes a device with the table's slack,
     /// where whole reports took about 390 (a million forged ids: 164 MB peak, was 390 MB).
     private var latest: [DeviceKey: Latest] = [:]
@@ -87,14 +92,18 @@ package struct FleetTally: Sendable {
         // Names are bounded like devices: one forged id can send a million release names too.
         var failed: [Int32] = []
         for name in Set(report.failed).subtracting([report.release]) {
-            guard let id = names.id(name, limit: maxDevices) else { droppedLines += 1; return }
+            guard let id = names.id(name, limit: Self.maxNames) else { return dropForNames() }
             failed.append(id)
         }
-        guard let release = names.id(report.release, limit: maxDevices), let list = failedLists.id(failed.sorted(), limit: maxDevices) else {
-            droppedLines += 1
-            return
+        guard let release = names.id(report.release, limit: Self.maxNames), let list = failedLists.id(failed.sorted(), limit: Self.maxNames) else {
+            return dropForNames()
         }
         latest[key] = Latest(time: time, release: release, failed: list, state: report.state)
+    }
+
+    private mutating func dropForNames() {
+        droppedLines += 1
+        droppedForNames += 1
     }
 
     /// Per release, most devices first.

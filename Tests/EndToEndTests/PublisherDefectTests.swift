@@ -172,6 +172,35 @@ import TestOrigin
         #expect(try sync.json()["outcome"] as? String == "committed")
     }
 
+    /// A compressed table stale at the origin (an edge, an upload that deletes nothing) while the
+    /// signed `Routes.json` moved on: a new device installs the new release from the table, and
+    /// its next polls ask for the table alone, conditionally, not for the refused form again.
+    @Test func aRefusedCompressedTableIsForgottenAfterTheFallback() async throws {
+        let origin = try await TestOrigin()
+        let s = try Setup()
+        Cleanups.add { await origin.shutdown() }
+        for n in 0..<40 { try s.dir.write("w/lib/file-\(n).js", "// \(n)") }
+        try s.dir.write("w/a.txt", "v1")
+        _ = try s.routes(["--compress", "--sign-key", s.key("k")])
+        try ReleaseBytesEndToEndTests.upload(s.site, to: origin)
+        let form = "_cenarius/Routes.json.zst"
+        let stale = try #require(origin.file(form))
+        try s.dir.write("w/a.txt", "v2")
+        _ = try s.routes(["--compress", "--sign-key", s.key("k")])
+        try ReleaseBytesEndToEndTests.upload(s.site, to: origin)
+        origin.put(form, stale)
+        let device = ["sync", "--json", "--remote", origin.url, "--cache", s.dir.path("n/cache"), "--preset", s.dir.path("n/preset"), "--public-key", s.pub("k")]
+        let install = try Binary.run(device)
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(try install.json()["outcome"] as? String == "committed")
+        origin.resetRequests()
+        let poll = try Binary.run(device)
+        #expect(poll.status == 0, "\(poll.stderr)")
+        #expect(try poll.json()["outcome"] as? String == "not-modified", "\(poll.stdout)")
+        #expect(origin.requests(for: form).isEmpty, "the refused form was asked for again")
+        #expect(origin.requests(for: "Routes.json").count == 1)
+    }
+
     @Test func aHaltOnASignedRemoteWithoutAKeyIsRefusedAndChangesNothing() throws {
         let s = try Setup()
         try s.dir.write("w/a.txt", "one\n")
@@ -186,6 +215,13 @@ import TestOrigin
         #expect(halt.stderr.contains("--sign-key"))
         let after = try ["Routes.json", "Routes.json.sig", "Routes.json.release"].map { try Data(contentsOf: URL(fileURLWithPath: s.site + "/" + $0)) }
         #expect(before == after)
+        // A key that cannot be read, or one key of the two that sign the remote: refused too.
+        for keys in [["--sign-key", s.dir.path("missing.key")], ["--sign-key", s.key("k2")]] {
+            let refused = try Binary.run(["fleet", s.dir.path("log"), "--halt-above", "10", "--min-devices", "2", "--remote", s.site] + keys)
+            #expect(refused.status == 64, "\(keys): \(refused.stderr)")
+        }
+        let unchanged = try ["Routes.json", "Routes.json.sig", "Routes.json.release"].map { try Data(contentsOf: URL(fileURLWithPath: s.site + "/" + $0)) }
+        #expect(before == unchanged)
         // With the key it halts, and devices still verify the remote.
         let signed = try Binary.run(["fleet", s.dir.path("log"), "--halt-above", "10", "--min-devices", "2", "--remote", s.site, "--sign-key", s.key("k")])
         #expect(signed.status == 0 && signed.stdout.contains("halted r1"), "\(signed.stdout) \(signed.stderr)")

@@ -94,9 +94,6 @@ import TestOrigin
         await origin.shutdown()
     }
 
-    /// 1,000 events wait on disk (a long time offline); one more drops the oldest, and the
-    /// thousand go out in batches of at most 100, oldest first. (A 503 may still answer the first
-    /// attempt after the faults are cleared, so ids are compared as a set: at least once.)
     @Test func aQueueLinkPlantedInTheCacheIsNeverRead() async throws {
         let (origin, dir) = try await Self.origin()
         defer { dir.remove() }
@@ -116,6 +113,9 @@ import TestOrigin
         await origin.shutdown()
     }
 
+    /// 1,000 events wait on disk (a long time offline); one more drops the oldest, and the
+    /// thousand go out in batches of at most 100, oldest first. (A 503 may still answer the first
+    /// attempt after the faults are cleared, so ids are compared as a set: at least once.)
     @Test func theQueueIsBoundedAndDrainsInBatches() async throws {
         let (origin, dir) = try await Self.origin()
         defer { dir.remove() }

@@ -116,10 +116,11 @@ import Testing
         tally.add(line: line(10, FleetReport(device: "d0", release: "r2", state: .trial, failed: ["r1"])))
         #expect(tally.releases().first { $0.name == "r2" }?.trial == 1)
         #expect(tally.releases().first { $0.name == "r1" }?.failed == 1)
-        // One device sending ever new release names cannot grow the names past the cap either.
-        var names = FleetTally(maxDevices: 3)
-        for n in 0..<10 { names.add(line: line(Double(n), FleetReport(device: "one", release: "r\(n)", state: .confirmed))) }
-        #expect(names.devices == 1 && names.droppedLines == 7)
-        #expect(names.releases().map(\.name) == ["r2"])
+        // One device sending ever new release names cannot grow the names past their cap either.
+        var names = FleetTally()
+        let count = FleetTally.maxNames + 10
+        for n in 0..<count { names.add(FleetReport(device: "one", release: "r\(n)", state: .confirmed), at: Double(n)) }
+        #expect(names.devices == 1 && names.droppedLines == 10 && names.droppedForNames == 10)
+        #expect(names.releases().map(\.name) == ["r\(FleetTally.maxNames - 1)"])
     }
 }

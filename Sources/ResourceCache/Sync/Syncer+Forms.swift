@@ -73,11 +73,12 @@ extension Syncer {
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
     func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], embeddedIndex: [UInt8]?, remote: Remote, downloader: Downloader,
-                  signed: TableSignatureVerifier.Verified?, held: (ContentHash) -> String?, cancel: CancelToken?) -> FormPlan {
+                  signed: TableSignatureVerifier.Verified?, held: (ContentHash) -> String?, learnsTableForm: Bool = true, cancel: CancelToken?) -> FormPlan {
         let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
                                                                       signed: signed, verifier: settings.tableVerifier, cancel: cancel)
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
-        if let index {
+        // Not in a sync whose compressed table was refused: that form stays forgotten until a later release's index names it.
+        if let index, learnsTableForm {
             let formURL = remote.tableFormURL
             if index.tableForm { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
         }

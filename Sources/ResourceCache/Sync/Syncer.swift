@@ -62,7 +62,9 @@ package struct Syncer: Sendable {
                 } catch where attempt.tableFromForm && !attempt.pastTable && error.code == .integrity && !(cancel?.isCancelled ?? false) {
                     // The compressed table gave a table its signature or manifest refuses (left
                     // over from an earlier publish, or stale at one edge): never adopted nor
-                    // stopped at while the table itself can be had (docs/release-bytes.md).
+                    // stopped at while the table itself can be had (docs/release-bytes.md). It is
+                    // forgotten, so later polls ask for the table with the table's own validators.
+                    unlink(layout.tableForm)
                     attempt = TableAttempt(formsAllowed: false)
                     return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
                                     attempt: &attempt, cancel: cancel, progress: progress)
@@ -186,7 +188,8 @@ package struct Syncer: Sendable {
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
         let held = heldCopies(objects: objects, preset: presetTable)
-        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader, signed: signed, held: held, cancel: cancel)
+        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader,
+                             signed: signed, held: held, learnsTableForm: attempt.formsAllowed, cancel: cancel)
         if !hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).

@@ -190,8 +190,9 @@ extension Downloader {
         private func settle(_ transfer: Transfer, _ failure: AttemptFailure?) {
             guard let failure else { return complete(transfer, .success(())) }
             let policy = transfer.policy ?? downloader.policy
-            // A successful answer's body that broke off, with a validator to resume it by.
-            let resumable = transfer.resumeValidator != nil && transfer.isSuccessStatus && transfer.received > 0
+            // A successful answer's body that broke off, with a validator to resume it by (also when
+            // the attempt to resume it got no answer at all: status 0).
+            let resumable = transfer.resumeValidator != nil && transfer.received > 0 && (transfer.isSuccessStatus || transfer.status == 0)
             switch policy.decide(failure, attempt: transfer.attempt, random: Double.random(in: 0..<1, using: &downloader.random), resumable: resumable) {
             case .giveUp(let error):
                 // Another mirror may have it: every byte is verified, so mixing mirrors is safe.

@@ -14,7 +14,8 @@ package struct RetryPolicy: Sendable {
     package var base: Double
     package var cap: Double
     package var maxRetryAfter: Double
-    /// Only a body cut short is tried again, from where it broke (Range): a form's pack (FormPolicy).
+    /// Only a body cut short is tried again, from where it broke (Range), and a throttled origin
+    /// waited for: a form's pack (FormPolicy).
     package var resumesOnly = false
 
     package init(attempts: Int, base: Double, cap: Double, maxRetryAfter: Double) {
@@ -36,12 +37,9 @@ package struct RetryPolicy: Sendable {
     /// `attempt` counts from 1 (the attempt that just failed); `random` is in [0, 1). `resumable`:
     /// the attempt broke off in a body that a Range request can continue.
     package func decide(_ failure: AttemptFailure, attempt: Int, random: Double, resumable: Bool = false) -> Decision {
-        if resumesOnly, !resumable {
-            switch failure {
-            case .permanent(let error), .transient(let error): return .giveUp(error)
-            case .throttled(let message, let retryAfter): return .giveUp(.init(.remote, message, retryAfter: retryAfter))
-            }
-        }
+        // The origin asking to wait (429, 503) is honoured still: giving up would send every
+        // file of the pack through a request of its own to the same throttled origin.
+        if resumesOnly, !resumable, case .transient(let error) = failure { return .giveUp(error) }
         switch failure {
         case .permanent(let error):
             return .giveUp(error)

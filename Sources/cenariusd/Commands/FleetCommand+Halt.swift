@@ -38,9 +38,7 @@ struct RolloutHalt {
             let written = manifest.serialized()
             let sidecar = tablePath + ".sig"
             // Checked by the command too; here again, right before the write it protects.
-            if signKeys.isEmpty, FileSystem.exists(sidecar) {
-                throw .usage("\(sidecar) signs this remote: --halt-above needs --sign-key to sign the halted manifest (nothing was changed)")
-            }
+            try Self.checkKeys(signKeys, sidecar: sidecar)
             try FileSystem.writeAtomically(written, to: manifestPath)
             if !signKeys.isEmpty {
                 try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: remote)
@@ -50,6 +48,22 @@ struct RolloutHalt {
                 + "(limit \(Self.percent(rule.percent))); wrote \(manifestPath)\(signKeys.isEmpty ? "" : " and re-signed \(tablePath).sig")"
         }
         return halt
+    }
+
+    /// Before anything is read or written: on a signed remote the keys given must be readable and
+    /// include every key that signed the sidecar now in force, or the re-signed sidecar would be
+    /// one devices refuse (a typo, one key of a threshold of two).
+    static func checkKeys(_ keyPaths: [String], sidecar: String) throws(CenariusError) {
+        guard FileSystem.exists(sidecar) else { return }
+        guard !keyPaths.isEmpty else {
+            throw .usage("\(sidecar) signs this remote: --halt-above needs --sign-key to sign the halted manifest (nothing was changed)")
+        }
+        let given = Set(try keyPaths.map { path throws(CenariusError) in TableSignature.keyID(of: try SigningKeys.readPrivate(path)) })
+        let previous = try TableSignature.parse(FileSystem.readFile(sidecar, limit: 64 << 10), source: sidecar)
+        let missing = Set(previous.signatures.map(\.keyID)).subtracting(given)
+        guard missing.isEmpty else {
+            throw .usage("\(sidecar) is signed by key \(missing.sorted().joined(separator: ", ")) too: give every --sign-key that signs this remote (nothing was changed)")
+        }
     }
 
     static func percent(_ value: Double) -> String {

@@ -50,8 +50,8 @@ struct FleetCommand: AsyncParsableCommand {
         guard maxDevices >= 1 else { throw ValidationError("--max-devices must be at least 1") }
         // A halt rewrites the manifest, which a signed remote's sidecar covers: without a key
         // every device would refuse the remote from then on.
-        if haltAbove != nil, let remote, signKey.isEmpty, FileSystem.exists(FileSystem.join(remote, routesName) + ".sig") {
-            throw ValidationError("\(FileSystem.join(remote, routesName)).sig signs this remote: --halt-above needs --sign-key to sign the halted manifest (nothing was changed)")
+        if haltAbove != nil, let remote {
+            do { try RolloutHalt.checkKeys(signKey, sidecar: FileSystem.join(remote, routesName) + ".sig") } catch { throw ValidationError(error.message) }
         }
     }
 
@@ -87,11 +87,15 @@ struct FleetCommand: AsyncParsableCommand {
         if let haltAbove, let remote {
             summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
                 .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
+            if tally.droppedLines > 0 { summary.halt?.reason += " (\(tally.droppedLines) report lines were not counted: see the warning)" }
         }
         if json { Output.json(summary) } else { print(summary) }
-        if tally.droppedLines > 0 {
-            Output.warn("\(tally.droppedLines) report lines of devices beyond the first \(tally.maxDevices) (--max-devices) were not counted: "
+        if tally.droppedLines > tally.droppedForNames {
+            Output.warn("\(tally.droppedLines - tally.droppedForNames) report lines of devices beyond the first \(tally.maxDevices) (--max-devices) were not counted: "
                 + "the counts above are of those \(tally.maxDevices) devices only")
+        }
+        if tally.droppedForNames > 0 {
+            Output.warn("\(tally.droppedForNames) report lines naming releases beyond the first \(FleetTally.maxNames) distinct names were not counted (forged reports?)")
         }
         if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log JSON with a report; skipped") }
     }

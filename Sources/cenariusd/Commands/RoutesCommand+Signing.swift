@@ -21,8 +21,9 @@ extension RoutesCommand {
             }
         } else {
             // Anything else is a new release: a new version, and none of the old signatures.
-            if let previous, !previous.namesTable, tableVersion == nil {
-                Output.warn("\(path) names no table digest (written before it did) and no --sign-key signed it: signing a new version")
+            if let previous, !previous.namesTable, tableVersion == nil, expires == nil, rotations.isEmpty || rotations == previous.rotations,
+               (try? previous.bound(to: files, source: path)) != nil {
+                Output.warn("\(path) names no table digest (written before it did) and none of the --sign-key keys signed it, so it may be over other bytes: signing a new version")
             }
             let now = FileSystem.now()
             let lifetime = expires.flatMap(Self.seconds)

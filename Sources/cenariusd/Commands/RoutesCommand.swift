@@ -163,6 +163,10 @@ struct RoutesCommand: AsyncParsableCommand {
     /// Why the compressed table beside the table is not its form (nil: it is, or there is none).
     private func staleTableForm(table: [UInt8]) -> String? {
         guard FileSystem.exists(tableFormPath) else { return nil }
+        guard Zstd.isAvailable else {
+            Output.warn("cannot check \(tableFormPath): libzstd is not available on this machine")
+            return nil
+        }
         guard let bytes = try? FileSystem.readFile(tableFormPath, limit: 64 << 20),
               let frames = try? Zstd.decompressFrames(bytes, limit: 64 << 20), frames.first == table else {
             return "\(tableFormPath) is not the compressed form of this table (devices that poll it get another release): run routes again"
