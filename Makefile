@@ -2,6 +2,7 @@
 #   make run    build, serve www/ with `cenariusd origin`, run the daemon against it (Ctrl-C stops)
 #   make test   build and run the whole test suite
 #   make demo   a non-interactive walk-through: sync, 304, resolve, publish a change, verify
+#   make deb    the Debian package (.build/deb), checked by lintian; make man: the man pages alone
 SHELL := /bin/bash
 SWIFT ?= swift
 PORT ?= 8701
@@ -10,7 +11,7 @@ DEMO ?= $(CURDIR)/.build/demo
 PREFIX ?= /usr/local
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps test-deps build run demo test release install clean fuzz
+.PHONY: deps test-deps deb-deps build run demo test release install man deb clean fuzz
 
 # Installs the C libraries the build links against (libcurl with OpenSSL, zlib) when missing.
 deps:
@@ -27,10 +28,11 @@ deps:
 # What the tests need beyond the build: a real browser for the tests of what pages use, and
 # nginx with openssl for the HTTPS tests (a test CA, TLS 1.3, HTTP/2, client certificates), and
 # iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive), and
-# e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image).
+# e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image), and man-db (the man
+# pages are rendered as lintian would); with CENARIUS_DEB (the package test), debootstrap.
 test-deps:
 	@missing=""; \
-	for p in chromium nginx openssl iproute2 e2fsprogs strace; do \
+	for p in chromium nginx openssl iproute2 e2fsprogs strace man-db $(if $(CENARIUS_DEB),debootstrap); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -44,12 +46,49 @@ build: deps
 
 # The build users install and the bench measures: static Swift runtime, stripped (Package.swift),
 # C code (BoringSSL above all) built for size: F's 25 MB bar (24.76 MB with it, 25.08 MB without).
+RELEASE_FLAGS = -c release --static-swift-stdlib -Xcc -Os
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product cenariusd -Xcc -Os
+	$(SWIFT) build $(RELEASE_FLAGS) --product cenariusd
 
 install: release
 	install -D -m 755 .build/release/cenariusd $(DESTDIR)$(PREFIX)/bin/cenariusd
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/cenariusd ($$(du -h .build/release/cenariusd | cut -f1))"
+
+# The man pages (.build/man): cenariusd-manual (Sources/ManualPages) over the command tree the binary
+# itself parses with (--experimental-dump-help), dated by the last commit so that a rebuild writes
+# the same bytes. From the debug build; `make deb` makes them from the release build it packages.
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+endif
+MAN_FLAGS =
+MAN_DIR = $(CURDIR)/.build/man
+man: deps
+	$(SWIFT) build $(MAN_FLAGS) --product cenariusd
+	$(SWIFT) build $(MAN_FLAGS) --product cenariusd-manual
+	@bin=$$($(SWIFT) build $(MAN_FLAGS) --show-bin-path); rm -rf "$(MAN_DIR)"; \
+	  "$$bin/cenariusd" --experimental-dump-help | "$$bin/cenariusd-manual" --output "$(MAN_DIR)" \
+	    --version "$$("$$bin/cenariusd" --version)" --date "$$(date -u -d @$(SOURCE_DATE_EPOCH) +%F)"
+
+# What building, checking and testing the package needs: dpkg-dev (dpkg-shlibdeps), binutils
+# (readelf, strings), lintian, debootstrap (DebianPackageTests), man-db and groff (man pages).
+deb-deps:
+	@missing=""; \
+	for p in dpkg-dev binutils lintian debootstrap man-db groff-base; do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing (for the Debian package)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# The Debian package, .build/deb/cenariusd_<version>_<arch>.deb (scripts/deb.sh: no network), then
+# lintian, failing on any error or warning (the overrides and their reasons:
+# dist/debian/lintian-overrides). Install it: sudo apt install ./.build/deb/cenariusd_*.deb
+deb: MAN_FLAGS = $(RELEASE_FLAGS)
+deb: deb-deps release man
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) bash scripts/deb.sh .build/release/cenariusd "$(MAN_DIR)" .build/deb
+	lintian --fail-on error,warning .build/deb/cenariusd_*.deb
 
 test: deps test-deps
 	$(SWIFT) build --build-tests
@@ -70,5 +109,7 @@ run: build
 demo: build
 	@bash scripts/demo.sh "$(BIN)" "$(CURDIR)/www" "$(DEMO)" "$(PORT)"
 
+# The package test's Debian root too; never across a mount a killed run may have left in it.
 clean:
 	rm -rf .build
+	rm -rf --one-file-system .build-debootstrap

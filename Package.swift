@@ -7,9 +7,8 @@ let package = Package(
     name: "cenariusd",
     platforms: [.macOS(.v15)],
     products: [
+        // The modules' API is `package`: nothing outside this package links them.
         .executable(name: "cenariusd", targets: ["cenariusd"]),
-        .library(name: "RouteSync", targets: ["RouteSync"]),
-        .library(name: "ResourceCache", targets: ["ResourceCache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -51,7 +50,6 @@ let package = Package(
                 "CMultiMD5",
                 "CZstd",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -60,8 +58,6 @@ let package = Package(
                 "RouteSync",
                 "Fleet",
                 "CPlatform",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -89,7 +85,6 @@ let package = Package(
             dependencies: [
                 "RouteSync",
                 "CPlatform",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
@@ -128,6 +123,17 @@ let package = Package(
                     .when(configuration: .release)
                 ),
             ]
+        ),
+        // `make man`: the man pages, from `cenariusd --experimental-dump-help` (the command tree),
+        // the exit codes and the settings table; a build tool, never installed.
+        .executableTarget(
+            name: "cenariusd-manual",
+            dependencies: [
+                "RouteSync",
+                "Settings",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/ManualPages"
         ),
         // libFuzzer targets (see Fuzz/run). Built normally they replay a corpus; built with
         // -sanitize=fuzzer -DFUZZING they are fuzzers.

@@ -43,7 +43,7 @@ struct ConfigFileSnapshot: FileConfigSnapshot {
                 // Checked here rather than when read: a value of the wrong type would otherwise
                 // be skipped in silence by the reader, like an unknown key.
                 guard value == .null || Self.fits(value, setting.kind) else {
-                    throw CenariusError.usage("config key \(JSONText.quoted(key)) in \(path) must be \(Self.describe(setting.kind))")
+                    throw CenariusError.usage("config key \(JSONText.quoted(key)) in \(path) must be \(setting.kind.spoken)")
                 }
                 if case .number(let text) = value {
                     guard let number = Double(text), number.isFinite else {
@@ -93,15 +93,6 @@ struct ConfigFileSnapshot: FileConfigSnapshot {
         }
     }
 
-    private static func describe(_ kind: Setting.Kind) -> String {
-        switch kind {
-        case .string: "a string"
-        case .int: "a whole number"
-        case .double: "a number"
-        case .bool: "true or false"
-        case .list: "a string or an array of strings"
-        }
-    }
 
     private static func describe(_ type: ConfigType) -> String {
         switch type {

@@ -67,6 +67,19 @@ package struct Setting: Sendable, Hashable {
     }
 }
 
+extension Setting.Kind {
+    /// What a config file's value must be, as messages and the man page say it.
+    package var spoken: String {
+        switch self {
+        case .string: "a string"
+        case .int: "a whole number"
+        case .double: "a number"
+        case .bool: "true or false"
+        case .list: "a string or an array of strings"
+        }
+    }
+}
+
 /// A setting's value in its type.
 package enum SettingValue: Sendable, Equatable {
     case string(String)
