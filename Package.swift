@@ -56,7 +56,7 @@ let package = Package(
             name: "ResourceCache",
             dependencies: [
                 "RouteSync",
-                "Fleet",
+                "ReportHeader",
                 "CPlatform",
             ]
         ),
@@ -65,7 +65,7 @@ let package = Package(
             dependencies: [
                 "RouteSync",
                 "ResourceCache",
-                "Fleet",
+                "ReportHeader",
                 "CPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -78,14 +78,22 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        // Fleet visibility: the Cenarius-Report header (RFC 9651, written and read with apple's
-        // structured-headers library) and what `cenariusd fleet` makes of the origin's access logs.
+        // The Cenarius-Report header every poll carries (RFC 9651, written and read with apple's
+        // structured-headers library): below the sync that sends it and the fleet command that reads it.
+        .target(
+            name: "ReportHeader",
+            dependencies: [
+                "RouteSync",
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ]
+        ),
+        // Fleet visibility: what `cenariusd fleet` makes of the origin's access logs.
         .target(
             name: "Fleet",
             dependencies: [
                 "RouteSync",
+                "ReportHeader",
                 "CPlatform",
-                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
         // The settings table and the two ways of reading it (fast, and swift-configuration's).
@@ -105,6 +113,7 @@ let package = Package(
                 "Daemon",
                 "Settings",
                 "Fleet",
+                "ReportHeader",
                 "CStartup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -158,7 +167,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FleetTests",
-            dependencies: ["Fleet", "RouteSync"]
+            dependencies: ["Fleet", "ReportHeader", "RouteSync"]
         ),
         .testTarget(
             name: "ResourceCacheTests",
@@ -216,7 +225,7 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
 // (a module's types reach its package API only through a `package import`).
 // The release binary must stay under F's 25 MB: the layers whose speed no bar measures closely
 // (the command line, settings, fleet logs) are optimized for size; the rest keeps -O.
-for target in package.targets where ["cenariusd", "Settings", "Fleet", "ResourceCache", "RouteSync", "Daemon"].contains(target.name) {
+for target in package.targets where ["cenariusd", "Settings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Daemon"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 }
 

@@ -1,4 +1,4 @@
-import Fleet
+import ReportHeader
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+package import ReportHeader
+
 /// Each device's latest report, and from them what a publisher asks of a release: how many devices
 /// run it and in which state, and how many rolled it back or refused it. Memory grows with the
 /// devices, not with the lines.

@@ -1,5 +1,6 @@
 import Foundation
 import Fleet
+import ReportHeader
 import Testing
 
 @Suite struct FleetReportTests {

@@ -1,4 +1,4 @@
-import Fleet
+import ReportHeader
 import RouteSync
 
 /// The `Cenarius-Report` a poll carries: the device's state as the cache records it, read from the

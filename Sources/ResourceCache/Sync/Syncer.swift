@@ -1,4 +1,4 @@
-import Fleet
+import ReportHeader
 package import RouteSync
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import Fleet
+import ReportHeader
 import RouteSync
 
 /// Halts the rollout of a remote folder's release (G10's `"halted": true`) when the fleet's reports
