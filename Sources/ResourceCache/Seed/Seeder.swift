@@ -105,8 +105,7 @@ package struct Seeder: Sendable {
     /// The table from the first remote that gives a good one; when signing is on, verified with the
     /// release manifest beside it (if any), and the bytes of both that were verified.
     private func fetchTable(_ downloader: Downloader) throws(CenariusError) -> (Remote, [UInt8], RouteTable, (verified: TableSignatureVerifier.Verified, manifest: [UInt8]?)?) {
-        var failures: [CenariusError] = []
-        for remote in [remote] + mirrors {
+        try Mirrors.first([remote] + mirrors) { (remote, _) throws(Mirrors.Failure) in
             do throws(CenariusError) {
                 guard case .content(let bytes, _) = try downloader.fetchDocument(remote.tableURL, validators: nil) else {
                     throw .remote("\(remote.tableURL) answered 304 to an unconditional request")
@@ -117,11 +116,9 @@ package struct Seeder: Sendable {
                 let verified = try verifier.verify(table: bytes, manifest: manifest, remote: remote, downloader: downloader, inForce: nil)
                 return (remote, bytes, table, (verified, manifest))
             } catch {
-                failures.append(error)
-                guard error.code == .remote || error.code == .integrity else { break }
+                throw Mirrors.Failure(error)
             }
         }
-        throw Syncer.combined(failures)
     }
 
     /// The release manifest beside the table (G10), which a signature covers too; nil when there is none.

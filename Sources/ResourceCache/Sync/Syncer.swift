@@ -51,12 +51,10 @@ package struct Syncer: Sendable {
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
         cleanTemporaries(cache)
         let downloader = try Downloader(options: settings.transfer)
-        var failures: [CenariusError] = []
-        for (index, remote) in remotes.enumerated() {
+        return try Mirrors.first(remotes) { (remote, others) throws(Mirrors.Failure) in
             var attempt = TableAttempt()
-            do {
-                let others = remotes.indices.filter { $0 != index }.map { remotes[$0] }
-                do {
+            do throws(CenariusError) {
+                do throws(CenariusError) {
                     return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
                                     attempt: &attempt, cancel: cancel, progress: progress)
                 } catch where attempt.tableFromForm && !attempt.pastTable && error.code == .integrity && !(cancel?.isCancelled ?? false) {
@@ -72,12 +70,9 @@ package struct Syncer: Sendable {
             } catch {
                 // A mirror that cannot give a good table, signature or manifest: the next one may.
                 // Files are already taken from every mirror in turn, so a later failure is final.
-                failures.append(error)
-                guard !attempt.pastTable, error.code == .remote || error.code == .integrity, index < remotes.count - 1,
-                      !(cancel?.isCancelled ?? false) else { throw Self.combined(failures) }
+                throw Mirrors.Failure(error, final: attempt.pastTable || (cancel?.isCancelled ?? false))
             }
         }
-        throw Self.combined(failures)
     }
 
     /// A new table this device will not adopt (invalid, badly signed, replayed) is reported as refused;
@@ -90,12 +85,6 @@ package struct Syncer: Sendable {
         return error
     }
 
-    /// One error for a sync that tried several mirrors: the first one's code, every one's message.
-    static func combined(_ failures: [CenariusError]) -> CenariusError {
-        guard let first = failures.first else { return .internal("no remote to sync from") }
-        guard failures.count > 1 else { return first }
-        return CenariusError(first.code, "every mirror failed: " + failures.map(\.message).joined(separator: "; "), retryAfter: first.retryAfter, cause: first.cause)
-    }
 
     private func sync(from remote: Remote, mirrors: [Remote], cache: OpenedCache, downloader: Downloader, started: Double, attempt: inout TableAttempt,
                       cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
