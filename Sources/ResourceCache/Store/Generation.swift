@@ -2,7 +2,7 @@ import FoundationEssentials
 package import RouteSync
 
 /// What a committed generation records besides its table.
-package struct GenerationMeta: Codable, Sendable, Equatable {
+package struct GenerationMeta: Sendable, Equatable {
     package var number: Int
     package var remote: String
     package var validators: Validators
@@ -75,9 +75,24 @@ package struct Generation: Sendable {
 }
 
 extension GenerationMeta {
+    /// `meta.json`, written by hand as `Generation.meta()` reads it by hand (one codec: the
+    /// lookup path reads it without Foundation's decoder); keys sorted, absent values left out.
+    /// Caches written by the JSON encoder before read the same.
     func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return Array((try? encoder.encode(self)) ?? Data("{}".utf8))
+        var fields: [(String, String)] = [
+            ("cachedBytes", String(cachedBytes)), ("cachedFiles", String(cachedFiles)),
+            ("committedAt", committedAt.isFinite ? "\(committedAt)" : "0"), ("number", String(number)), ("remote", JSONText.quoted(remote)),
+        ]
+        var validators: [String] = []
+        if let etag = self.validators.etag { validators.append("\"etag\": \(JSONText.quoted(etag))") }
+        if let lastModified = self.validators.lastModified { validators.append("\"lastModified\": \(JSONText.quoted(lastModified))") }
+        fields.append(("validators", "{" + validators.joined(separator: ", ") + "}"))
+        if let entries { fields.append(("entries", String(entries))) }
+        if let release { fields.append(("release", JSONText.quoted(release))) }
+        if let signatureExpires { fields.append(("signatureExpires", String(signatureExpires))) }
+        if let signedAt { fields.append(("signedAt", String(signedAt))) }
+        if let signedVersion { fields.append(("signedVersion", String(signedVersion))) }
+        let body = fields.sorted { $0.0 < $1.0 }.map { "  \"\($0.0)\": \($0.1)" }.joined(separator: ",\n")
+        return Array("{\n\(body)\n}\n".utf8)
     }
 }
