@@ -50,8 +50,16 @@ struct Envelope: Encodable {
 
 enum JSONBody {
     static func reply(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> PreparedReply {
-        PreparedReply(Reply(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")],
-                            body: .bytes(bytes(value))))
+        reply(body: bytes(value), status: status)
+    }
+
+    /// A JSON line a record wrote itself (`Resolution.jsonText`), sent as every JSON reply is.
+    static func reply(line: String) -> PreparedReply {
+        reply(body: ByteBuffer(string: line + "\n"), status: .ok)
+    }
+
+    private static func reply(body: ByteBuffer, status: HTTPResponseStatus) -> PreparedReply {
+        PreparedReply(Reply(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")], body: .bytes(body)))
     }
 
     /// One line of JSON, keys sorted (so that equal values give equal bytes, and validators).

@@ -64,7 +64,7 @@ struct DaemonRouter: HTTPResponder {
                     throw .usage("missing ?uri= parameter")
                 }
                 let resolution = try await lookup(uri)
-                return JSONBody.reply(resolution)
+                return JSONBody.reply(line: resolution.jsonText())
             case "/_cenarius/sync":
                 guard method == .POST else { throw .usage("use POST to request a sync") }
                 try authorize(head.headers)

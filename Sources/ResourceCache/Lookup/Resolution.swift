@@ -1,8 +1,9 @@
 import RouteSync
 
-/// The answer to a lookup, as `resolve --json` prints it.
-package struct Resolution: Sendable, Codable, Equatable {
-    package enum Source: String, Sendable, Codable, CaseIterable {
+/// The answer to a lookup, as `resolve --json` prints it and `/_cenarius/resolve` answers it: one
+/// writer (`jsonText`) for both.
+package struct Resolution: Sendable, Equatable {
+    package enum Source: String, Sendable, CaseIterable {
         case cache, preset, remote, develop
     }
 
@@ -14,8 +15,6 @@ package struct Resolution: Sendable, Codable, Equatable {
     /// Why a stale copy was served; printed on stderr, not part of the JSON.
     package var warning: String?
 
-    enum CodingKeys: String, CodingKey { case uri, path, source, hash, stale }
-
     package init(uri: String, path: String, source: Source, hash: String?, stale: Bool, warning: String? = nil) {
         self.uri = uri
         self.path = path
@@ -25,7 +24,8 @@ package struct Resolution: Sendable, Codable, Equatable {
         self.warning = warning
     }
 
-    /// The `--json` line, keys sorted, written without an encoder: this runs on every `resolve`.
+    /// The `--json` line, keys sorted (`hash` null in develop mode), written without an encoder:
+    /// this runs on every `resolve`.
     package func jsonText() -> String {
         var out: [UInt8] = []
         out.append(contentsOf: "{\"hash\":".utf8)
@@ -36,15 +36,5 @@ package struct Resolution: Sendable, Codable, Equatable {
         JSONText.appendString(uri, to: &out)
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(uri, forKey: .uri)
-        try container.encode(path, forKey: .path)
-        try container.encode(source, forKey: .source)
-        // `hash` is always present in the output, null in develop mode.
-        try container.encode(hash, forKey: .hash)
-        try container.encode(stale, forKey: .stale)
     }
 }
