@@ -107,7 +107,11 @@ struct DaemonRouter: HTTPResponder {
     /// current is held), counted in the metrics.
     func lookup(_ raw: String) async throws(CenariusError) -> Resolution {
         let coordinator = state.coordinator
-        let resolution = try await state.resolver().resolve(raw) { await coordinator.refreshForLookup() }
+        // Stats and reads of the cache and preset run on the blocking pool, never on the shared
+        // threads the scheduler and every other request use.
+        let resolution = try await state.resolver().resolve(raw, blocking: { lookup throws(CenariusError) in try await blocking(lookup) }) {
+            await coordinator.refreshForLookup()
+        }
         state.metrics.recordLookup(resolution)
         return resolution
     }

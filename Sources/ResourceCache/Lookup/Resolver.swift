@@ -134,10 +134,15 @@ package struct Resolver: Sendable {
     /// The daemon's lookup, which never blocks on the network: answer from what is held; when
     /// nothing current is held, `refresh` (the daemon's single-flight, throttled sync) runs and
     /// the lookup is made again. Offline otherwise, so the order is the one `resolve` keeps.
-    package func resolve(_ raw: String, refresh: () async -> CenariusError?) async throws(CenariusError) -> Resolution {
+    /// Runs a lookup's file-system work where blocking is allowed (the daemon's thread pool).
+    package typealias Blocking = @Sendable (_ lookup: @escaping @Sendable () throws(CenariusError) -> Resolution) async throws(CenariusError) -> Resolution
+
+    package func resolve(_ raw: String, blocking: Blocking = { lookup throws(CenariusError) in try lookup() },
+                         refresh: () async -> CenariusError?) async throws(CenariusError) -> Resolution {
         var firstError: CenariusError?
+        let held = { @Sendable () throws(CenariusError) -> Resolution in try self.resolve(raw, options: .init(offline: true)) }
         do {
-            let resolution = try resolve(raw, options: .init(offline: true))
+            let resolution = try await blocking(held)
             if !resolution.stale { return resolution }
         } catch {
             let nothingSynced = GenerationStore(layout: settings.cache).current() == nil
@@ -151,7 +156,7 @@ package struct Resolver: Sendable {
         let refreshError = await refresh()
         var resolution: Resolution
         do {
-            resolution = try resolve(raw, options: .init(offline: true))
+            resolution = try await blocking(held)
         } catch {
             throw refreshError.map { CenariusError($0.code, "\(error.message); refresh failed: \($0.message)") } ?? error
         }
