@@ -13,17 +13,23 @@ BIN = $(CURDIR)/.build/debug/cenariusd
 
 .PHONY: deps test-deps deb-deps build run demo test release install man deb clean fuzz
 
+# $(call apt-ensure,PACKAGES,WHY,REDIRECT): installs those of Debian's PACKAGES that are missing
+# (sudo unless root), saying which and WHY; REDIRECT (>/dev/null) quiets apt.
+define apt-ensure
+missing=""; \
+for p in $(1); do \
+  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+done; \
+if [ -n "$$missing" ]; then \
+  echo "installing$$missing$(2)"; \
+  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing $(3); \
+fi
+endef
+
 # Installs the C libraries the build links against (libcurl with OpenSSL, zlib) when missing.
 deps:
-	@missing=""; \
-	for p in libcurl4-openssl-dev zlib1g-dev libzstd-dev zstd curl; do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt-ensure,libcurl4-openssl-dev zlib1g-dev libzstd-dev zstd curl,,)
 
 # What the tests need beyond the build: a real browser for the tests of what pages use, and
 # nginx with openssl for the HTTPS tests (a test CA, TLS 1.3, HTTP/2, client certificates), and
@@ -31,15 +37,7 @@ deps:
 # e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image), and man-db (the man
 # pages are rendered as lintian would); with CENARIUS_DEB (the package test), debootstrap.
 test-deps:
-	@missing=""; \
-	for p in chromium nginx openssl iproute2 e2fsprogs strace man-db $(if $(CENARIUS_DEB),debootstrap); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing (for the browser and HTTPS tests)"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs strace man-db $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
 
 build: deps
 	$(SWIFT) build --product cenariusd
@@ -72,15 +70,7 @@ man: deps
 # What building, checking and testing the package needs: dpkg-dev (dpkg-shlibdeps), binutils
 # (readelf, strings), lintian, debootstrap (DebianPackageTests), man-db and groff (man pages).
 deb-deps:
-	@missing=""; \
-	for p in dpkg-dev binutils lintian debootstrap man-db groff-base; do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing (for the Debian package)"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@$(call apt-ensure,dpkg-dev binutils lintian debootstrap man-db groff-base, (for the Debian package),>/dev/null)
 
 # The Debian package, .build/deb/cenariusd_<version>_<arch>.deb (scripts/deb.sh: no network), then
 # lintian, failing on any error or warning (the overrides and their reasons:
