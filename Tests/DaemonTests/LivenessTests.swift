@@ -9,7 +9,7 @@ import Glibc
     @Test func aSyncWithoutProgressOrAnOverdueTimerIsStuck() {
         let liveness = Liveness(stallLimit: 10)
         #expect(liveness.stuck() == nil)
-        liveness.syncing()
+        liveness.progressed()
         let start = FileSystem.monotonic()
         #expect(liveness.stuck(now: start + 5) == nil)
         #expect(liveness.stuck(now: start + 11)?.contains("no progress") == true)

@@ -31,8 +31,7 @@ package final class Liveness: Sendable {
     /// The scheduler waits for a timer due in `delay` seconds; `woke` when it stops waiting.
     func waiting(for delay: Double) { state.withLock { $0.dueAt = FileSystem.monotonic() + delay } }
     func woke() { state.withLock { $0.dueAt = nil } }
-    /// A sync starts, shows progress, ends.
-    func syncing() { state.withLock { $0.lastProgress = FileSystem.monotonic() } }
+    /// A sync shows progress (its start counts as some), then ends.
     func progressed() { state.withLock { $0.lastProgress = FileSystem.monotonic() } }
     func synced() { state.withLock { $0.lastProgress = nil } }
 

@@ -39,9 +39,7 @@ enum SystemdNotifier {
 
     /// `RELOADING=1` as systemd 253 and later want it: with the monotonic time of the reload.
     static var reloading: String {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return "RELOADING=1\nMONOTONIC_USEC=\(UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000)"
+        "RELOADING=1\nMONOTONIC_USEC=\(UInt64(FileSystem.monotonic() * 1_000_000))"
     }
 
     /// `STATUS=` after a sync: what `systemctl status` shows.

@@ -96,7 +96,7 @@ package actor SyncCoordinator {
         let syncer = Syncer(settings: settings)
         let cancel = cancel
         let liveness = liveness
-        liveness?.syncing()
+        liveness?.progressed()
         let task = Task {
             await onThread("cenariusd-sync") {
                 let result = Result(catching: { () throws(CenariusError) in

@@ -11,8 +11,9 @@ extension RoutesCommand {
         let rotations = try Self.rotations(rotation, endingAtOneOf: keys.map { TableSignature.keyID(of: $0) })
         let previous = try? TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path)
         var signature: TableSignature
-        if let previous, tableVersion == nil, expires == nil, rotations.isEmpty || rotations == previous.rotations,
-           let same = previous.coSignable(by: keys, over: files, source: path) {
+        // A new version, an expiry or a new rotation is a new release whatever the bytes.
+        let asksNew = tableVersion != nil || expires != nil || !(rotations.isEmpty || rotations == previous?.rotations)
+        if let previous, !asksNew, let same = previous.coSignable(by: keys, over: files, source: path) {
             // The exact bytes the sidecar's signatures are over, and nothing new asked: another
             // signer's signature on the same version (thresholds), not a new release.
             signature = same
@@ -21,8 +22,7 @@ extension RoutesCommand {
             }
         } else {
             // Anything else is a new release: a new version, and none of the old signatures.
-            if let previous, !previous.namesTable, tableVersion == nil, expires == nil, rotations.isEmpty || rotations == previous.rotations,
-               (try? previous.bound(to: files, source: path)) != nil {
+            if let previous, !previous.namesTable, !asksNew, (try? previous.bound(to: files, source: path)) != nil {
                 Output.warn("\(path) names no table digest (written before it did) and none of the --sign-key keys signed it, so it may be over other bytes: signing a new version")
             }
             let now = FileSystem.now()
