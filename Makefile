@@ -86,7 +86,8 @@ test: deps test-deps
 	@# fuzzer needed); a target fails on an unreadable or empty corpus.
 	@bin=$$($(SWIFT) build --show-bin-path); grep -v '^#' Fuzz/targets | while read -r t c; do \
 	  [ -n "$$t" ] || continue; "$$bin/$$t" "Fuzz/corpus/$$c" || exit 1; done
-	$(SWIFT) test --skip-build
+	@# The log in .build/test.log; a failure ends with the failed, the unfinished and a crash's frames.
+	SWIFT=$(SWIFT) bash scripts/test.sh
 
 # Every fuzz target for FUZZ_SECONDS each (default 60; CI runs 15), failing on a crash.
 FUZZ_SECONDS ?= 60

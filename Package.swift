@@ -159,7 +159,7 @@ let package = Package(
         .executableTarget(name: "FuzzCacheRecords", dependencies: ["RouteSync", "ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzCacheRecords"),
         .testTarget(
             name: "SettingsTests",
-            dependencies: ["Settings", "RouteSync"]
+            dependencies: ["Settings", "RouteSync", "ResourceCache", "Daemon"]
         ),
         .testTarget(
             name: "RouteSyncTests",
@@ -184,7 +184,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestOrigin", "RouteSync"]
+            dependencies: ["TestOrigin", "RouteSync", "Settings"]
         ),
         .testTarget(
             name: "DaemonTests",

@@ -48,14 +48,17 @@ package struct DaemonOptions: Sendable {
 package enum Daemon {
     package static func run(
         settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions,
-        reload: @escaping @Sendable () async throws(CenariusError) -> SyncSettings,
+        reload: @escaping @Sendable () async throws(CenariusError) -> ReloadableSettings,
         onListening: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws(CenariusError) {
         let sessions = TLSSessionCache()
         let settings = DaemonTransport.prepare(settings, sessions: sessions)
-        let reload: @Sendable () async throws(CenariusError) -> SyncSettings = { () throws(CenariusError) in
-            DaemonTransport.prepare(try await reload(), sessions: sessions)
+        let reload: @Sendable () async throws(CenariusError) -> ReloadableSettings = { () throws(CenariusError) in
+            var reloaded = try await reload()
+            reloaded.sync = DaemonTransport.prepare(reloaded.sync, sessions: sessions)
+            return reloaded
         }
+        let holder = SettingsHolder(ReloadableSettings(sync: settings, trial: options.trial))
         let layout = settings.cache
         // Made and checked like a sync does: a cache another user owns or others can write is refused (G5).
         _ = try CacheFolder.root(layout.root)
@@ -78,14 +81,14 @@ package enum Daemon {
         let events = EventHub()
         // Before anything can publish: the start's own events are reported too.
         let reports = develop == nil ? options.reportURL.map { url in
-            ReportService(url: url, transfer: settings.transfer, queuePath: layout.root + "/report-queue",
+            ReportService(url: url, settings: holder, queuePath: layout.root + "/report-queue",
                           deviceHash: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), events: events, logger: logger)
         } : nil
         let releases = ReleaseSupervisor(settings: settings, options: options.trial, events: events, metrics: metrics,
                                          logger: logger, switched: generation.changed)
         let view = releases.view
-        let watch = RolloutWatch(settings: settings, events: events, logger: logger)
-        let expiry = ExpiryWatch(settings: settings, events: events, logger: logger)
+        let watch = RolloutWatch(settings: holder, events: events, logger: logger)
+        let expiry = ExpiryWatch(settings: holder, events: events, logger: logger)
         let coordinator = SyncCoordinator(
             settings: settings, logger: logger, metrics: metrics,
             onStart: { reason in await releases.syncStarted(reason: reason) },
@@ -141,7 +144,7 @@ package enum Daemon {
         }
         server.limit = ConnectionLimit(maximum: maxConnections)
 
-        var services: [any Service] = [server, SignalService(state: state, reload: reload, logger: logger),
+        var services: [any Service] = [server, SignalService(state: state, holder: holder, reload: reload, logger: logger),
                                        SystemdService(watchdog: watchdog, liveness: liveness, logger: logger)]
         if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
         if let reports { services.append(reports) }
@@ -183,7 +186,8 @@ package enum Daemon {
 /// SIGHUP: re-read the configuration and sync.
 struct SignalService: Service {
     let state: DaemonState
-    let reload: @Sendable () async throws(CenariusError) -> SyncSettings
+    let holder: SettingsHolder
+    let reload: @Sendable () async throws(CenariusError) -> ReloadableSettings
     let logger: Logger
 
     func run() async throws {
@@ -191,9 +195,14 @@ struct SignalService: Service {
             SystemdNotifier.notify(SystemdNotifier.reloading)
             do {
                 let settings = try await reload()
-                state.replace(settings)
+                if !settings.unchanged.isEmpty {
+                    logger.warning("changed settings that are read at start only keep their value until the daemon restarts: \(settings.unchanged.joined(separator: ", "))")
+                }
+                holder.replace(settings)
+                state.replace(settings.sync)
                 await state.releases.reload(settings)
-                await state.coordinator.reload(settings)
+                // Last: it starts the sync the reload asks for.
+                await state.coordinator.reload(settings.sync)
                 SystemdNotifier.notify("READY=1\nSTATUS=configuration reloaded")
             } catch {
                 logger.error("reload failed; keeping the previous configuration", metadata: ["message": "\(error.message)"])

@@ -1,11 +1,12 @@
 package import RouteSync
 
 /// One setting, once: the key a config file uses, which is also the flag's name (`--key`) and,
-/// upper-cased with underscores, the environment variable (`CENARIUS_KEY`); its type; and the
-/// one way a string from a flag or the environment decodes to it. The fast command line
-/// (`FastPath`) and the regular one (swift-configuration) both decode through it, so a value
-/// means the same whichever path reads it. Defaults are applied after precedence, in one place
-/// (`ResolvedSettings.make`, `ServeCommand`).
+/// upper-cased with underscores, the environment variable (`CENARIUS_KEY`); its type and range;
+/// what it means (the flag's help, the man pages); its default; and whether a running daemon
+/// takes a new value on SIGHUP. The fast command line (`FastPath`) and the regular one
+/// (swift-configuration) both decode through it, so a value means the same whichever path reads
+/// it; the options of the regular one take their help from it and are read back by key
+/// (`SettingFlags`); the defaults are the last source of every reading (`SettingSource`).
 package struct Setting: Sendable, Hashable {
     package enum Kind: Sendable, Hashable {
         case string, int, double, bool
@@ -18,11 +19,46 @@ package struct Setting: Sendable, Hashable {
     /// For `.int` and `.double`: the values that make sense. A number from outside past them
     /// (`"timeout": 1e300`) is a usage error naming the setting, never a trap further in.
     package let range: ClosedRange<Double>?
+    /// The flag's value in help texts (`--connections <n>`); nil for a switch.
+    package let valueName: String?
+    /// What the setting means, in a sentence or two.
+    package let help: String
+    /// The value when nothing sets it, as every reading gets it.
+    package let defaultValue: SettingValue?
+    /// The default in words when it is not one value (`$XDG_CACHE_HOME/cenarius`), else nil.
+    package let defaultWords: String?
+    /// False: read once at start; a running daemon keeps its value across SIGHUP.
+    package let reloads: Bool
 
-    package init(_ key: String, _ kind: Kind, _ range: ClosedRange<Double>? = nil) {
+    package init(_ key: String, _ kind: Kind, _ range: ClosedRange<Double>? = nil, value valueName: String? = nil,
+                 default defaultValue: SettingValue? = nil, defaultWords: String? = nil, reloads: Bool = true, _ help: String) {
         self.key = key
         self.kind = kind
         self.range = range
+        self.valueName = valueName
+        self.help = help
+        self.defaultValue = defaultValue
+        self.defaultWords = defaultWords
+        self.reloads = reloads
+    }
+
+    /// The default as help texts and the documentation say it; nil when there is none.
+    package var defaultText: String? {
+        if let defaultWords { return defaultWords }
+        switch defaultValue {
+        case .string(let value): return value
+        case .int(let value): return String(value)
+        case .double(let value): return Whole.text(value)
+        case .bool(let value): return value ? "on" : "off"
+        case .list(let values): return values.joined(separator: ", ")
+        case nil: return nil
+        }
+    }
+
+    /// The help with its default: what `--help` and the man pages print.
+    package var helpText: String {
+        guard let defaultText else { return help }
+        return help + " Default: \(defaultText)."
     }
 
     /// A year in seconds: the longest any time setting sensibly is.
@@ -81,7 +117,7 @@ extension Setting.Kind {
 }
 
 /// A setting's value in its type.
-package enum SettingValue: Sendable, Equatable {
+package enum SettingValue: Sendable, Hashable {
     case string(String)
     case int(Int)
     case double(Double)
@@ -93,25 +129,50 @@ package enum SettingValue: Sendable, Equatable {
 package enum Settings {
     /// Shared by every command.
     package static let shared: [Setting] = [
-        Setting("remote", .list), Setting("preset", .string), Setting("cache", .string), Setting("develop", .bool),
-        Setting("develop-dir", .string), Setting("public-key", .list), Setting("signatures-required", .int, 1...64),
-        Setting("connections", .int, 1...256), Setting("timeout", .int, 1...86_400), Setting("routes-name", .string),
-        Setting("max-file-size", .int, 1...Double(ByteCount.limit)), Setting("min-refetch", .double, 0...Setting.year),
-        Setting("user-agent", .string), Setting("keep", .int, 1...10_000), Setting("grace", .double, 0...Setting.year),
-        Setting("device-id", .string), Setting("native-version", .string), Setting("cacert", .string),
-        Setting("client-cert", .string), Setting("client-key", .string), Setting("header", .list),
-        Setting("max-rate", .int, 0...Double(ByteCount.limit)), Setting("report", .bool),
+        Setting("remote", .list, value: "url", "Remote folder URL holding the route table (http, https or file); repeat it for mirrors, tried in order."),
+        Setting("preset", .string, value: "dir", default: .string("./www"), "Preset folder shipped with the app."),
+        Setting("cache", .string, value: "dir", defaultWords: "$XDG_CACHE_HOME/cenarius", reloads: false, "Cache folder."),
+        Setting("develop", .bool, default: .bool(false), reloads: false, "Develop mode: serve the develop folder as it is, no table, no network."),
+        Setting("develop-dir", .string, value: "dir", defaultWords: "$HOME/Documents/www", reloads: false, "Develop folder."),
+        Setting("public-key", .list, value: "file", "Ed25519 public key file; tables must then be signed. Repeatable: every key given is trusted."),
+        Setting("signatures-required", .int, 1...64, value: "n", default: .int(1), "Valid signatures from distinct trusted keys a table needs."),
+        Setting("connections", .int, 1...256, value: "n", default: .int(16), "Parallel connections to the origin."),
+        Setting("timeout", .int, 1...86_400, value: "seconds", default: .int(30), "Connect timeout and stall limit in seconds."),
+        Setting("routes-name", .string, value: "name", default: .string("Routes.json"), "File name of the route table."),
+        Setting("max-file-size", .int, 1...Double(ByteCount.limit), value: "bytes", default: .int(256 << 20), "Largest file accepted, in bytes."),
+        Setting("min-refetch", .double, 0...Setting.year, value: "seconds", default: .double(10), "Seconds between two refreshes triggered by lookups."),
+        Setting("user-agent", .string, value: "text", defaultWords: "cenariusd/<version>", "User-Agent sent to the origin."),
+        Setting("keep", .int, 1...10_000, value: "n", default: .int(2), "Generations kept, the current one included."),
+        Setting("grace", .double, 0...Setting.year, value: "seconds", default: .double(600), "Seconds a handed-out path stays valid after a switch."),
+        Setting("device-id", .string, value: "id", defaultWords: "/etc/machine-id, else a random id kept in the cache", "This device's id for staged rollouts."),
+        Setting("native-version", .string, value: "version", "The host's version, compared with a release's requires.native (e.g. 2.3.0)."),
+        Setting("cacert", .string, value: "file", "PEM bundle of CAs to trust for https remotes, instead of the system's."),
+        Setting("client-cert", .string, value: "file", "Client certificate (PEM) for origins that require TLS client authentication."),
+        Setting("client-key", .string, value: "file", "Private key (PEM) of --client-cert, if not in the certificate's file."),
+        Setting("header", .list, value: "'Name: value'", "Request header sent to the remotes' hosts only (never after a redirect to another host); repeatable."),
+        Setting("max-rate", .int, 0...Double(ByteCount.limit), value: "bytes", default: .int(0), "Cap on download speed in bytes per second across all transfers (0: none)."),
+        Setting("report", .bool, default: .bool(true), "Send the device's state (Cenarius-Report) with each table request."),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [
-        Setting("confirm-timeout", .double, 0.001...Setting.year), Setting("health-cmd", .string), Setting("health-url", .string),
-        Setting("on-switch", .string), Setting("hook-timeout", .double, 0.001...Setting.year), Setting("start-jitter", .double, 0...Setting.year),
-        Setting("report-url", .string),
+        Setting("confirm-timeout", .double, 0.001...Setting.year, value: "seconds", defaultWords: "none: no trials (60 s when only a health check is set)",
+                "Each switch is on trial until the app confirms it (POST /_cenarius/ready) within this many seconds; else it is rolled back."),
+        Setting("health-cmd", .string, value: "command", "Run after each switch; exit 0 within the confirm timeout confirms the trial, anything else rolls back."),
+        Setting("health-url", .string, value: "url", "After each switch, a 2xx from this URL within the confirm timeout confirms the trial."),
+        Setting("on-switch", .string, value: "command", "Run after every switch (commit or rollback) with CENARIUS_GENERATION, CENARIUS_PREVIOUS, CENARIUS_REASON."),
+        Setting("hook-timeout", .double, 0.001...Setting.year, value: "seconds", default: .double(30),
+                "Seconds an --on-switch command may run before it is killed with its children; commands still running when the daemon stops are killed too."),
+        Setting("start-jitter", .double, 0...Setting.year, value: "seconds", defaultWords: "the smaller of --interval and 60 s",
+                "With a table in force, the first sync waits a random moment up to this many seconds."),
+        Setting("report-url", .string, value: "url", reloads: false,
+                "POST the daemon's events (committed, confirmed, rolled-back, ...) here as CloudEvents batches, queued on disk until a 2xx."),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
     /// Every key a config file may hold.
     package static let keys = Set(all.map(\.key))
+    /// The defaults that are one value, by key: the last source of every reading.
+    package static let defaults = all.reduce(into: [String: SettingValue]()) { $0[$1.key] = $1.defaultValue }
 
     /// Raw strings by key (flags) decoded; keys the table does not hold are left out.
     package static func decodeFlags(_ raw: [String: String]) throws(CenariusError) -> [String: SettingValue] {

@@ -41,14 +41,37 @@ package struct SettingSource: Sendable {
             strings: { key in sources.lazy.compactMap { $0.strings(key) }.first })
     }
 
-    /// The fast command line's source: flags, then `CENARIUS_*`; no config file.
+    /// The fast command line's source: flags, then `CENARIUS_*`, then the table's defaults; no config file.
     package static func fast(flags: [String: String], environment: ProcessEnvironment) throws(CenariusError) -> SettingSource {
-        .first(.decoded(try Settings.decodeFlags(flags)), .decoded(try Settings.decodeEnvironment(environment)))
+        .first(.decoded(try Settings.decodeFlags(flags)), .decoded(try Settings.decodeEnvironment(environment)), .decoded(Settings.defaults))
+    }
+
+    /// A setting's value as its kind reads it.
+    package func reading(_ setting: Setting) -> SettingValue? {
+        switch setting.kind {
+        case .string: string(setting.key).map(SettingValue.string)
+        case .int: int(setting.key).map(SettingValue.int)
+        case .double: double(setting.key).map(SettingValue.double)
+        case .bool: bool(setting.key).map(SettingValue.bool)
+        case .list: strings(setting.key).map(SettingValue.list)
+        }
+    }
+
+    /// The settings read once at start whose value differs in `other`.
+    package func startOnlyChanges(in other: SettingSource) -> [String] {
+        Settings.all.filter { !$0.reloads && reading($0) != other.reading($0) }.map(\.key)
+    }
+
+    /// A setting the table gives a default, which every reading ends with: never nil.
+    package func defaulted<Value>(_ read: (String) -> Value?, _ key: String) -> Value {
+        guard let value = read(key) else { preconditionFailure("the settings table gives '\(key)' no default of this type") }
+        return value
     }
 
     /// The regular command line's source, through swift-configuration: the flags as its first
-    /// provider, then `CENARIUS_*`, then the config file at `configFile` when given. Flags and
-    /// environment are decoded by the settings table before they reach it, as on the fast path.
+    /// provider, then `CENARIUS_*`, then the config file at `configFile` when given, then the
+    /// table's defaults. Flags and environment are decoded by the settings table before they
+    /// reach it, as on the fast path.
     package static func regular(flags: [String: String], environment: ProcessEnvironment,
                                 configFile: String?) async throws(CenariusError) -> SettingSource {
         var providers: [any ConfigProvider] = [
@@ -65,6 +88,7 @@ package struct SettingSource: Sendable {
                 throw .usage("bad config file \(path): \(error)")
             }
         }
+        providers.append(InMemoryProvider(name: "defaults", values: configValues(Settings.defaults)))
         let reader = ConfigReader(providers: providers)
         // Each setting is read as the table's type only, as the decoded sources do: a string
         // setting is not also a list, nor an int setting a double.

@@ -348,9 +348,12 @@ import TestOrigin
         origin.publish(["a b/ü.txt": "x", "index.html": "i"])
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
+        // A config file is read on the regular path only: an empty one changes nothing else.
+        try dir.write("empty.json", "{}")
+        let regularPath = ["--config", dir.path("empty.json")]
         for arguments in [["resolve", "index.html"], ["resolve", "a%20b/%C3%BC.txt?x=1", "--json"], ["resolve", "--json", "index.html", "--offline"]] {
             let fast = try Binary.run(arguments + common)
-            let regular = try Binary.run(arguments + common + ["--timeout", "30"])
+            let regular = try Binary.run(arguments + common + regularPath)
             #expect(fast.status == 0, "\(fast.stderr)")
             #expect(fast.stdout == regular.stdout)
         }
@@ -363,7 +366,7 @@ import TestOrigin
         #expect(try Binary.run(["resolve", "--help"]).stdout.contains("Example"))
         // sync takes the same two paths.
         let fastSync = try Binary.run(["sync", "--json"] + common)
-        let regularSync = try Binary.run(["sync", "--json", "--timeout", "30"] + common)
+        let regularSync = try Binary.run(["sync", "--json"] + regularPath + common)
         #expect(try fastSync.json()["outcome"] as? String == "not-modified")
         #expect(try regularSync.json()["outcome"] as? String == "not-modified")
         #expect(try Binary.run(["sync", "extra"] + common).status == 64)
@@ -373,7 +376,7 @@ import TestOrigin
         #expect(fastSeed.status == 0, "\(fastSeed.stderr)")
         #expect(try fastSeed.json()["downloadedFiles"] as? Int == 2)
         let fastCheck = try Binary.run(seed + ["--check"])
-        let regularCheck = try Binary.run(seed + ["--check", "--timeout", "30"])
+        let regularCheck = try Binary.run(seed + ["--check"] + regularPath)
         #expect(fastCheck.status == 0 && fastCheck.stdout == regularCheck.stdout, "\(fastCheck.stderr)")
         #expect(try Binary.run(["seed", "--connections", "0", "--remote", origin.url, "--preset", dir.path("seeded")]).status == 64)
         #expect(try Binary.run(["seed", "--preset", dir.path("seeded")]).status == 64)

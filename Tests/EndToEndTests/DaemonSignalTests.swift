@@ -33,6 +33,31 @@ import TestOrigin
         #expect(daemon.process.isRunning)
     }
 
+    /// SIGHUP re-reads every setting but the start-only ones, and each reaches the part that uses
+    /// it: here the trial policy (the release machine's: a switch after the reload is on trial,
+    /// one before was not) beside the remote; a start-only setting that changed is kept and said.
+    @Test func sighupReachesTheTrialPolicyAndSaysWhatWaitsForARestart() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        origin.publish(["app.js": "one()"])
+        try dir.write("config.json", #"{"remote": "\#(origin.url)"}"#)
+        let daemon = try DaemonProcess(["--config", dir.path("config.json"), "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let http = try daemon.waitUntilServing()
+        let status = { try http.get("/_cenarius/status").json()["cache"] as? [String: Any] ?? [:] }
+        #expect(try http.get("/app.js").text == "one()")
+        #expect(try status()["trial"] as? Bool == false)
+
+        origin.publish(["app.js": "two()"])
+        try dir.write("config.json", #"{"remote": "\#(origin.url)", "confirm-timeout": 60, "develop-dir": "\#(dir.path("elsewhere"))"}"#)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        try waitUntil(timeout: 20) { try http.get("/app.js").text == "two()" }
+        #expect(try status()["trial"] as? Bool == true, "the reloaded --confirm-timeout put the switch on trial")
+        #expect(daemon.terminate().status == 0)
+        let log = daemon.stderr
+        #expect(log.contains("read at start only") && log.contains("until the daemon restarts: develop-dir"), "\(log)")
+    }
+
     /// SIGINT stops the daemon cleanly within 5 s, as SIGTERM does, and frees the cache for the next one.
     @Test func sigintStopsTheDaemonCleanly() async throws {
         let origin = try await TestOrigin()

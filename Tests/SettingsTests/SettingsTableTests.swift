@@ -1,4 +1,6 @@
 import Foundation
+import Daemon
+import ResourceCache
 import RouteSync
 import Settings
 import Testing
@@ -149,5 +151,40 @@ import Testing
         }
         let flag = SettingsTableTests.error { try SettingSource.fast(flags: ["timeout": "100000"], environment: ProcessEnvironment(variables: SettingsTableTests.noConfig)) }
         #expect(flag?.message.contains("--timeout") == true)
+    }
+}
+
+/// The configuration page names every setting with its variable and the table's default.
+@Suite struct ConfigurationDocumentTests {
+    @Test func everySettingHasItsRowWithTheTablesDefault() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/configuration.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let rows = text.split(separator: "\n").filter { $0.hasPrefix("| ") }
+        for setting in Settings.all {
+            let row = rows.first { $0.contains("`\(setting.environmentName)`") }
+            #expect(row != nil, "docs/configuration.md has no row for \(setting.key)")
+            if let row, let defaultText = setting.defaultText {
+                #expect(row.contains(defaultText), "the row of \(setting.key) says its default is \(defaultText)")
+            }
+        }
+    }
+}
+
+/// The command line's defaults are the table's; the library types that a test or another
+/// program builds without the command line start from the same values.
+@Suite struct SettingDefaultsTests {
+    @Test func theLibraryStartsFromTheTablesDefaults() {
+        let transfer = TransferOptions()
+        let sync = SyncSettings(remote: nil, cache: CacheLayout(root: "/c"), preset: Preset(root: "/p"))
+        let expected: [String: SettingValue] = [
+            "connections": .int(transfer.connections), "timeout": .int(transfer.timeout), "max-file-size": .int(Int(transfer.maxFileSize)),
+            "max-rate": .int(Int(transfer.maxRate)), "keep": .int(sync.keepGenerations), "grace": .double(sync.grace),
+            "min-refetch": .double(sync.minRefetch), "report": .bool(sync.report), "hook-timeout": .double(TrialOptions().hookTimeout),
+            "routes-name": .string(Preset(root: "/p").routesName),
+        ]
+        for (key, value) in expected {
+            #expect(Settings.byKey[key]?.defaultValue == value, "\(key)")
+        }
     }
 }

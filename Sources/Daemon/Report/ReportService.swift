@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import ResourceCache
 import RouteSync
 import ServiceLifecycle
 import Synchronization
@@ -9,7 +10,9 @@ import Synchronization
 /// delays a sync or a reply; the queue lives in the cache folder and outlives restarts.
 struct ReportService: Service {
     let url: String
-    let transfer: TransferOptions
+    /// Its transport settings (CAs, client certificate, user agent) are read at each post: SIGHUP
+    /// may change them; the URL is read once, at start.
+    let settings: SettingsHolder
     let store: ReportStore
     let incoming: AsyncStream<CloudEvent>
     let logger: Logger
@@ -18,9 +21,9 @@ struct ReportService: Service {
 
     /// Registers with `events` at once, so that the events of the daemon's start (a trial that
     /// expired while it was down rolls back before the services run) are reported too.
-    init(url: String, transfer: TransferOptions, queuePath: String, deviceHash: String, events: EventHub, logger: Logger) {
+    init(url: String, settings: SettingsHolder, queuePath: String, deviceHash: String, events: EventHub, logger: Logger) {
         self.url = url
-        self.transfer = transfer
+        self.settings = settings
         self.logger = logger
         store = ReportStore(path: queuePath, logger: logger)
         let (stream, continuation) = AsyncStream.makeStream(of: CloudEvent.self, bufferingPolicy: .bufferingNewest(ReportQueue.defaultMaxEvents))
@@ -55,7 +58,7 @@ struct ReportService: Service {
                 guard await wakeups.next() != nil else { return }
                 continue
             }
-            let (url, transfer) = (self.url, self.transfer)
+            let (url, transfer) = (self.url, settings.current.sync.transfer)
             let result = await Self.cancellableOnThread { HTTPPost.send(url, body: batch.body, contentType: CloudEvent.batchContentType, options: transfer) }
             guard let result else { return }
             let problem: String

@@ -7,7 +7,9 @@ import RouteSync
 /// next periodic poll.
 actor RolloutWatch {
     private let layout: CacheLayout
-    private let rollout: RolloutSettings
+    private let settings: SettingsHolder
+    /// Read at each use: SIGHUP may change the device's id, native version or clock.
+    private var rollout: RolloutSettings { settings.current.sync.rollout }
     private let events: EventHub
     private let logger: Logger
     private var coordinator: SyncCoordinator?
@@ -16,9 +18,9 @@ actor RolloutWatch {
     /// The last deferral announced, so a poll that finds the same wait says nothing new.
     private var announced: SyncReport.Deferral?
 
-    init(settings: SyncSettings, events: EventHub, logger: Logger) {
-        layout = settings.cache
-        rollout = settings.rollout
+    init(settings: SettingsHolder, events: EventHub, logger: Logger) {
+        layout = settings.current.sync.cache
+        self.settings = settings
         self.events = events
         self.logger = logger
     }

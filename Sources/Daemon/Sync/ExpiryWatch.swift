@@ -7,20 +7,21 @@ import Synchronization
 /// force has expired (G8, `routes --expires`): the device keeps serving it, but a fleet held on an
 /// old release by a replaying mirror or a frozen CDN must be visible.
 final class ExpiryWatch: Sendable {
-    private let settings: SyncSettings
+    private let settings: SettingsHolder
     private let events: EventHub
     private let logger: Logger
     /// The generation and expiry announced last: a table re-signed with a later expiry that then
     /// expires again is announced again.
     private let announced = Mutex<[Int64]>([])
 
-    init(settings: SyncSettings, events: EventHub, logger: Logger) {
+    init(settings: SettingsHolder, events: EventHub, logger: Logger) {
         self.settings = settings
         self.events = events
         self.logger = logger
     }
 
     func check() {
+        let settings = settings.current.sync
         guard let current = GenerationStore(layout: settings.cache).current(), let meta = try? current.meta(),
               let expires = meta.signatureExpires, Double(expires) <= settings.rollout.now() else { return }
         let key = [Int64(current.number), expires]

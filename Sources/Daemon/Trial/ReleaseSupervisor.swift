@@ -15,7 +15,7 @@ import RouteSync
 /// process is taken in as the commit it was (its trial starts now, not at the next restart).
 actor ReleaseSupervisor {
     private var settings: SyncSettings
-    private let options: TrialOptions
+    private var options: TrialOptions
     private let events: EventHub
     private let metrics: DaemonMetrics
     private let logger: Logger
@@ -43,15 +43,19 @@ actor ReleaseSupervisor {
         self.logger = logger
         self.switched = switched
         machine = ReleaseMachine(state: ReleaseStore(layout: settings.cache).read(), policy: options.policy)
-        hooks = HookRunner(timeout: options.hookTimeout, logger: logger)
+        hooks = HookRunner(logger: logger)
         view.update { $0.trialsEnabled = options.policy != nil }
     }
 
     private var layout: CacheLayout { settings.cache }
 
-    /// SIGHUP: new settings (the cache folder stays, the daemon's lock is on it).
-    func reload(_ settings: SyncSettings) {
-        self.settings = settings
+    /// SIGHUP: new settings (the cache folder stays, the daemon's lock is on it) and trial
+    /// options; a trial under way keeps its deadline, the next switch follows the new policy.
+    func reload(_ settings: ReloadableSettings) {
+        self.settings = settings.sync
+        options = settings.trial
+        machine.policy = options.policy
+        view.update { $0.trialsEnabled = options.policy != nil }
     }
 
     private func currentGeneration() -> Generation? { GenerationStore(layout: layout).current() }
@@ -313,6 +317,6 @@ actor ReleaseSupervisor {
         guard let command = options.onSwitch else { return }
         hooks.run(ShellCommand(command: command, environment: [
             "CENARIUS_GENERATION": String(generation), "CENARIUS_PREVIOUS": previous.map(String.init) ?? "", "CENARIUS_REASON": reason,
-        ]), label: "--on-switch", metadata: ["generation": "\(generation)", "reason": "\(reason)"])
+        ]), timeout: options.hookTimeout, label: "--on-switch", metadata: ["generation": "\(generation)", "reason": "\(reason)"])
     }
 }

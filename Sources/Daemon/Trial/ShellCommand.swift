@@ -126,13 +126,12 @@ final class ProcessGroups: Sendable {
 /// Runs `--on-switch` commands in the background, each with its deadline: a switch never waits
 /// for one, and a failure is logged and never undoes the switch.
 struct HookRunner: Sendable {
-    /// `--hook-timeout`.
-    let timeout: Double
     let logger: Logger
     let groups = ProcessGroups()
 
-    func run(_ command: ShellCommand, label: String, metadata: Logger.Metadata) {
-        let (timeout, groups, logger) = (timeout, groups, logger)
+    /// `timeout`: `--hook-timeout`, as in force when the command starts.
+    func run(_ command: ShellCommand, timeout: Double, label: String, metadata: Logger.Metadata) {
+        let (groups, logger) = (groups, logger)
         Task {
             let outcome = await onThread("cenariusd-hook") { command.run(timeout: timeout, groups: groups) }
             if !outcome.succeeded {

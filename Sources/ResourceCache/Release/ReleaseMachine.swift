@@ -99,7 +99,8 @@ package struct ReleaseMachine: Sendable, Equatable {
     }
 
     package private(set) var state: ReleaseState
-    package let policy: Policy?
+    /// SIGHUP may change it: a trial under way keeps its deadline, the next one takes the new policy.
+    package var policy: Policy?
     /// The generation the `current` link names, as this machine last heard (nil: the preset).
     package private(set) var current: Int?
     /// A switch back decided and not yet made (it may be waiting for the writer lock).

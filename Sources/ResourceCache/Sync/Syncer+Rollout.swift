@@ -1,3 +1,4 @@
+import ReportHeader
 import RouteSync
 
 /// A release manifest as fetched: its exact bytes (the signature covers them), its validators
@@ -44,8 +45,10 @@ struct RolloutAdmission {
     let manifest: FetchedManifest?
     let previous: PendingRelease?
 
+    /// The one name of a release everywhere (events, status, the fleet's reports, held-back and
+    /// failed records): the manifest's, else `FleetReport.releaseName` of the table.
     var release: String {
-        manifest?.manifest.release ?? "table-" + String(Rollback.fingerprint(table).prefix(16))
+        manifest?.manifest.release ?? FleetReport.releaseName(ofTable: table)
     }
 
     /// nil: adopt now (no manifest, or this device's moment has come).

@@ -27,21 +27,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int = 8700
     @Option(help: "Address to bind; anything but loopback requires --token.") var bind: String = "127.0.0.1"
     @Option(help: ArgumentHelp("Seconds between periodic syncs (jittered).", valueName: "seconds")) var interval: Double = 300
-    @Option(help: ArgumentHelp("With a table in force, the first sync waits a random moment up to this many seconds (default: the smaller of the interval and 60).", valueName: "seconds"))
-    var startJitter: Double?
     @Option(help: ArgumentHelp("Bearer token required on POSTs (env CENARIUS_TOKEN).", valueName: "token")) var token: String?
     @Option(help: "Log format: text or json.") var logFormat: String = "text"
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
-    @Option(help: ArgumentHelp("Each switch is on trial until the app confirms it (POST /_cenarius/ready) within this many seconds; else it is rolled back.", valueName: "seconds"))
-    var confirmTimeout: Double?
-    @Option(help: ArgumentHelp("Run after each switch; exit 0 within the confirm timeout confirms the trial, anything else rolls back.", valueName: "command"))
-    var healthCmd: String?
-    @Option(help: ArgumentHelp("After each switch, a 2xx from this URL within the confirm timeout confirms the trial.", valueName: "url"))
-    var healthUrl: String?
-    @Option(help: ArgumentHelp("Run after every switch (commit or rollback) with CENARIUS_GENERATION, CENARIUS_PREVIOUS, CENARIUS_REASON.", valueName: "command"))
-    var onSwitch: String?
-    @Option(help: ArgumentHelp("Seconds an --on-switch command may run before it is killed with its children (default 30); commands still running when the daemon stops are killed too.", valueName: "seconds"))
-    var hookTimeout: Double?
     @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose pages may use the control API; repeatable. Pages of other origins cannot.", valueName: "origin"))
     var allowOrigin: [String] = []
     @Option(help: ArgumentHelp("/health answers 503 when no sync reached the remote for this many seconds.", valueName: "seconds"))
@@ -52,10 +40,9 @@ struct ServeCommand: AsyncParsableCommand {
     var immutable: [String] = []
     @Option(help: ArgumentHelp("The uri that answers unknown paths naming no file (a single-page app's index.html).", valueName: "uri"))
     var fallback: String?
-    @Option(help: ArgumentHelp("POST the daemon's events (committed, confirmed, rolled-back, ...) here as CloudEvents batches, queued on disk until a 2xx.", valueName: "url"))
-    var reportUrl: String?
     @Option(help: ArgumentHelp("Open connections at most; past it the one idle longest is closed (default: half the open-files limit, at most 1024).", valueName: "count"))
     var maxConnections: Int?
+    @OptionGroup var serveSettings: ServeSettingsOptions
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -63,9 +50,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         guard interval >= 1, interval <= Setting.year else { throw ValidationError("--interval must be 1 second to a year (31536000)") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
-        if let confirmTimeout, !(confirmTimeout > 0) { throw ValidationError("--confirm-timeout must be a positive number of seconds") }
-        if let hookTimeout, !(hookTimeout > 0) { throw ValidationError("--hook-timeout must be a positive number of seconds") }
-        if let startJitter, !(startJitter >= 0) { throw ValidationError("--start-jitter must be 0 or a number of seconds") }
         if let healthMaxAge, !(healthMaxAge > 0 && healthMaxAge <= Setting.year) {
             throw ValidationError("--health-max-age must be a positive number of seconds, at most a year (31536000)")
         }
@@ -73,25 +57,13 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// This command's own settings by key, for the precedence chain (flag > CENARIUS_* > config file).
-    var commandFlags: [String: String] {
-        var values: [String: String] = [:]
-        values["confirm-timeout"] = confirmTimeout.map { String($0) }
-        values["health-cmd"] = healthCmd
-        values["health-url"] = healthUrl
-        values["on-switch"] = onSwitch
-        values["hook-timeout"] = hookTimeout.map { String($0) }
-        values["start-jitter"] = startJitter.map { String($0) }
-        values["report-url"] = reportUrl
-        return values
-    }
+    var commandFlags: [String: String] { serveSettings.flagValues }
 
-    static func trialOptions(_ source: SettingSource) throws(CenariusError) -> TrialOptions {
-        let timeout = source.double("confirm-timeout")
-        if let timeout, !(timeout > 0) { throw .usage("confirm-timeout must be a positive number of seconds") }
-        let hookTimeout = source.double("hook-timeout") ?? TrialOptions.defaultHookTimeout
-        if !(hookTimeout > 0) { throw .usage("hook-timeout must be a positive number of seconds") }
-        return TrialOptions(confirmTimeout: timeout, healthCommand: source.string("health-cmd"),
-                            healthURL: source.string("health-url"), onSwitch: source.string("on-switch"), hookTimeout: hookTimeout)
+    /// The trial settings after precedence (their ranges are the table's, checked as they were read).
+    static func trialOptions(_ source: SettingSource) -> TrialOptions {
+        TrialOptions(confirmTimeout: source.double("confirm-timeout"), healthCommand: source.string("health-cmd"),
+                     healthURL: source.string("health-url"), onSwitch: source.string("on-switch"),
+                     hookTimeout: source.defaulted(source.double, "hook-timeout"))
     }
 
     func run() async throws {
@@ -102,11 +74,10 @@ struct ServeCommand: AsyncParsableCommand {
         options.port = port
         options.interval = interval
         options.startJitter = source.double("start-jitter")
-        if let jitter = options.startJitter, !(jitter >= 0) { throw CenariusError.usage("start-jitter must be 0 or a number of seconds") }
         options.token = token ?? ProcessEnvironment()["CENARIUS_TOKEN"]
         options.jsonLogs = logFormat == "json"
         options.logLevel = Logger.Level(rawValue: logLevel)!
-        options.trial = try ServeCommand.trialOptions(source)
+        options.trial = ServeCommand.trialOptions(source)
         options.reportURL = try ServeCommand.reportURL(source)
         options.healthMaxAge = healthMaxAge
         options.failWhenExpired = failWhenExpired
@@ -117,9 +88,13 @@ struct ServeCommand: AsyncParsableCommand {
         if !ServeCommand.isLoopback(bind) && options.token == nil {
             throw CenariusError.usage("binding \(bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
         }
-        let global = global
+        let (global, flags, cache) = (global, commandFlags, settings.sync.cache)
         try await Daemon.run(settings: settings.sync, develop: settings.develop, options: options, reload: { () throws(CenariusError) in
-            try await global.resolved().sync
+            // Everything again, flags included, as at start: the trial settings are serve's own.
+            let reread = try await global.source(commandFlags: flags)
+            var sync = try ResolvedSettings.make(reread).sync
+            sync.cache = cache
+            return ReloadableSettings(sync: sync, trial: ServeCommand.trialOptions(reread), unchanged: source.startOnlyChanges(in: reread))
         })
     }
 

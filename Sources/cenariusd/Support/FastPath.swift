@@ -12,10 +12,15 @@ import Settings
 /// value out of range, a config file to read — returns nil and the regular command line handles
 /// it, with its validation and messages.
 enum FastPath {
-    static let valueOptions = ["remote", "preset", "cache", "develop-dir", "public-key", "routes-name", "user-agent", "device-id", "native-version",
-                               "cacert", "client-cert", "client-key", "header", "max-rate", "signatures-required"]
-    /// Options that may be given more than once; their values are kept in order, one per line.
-    static let repeatable: Set<String> = ["remote", "header", "public-key"]
+    /// The shared settings by the names their flags take: `--key`, and `--no-key` for a switch.
+    static let flags: [String: (setting: Setting, value: String?)] = Settings.shared.reduce(into: [:]) { flags, setting in
+        if setting.kind == .bool {
+            flags[setting.key] = (setting, "true")
+            flags["no-" + setting.key] = (setting, "false")
+        } else {
+            flags[setting.key] = (setting, nil)
+        }
+    }
 
     struct Request {
         var command: String
@@ -48,25 +53,23 @@ enum FastPath {
             case "offline" where inline == nil && command == "resolve": request.options.offline = true
             case "strict" where inline == nil && command == "resolve": request.options.strict = true
             case "check" where inline == nil && command == "seed": request.check = true
-            case "connections" where command != "resolve":
-                // Out of range or not a number: the regular command line says why.
-                guard let value = inline ?? rest.popFirst(), let n = Int(value), (1...256).contains(n) else { return nil }
-                request.flags[name] = value
-            case "develop" where inline == nil: request.flags["develop"] = "true"
-            case "no-develop" where inline == nil: request.flags["develop"] = "false"
-            case "report" where inline == nil: request.flags["report"] = "true"
-            case "no-report" where inline == nil: request.flags["report"] = "false"
-            case _ where valueOptions.contains(name):
-                guard let value = inline ?? rest.popFirst(), !value.hasPrefix("--") else { return nil }
-                if let earlier = request.flags[name] {
-                    // A repeated single-valued option is the regular command line's error to report.
-                    guard repeatable.contains(name) else { return nil }
-                    request.flags[name] = earlier + "\n" + value
-                } else {
-                    request.flags[name] = value
-                }
             default:
-                return nil
+                guard let (setting, switchValue) = flags[name] else { return nil }
+                if let switchValue {
+                    guard inline == nil else { return nil }
+                    request.flags[setting.key] = switchValue
+                    continue
+                }
+                // Not a value of the setting's type or range: the regular command line says why.
+                guard let value = inline ?? rest.popFirst(), !value.hasPrefix("--"),
+                      (try? setting.decode(value, origin: setting.flag)) != nil else { return nil }
+                if let earlier = request.flags[setting.key] {
+                    // A repeated single-valued option is the regular command line's error to report.
+                    guard setting.kind == .list else { return nil }
+                    request.flags[setting.key] = earlier + "\n" + value
+                } else {
+                    request.flags[setting.key] = value
+                }
             }
         }
         if command == "resolve" {
