@@ -123,6 +123,17 @@ package enum SettingValue: Sendable, Hashable {
     case double(Double)
     case bool(Bool)
     case list([String])
+
+    /// The value as a flag or a variable spells it, which `Setting.decode` reads back.
+    package var raw: String {
+        switch self {
+        case .string(let text): text
+        case .int(let number): String(number)
+        case .double(let number): String(number)
+        case .bool(let flag): flag ? "true" : "false"
+        case .list(let items): items.joined(separator: "\n")
+        }
+    }
 }
 
 /// Every setting the command line, the environment and the config file know.

@@ -34,21 +34,9 @@ import Testing
 
     static func flags(_ key: String, _ value: SettingValue) -> [String] {
         switch value {
-        case .string(let text): ["--" + key, text]
-        case .int(let number): ["--" + key, String(number)]
-        case .double(let number): ["--" + key, String(number)]
         case .bool(let flag): [flag ? "--" + key : "--no-" + key]
         case .list(let items): items.flatMap { ["--" + key, $0] }
-        }
-    }
-
-    static func raw(_ value: SettingValue) -> String {
-        switch value {
-        case .string(let text): text
-        case .int(let number): String(number)
-        case .double(let number): String(number)
-        case .bool(let flag): flag ? "true" : "false"
-        case .list(let items): items.joined(separator: "\n")
+        default: ["--" + key, value.raw]
         }
     }
 
@@ -82,7 +70,7 @@ import Testing
         let runs: [(String, Binary.Run)] = [
             ("flag", try Binary.run(["config", "--json"] + samples.sorted { $0.key < $1.key }.flatMap { Self.flags($0.key, $0.value) })),
             ("environment", try Binary.run(["config", "--json"], environment: Dictionary(uniqueKeysWithValues: Settings.all.map {
-                ($0.environmentName, Self.raw(samples[$0.key]!))
+                ($0.environmentName, samples[$0.key]!.raw)
             }))),
             ("file", try Binary.run(["config", "--json", "--config", dir.path("config.json")])),
         ]

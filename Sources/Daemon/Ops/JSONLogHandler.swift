@@ -3,15 +3,10 @@ import Logging
 import RouteSync
 
 /// `--log-format json`: one JSON object per line on stderr, for journald and log shippers.
-struct JSONLogHandler: LogHandler {
+struct JSONLogHandler: MetadataKeeping {
     let label: String
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
 
     func log(event: LogEvent) {
         var object: [String: String] = [

@@ -37,15 +37,10 @@ enum JournalLog {
 }
 
 /// swift-log's `StreamLogHandler` line, written to stderr behind the event's priority.
-struct PrefixedTextLogHandler: LogHandler {
+struct PrefixedTextLogHandler: MetadataKeeping {
     let label: String
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
 
     func log(event: LogEvent) {
         var inner = StreamLogHandler(label: label, stream: PrefixedStandardError(prefix: JournalLog.prefix(event.level)))
@@ -62,5 +57,15 @@ struct PrefixedStandardError: TextOutputStream, Sendable {
     mutating func write(_ text: String) {
         let line = Array((prefix + text).utf8)
         _ = line.withUnsafeBytes { FileSystem.writeAll(2, $0) }
+    }
+}
+
+/// A handler that keeps its metadata in `metadata`: the subscript swift-log asks for, once.
+protocol MetadataKeeping: LogHandler {}
+
+extension MetadataKeeping {
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
 }
