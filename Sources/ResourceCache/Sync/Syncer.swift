@@ -77,7 +77,7 @@ package struct Syncer: Sendable {
 
     /// A new table this device will not adopt (invalid, badly signed, replayed) is reported as refused;
     /// the error goes on unchanged.
-    private func refused(_ table: [UInt8], manifest: ReleaseManifest?, _ error: CenariusError, attempt: TableAttempt) -> CenariusError {
+    func refused(_ table: [UInt8], manifest: ReleaseManifest?, _ error: CenariusError, attempt: TableAttempt) -> CenariusError {
         // A table from the compressed form is not the remote's word yet: the table itself is asked for next.
         if error.code == .integrity, !attempt.tableFromForm {
             FailedReleases(layout: layout).record(manifest?.release ?? FleetReport.releaseName(ofTable: table))
@@ -86,158 +86,26 @@ package struct Syncer: Sendable {
     }
 
 
+    /// One sync from `remote` in three steps — offer, stage, switch — each of which may end it.
+    /// Their order is the crash-safety contract: nothing the offer reads is written before the
+    /// release is checked, nothing is current before every file is verified in the store, and
+    /// the switch is one rename under the holds' lock (G1, G3, G10).
     private func sync(from remote: Remote, mirrors: [Remote], cache: OpenedCache, downloader: Downloader, started: Double, attempt: inout TableAttempt,
                       cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
-        let store = GenerationStore(layout: layout)
-        let current = store.current()
-        let currentMeta = try? current?.meta()
-        // A release this device has not adopted yet is asked for with its own validators, so a
-        // poll while it waits costs a 304, not the table (G4, G10).
-        // The cache records the remote as it may be shown: without credentials (G11).
-        let remoteName = Secrets.redact(remote.tableURL)
-        let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
-        let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
-
-        let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
-        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [],
-                                                       downloader: downloader, attempt: &attempt, cancel: cancel)
-        let bytes: [UInt8]
-        let newValidators: Validators
-        switch document {
-        case .content(let body, let received):
-            bytes = body
-            newValidators = received
-        case .notModified:
-            guard let pending else {
-                if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta, remote: remote, downloader: downloader, cancel: cancel) }
-                markChecked()
-                var report = SyncReport(outcome: .notModified, generation: current?.number)
-                report.entries = currentMeta?.entries ?? 0
-                report.seconds = FileSystem.monotonic() - started
-                return report
-            }
-            bytes = pending.table
-            newValidators = pending.record.tableValidators
-        }
-        let table: RouteTable
-        do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error, attempt: attempt) }
-        func finished(_ outcome: SyncReport.Outcome, generation: Int?) -> SyncReport {
-            markChecked()
-            var report = SyncReport(outcome: outcome, generation: generation)
-            report.entries = table.count
-            report.seconds = FileSystem.monotonic() - started
-            return report
-        }
-        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(Rollback.fingerprint(bytes).utf8) {
-            return finished(.heldBack, generation: current?.number)
-        }
-        if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
-            // Same table, maybe from a server without validators: no file work (G4), but remember
-            // the new validators. It was verified when it was adopted.
-            if meta.validators != newValidators || meta.remote != remoteName || meta.entries != table.count {
-                meta.validators = newValidators
-                meta.remote = remoteName
-                meta.entries = table.count
-                try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
-            }
-            PendingStore(layout: layout).clear()
-            refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
-            return finished(.unchanged, generation: current.number)
-        }
-        var manifest: FetchedManifest?
-        let signed: TableSignatureVerifier.Verified?
-        do throws(CenariusError) {
-            manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
-            signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
-                                         inForce: currentMeta?.signedVersion, cancel: cancel)
-            if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
-                throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
-            }
-        } catch {
-            throw refused(bytes, manifest: manifest?.manifest, error, attempt: attempt)
-        }
-        let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
-                                         manifest: manifest, previous: pending?.record)
-        if let deferral = try admission.deferral() {
-            var report = finished(.deferred, generation: current?.number)
-            report.deferred = deferral
-            return report
+        let offer: Offer
+        switch try self.offer(from: remote, downloader: downloader, started: started, attempt: &attempt, cancel: cancel) {
+        case .ended(let report): return report
+        case .offered(let offered): offer = offered
         }
         attempt.pastTable = true
-
-        let presetTable = (try? settings.preset.table()) ?? .empty
-        let objects = ObjectStore(layout: layout)
-        let plan = SyncPlan(
-            table: table, preset: presetTable,
-            presetHas: { settings.preset.folder.file($0) != nil },
-            storeHas: { objects.contains($0) })
-        var report = SyncReport(outcome: .committed, generation: nil)
-        report.entries = table.count
-        report.servedFromPreset = plan.fromPreset.count
-        report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
-
-        let held = heldCopies(objects: objects, preset: presetTable)
-        let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: embeddedIndex, remote: remote, downloader: downloader,
-                             signed: signed, held: held, learnsTableForm: attempt.formsAllowed, cancel: cancel)
-        if !hasFreeSpace(needed: plan.downloadBytes) {
-            // Objects kept from failed syncs are the first thing to give back when space is short;
-            // the bases of the patches chosen are not (B8).
-            let keep = Set(plan.cached.map(\.hash)).union(forms.bases)
-            GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
+        switch try stage(offer, mirrors: mirrors, cache: cache, downloader: downloader, started: started, formsAllowed: attempt.formsAllowed,
+                         cancel: cancel, progress: progress) {
+        case .held(let report): return report
+        case .staged(let staged): return try switchTo(staged, started: started)
         }
-        try checkFreeSpace(needed: plan.downloadBytes)
-        var imported: [(temporary: String, hash: ContentHash)] = []
-        for item in plan.imports {
-            guard let source = settings.preset.folder.file(item.source), let copy = try objects.importCopy(of: source, as: item.hash, in: cache) else {
-                try objects.adoptAll(imported, in: cache)  // the copies verified so far are kept
-                throw .integrity("preset file \(item.source) does not match its hash \(item.hash) in \(settings.preset.tablePath)")
-            }
-            imported.append((copy, item.hash))
-        }
-        try objects.adoptAll(imported, in: cache)
-        report.importedFromPreset += imported.count
-        let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects, cache: cache,
-                                      held: held, report: &report, cancel: cancel)
-        try download(plain, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
-        func waitingForHolds(_ holding: SyncReport.Deferral) -> SyncReport {
-            // Downloaded, verified and kept; the switch waits for the last hold to end (G10).
-            report.outcome = .held
-            report.generation = current?.number
-            report.deferred = holding
-            report.seconds = FileSystem.monotonic() - started
-            markChecked()
-            return report
-        }
-        if let holding = try admission.holding() { return waitingForHolds(holding) }
-
-        let number = (store.all().first?.number ?? current?.number ?? 0) + 1
-        let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(
-            number: number, remote: remoteName, validators: newValidators, committedAt: FileSystem.now(),
-            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: signed?.version, entries: table.count,
-            release: manifest?.manifest.release ?? FleetReport.releaseName(ofTable: bytes),
-            signedAt: signed?.signedAt, signatureExpires: signed?.expires))
-        // Holds are checked again, under their own lock, at the switch itself: a hold answered
-        // 201 while this generation was built stops this switch (ReleaseMachine, invariant 5).
-        let switched = try HoldStore(layout: layout).unlessHeld { () throws(CenariusError) in
-            try store.commit(building: generation, number: number)
-        }
-        guard switched != nil else {
-            FileSystem.removeTree(generation)
-            return waitingForHolds(try admission.holding() ?? .init(release: admission.release, reason: "hold", detail: "a hold was active at the switch",
-                                                         place: nil, at: nil))
-        }
-        unlink(layout.heldBack)
-        PendingStore(layout: layout).clear()
-        markChecked()
-        report.generation = number
-        let collected = store.collectGarbage(keep: settings.keepGenerations, grace: settings.grace)
-        report.removedGenerations = collected.generations
-        report.removedObjects = collected.objects
-        report.seconds = FileSystem.monotonic() - started
-        return report
     }
 
-    private func download(_ entries: [RouteEntry], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
+    func download(_ entries: [RouteEntry], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
                           cache: OpenedCache, report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
         guard !entries.isEmpty else { return }
         let files = entries.map { entry in
@@ -273,7 +141,7 @@ package struct Syncer: Sendable {
     /// Assembles `generations/<n>.building`: the exact table bytes, meta, and a hard link per
     /// cached uri (a copy when the object has all the links its file system allows). Every
     /// folder is made and every link placed relative to an opened folder (G5).
-    private func build(number: Int, table: RouteTable, tableBytes: [UInt8], plan: SyncPlan, cache: OpenedCache, meta: GenerationMeta) throws(CenariusError) -> String {
+    func build(number: Int, table: RouteTable, tableBytes: [UInt8], plan: SyncPlan, cache: OpenedCache, meta: GenerationMeta) throws(CenariusError) -> String {
         let name = "\(number).building"
         cache.generations.remove(name)
         guard let building = try cache.generations.folder(name), let files = try building.folder("files") else {
@@ -354,12 +222,12 @@ package struct Syncer: Sendable {
         return overflow ? .max : sum
     }
 
-    private func hasFreeSpace(needed: Int64?) -> Bool {
+    func hasFreeSpace(needed: Int64?) -> Bool {
         guard let free = freeBytes() else { return true }
         return free >= required(needed)
     }
 
-    private func checkFreeSpace(needed: Int64?) throws(CenariusError) {
+    func checkFreeSpace(needed: Int64?) throws(CenariusError) {
         guard let free = freeBytes() else { return }
         if free < required(needed) {
             let what = needed.map { $0 == .max ? "more bytes than any disk holds (the table's sizes) plus " : "\($0) bytes to download plus " } ?? ""

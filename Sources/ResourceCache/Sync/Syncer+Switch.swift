@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RouteSync
+
+extension Syncer {
+    /// The last of a sync's three steps: the staged generation becomes current in one rename,
+    /// unless a hold stops it; then what the switch made stale is let go.
+    func switchTo(_ staged: Staged, started: Double) throws(CenariusError) -> SyncReport {
+        let store = GenerationStore(layout: layout)
+        let offer = staged.offer
+        // Holds are checked again, under their own lock, at the switch itself: a hold answered
+        // 201 while this generation was built stops this switch (ReleaseMachine, invariant 5).
+        let switched = try HoldStore(layout: layout).unlessHeld { () throws(CenariusError) in
+            try store.commit(building: staged.generation, number: staged.number)
+        }
+        guard switched != nil else {
+            FileSystem.removeTree(staged.generation)
+            let holding = try offer.admission.holding()
+                ?? .init(release: offer.admission.release, reason: "hold", detail: "a hold was active at the switch", place: nil, at: nil)
+            return waitingForHolds(holding, report: staged.report, offer: offer, started: started)
+        }
+        unlink(layout.heldBack)
+        PendingStore(layout: layout).clear()
+        markChecked()
+        var report = staged.report
+        report.generation = staged.number
+        let collected = store.collectGarbage(keep: settings.keepGenerations, grace: settings.grace)
+        report.removedGenerations = collected.generations
+        report.removedObjects = collected.objects
+        report.seconds = FileSystem.monotonic() - started
+        return report
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import ResourceCache
+import RouteSync
+import TestOrigin
+
+/// A sync's three steps and what each may change (Syncer.sync(from:)): the offer writes nothing
+/// but its poll records, the stage fills the object store and builds a generation that lookups
+/// do not see yet, and only the switch makes it current; a hold that arrives between the stage
+/// and the switch leaves the old generation current and the staged one gone.
+@Suite(.awaitsCleanups) struct SyncStepsTests {
+    struct Steps {
+        let f: Fixture
+        let cache: OpenedCache
+        let downloader: Downloader
+        var attempt = TableAttempt()
+        let started = FileSystem.monotonic()
+
+        init(_ f: Fixture) throws {
+            self.f = f
+            cache = try OpenedCache(layout: f.settings.cache)
+            downloader = try Downloader(options: f.settings.transfer)
+        }
+
+        mutating func offer() throws -> Offer {
+            guard case .offered(let offer) = try f.syncer.offer(from: f.settings.remote!, downloader: downloader, started: started,
+                                                                 attempt: &attempt, cancel: nil) else {
+                throw CenariusError.internal("no offer")
+            }
+            return offer
+        }
+
+        func stage(_ offer: Offer) throws -> Syncer.StageStep {
+            try f.syncer.stage(offer, mirrors: [], cache: cache, downloader: downloader, started: started, formsAllowed: true, cancel: nil, progress: nil)
+        }
+    }
+
+    static func objectCount(_ layout: CacheLayout) -> Int {
+        (FileManager.default.enumerator(atPath: layout.objects)?.allObjects as? [String])?.filter { !$0.hasSuffix("/") && $0.count > 3 }.count ?? 0
+    }
+
+    @Test func eachStepChangesOnlyWhatItOwns() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let layout = f.settings.cache
+        f.origin.publish(["index.html": "v1"])
+        _ = try f.sync()
+        f.origin.publish(["index.html": "v2", "app.js": "two()"])
+        var steps = try Steps(f)
+        let objectsBefore = Self.objectCount(layout)
+
+        let offer = try steps.offer()
+        #expect(offer.table.count == 2)
+        #expect(Self.objectCount(layout) == objectsBefore, "the offer downloads nothing")
+        #expect(GenerationStore(layout: layout).all().map(\.number) == [1], "the offer builds nothing")
+
+        guard case .staged(let staged) = try steps.stage(offer) else { Issue.record("not staged"); return }
+        #expect(Self.objectCount(layout) == objectsBefore + 2, "the stage fills the store")
+        #expect(FileManager.default.fileExists(atPath: staged.generation))
+        #expect(GenerationStore(layout: layout).current()?.number == 1, "nothing is current before the switch")
+        #expect(f.content(try f.resolve("index.html", offline: true)) == "v1")
+
+        let report = try f.syncer.switchTo(staged, started: steps.started)
+        #expect(report.outcome == .committed && report.generation == 2)
+        #expect(GenerationStore(layout: layout).current()?.number == 2)
+        #expect(f.content(try f.resolve("index.html", offline: true)) == "v2")
+    }
+
+    @Test func aHoldBetweenTheStageAndTheSwitchKeepsTheOldGeneration() async throws {
+        let f = try await Fixture()
+        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let layout = f.settings.cache
+        f.origin.publish(["index.html": "v1"])
+        _ = try f.sync()
+        f.origin.publish(["index.html": "v2"])
+        var steps = try Steps(f)
+        guard case .staged(let staged) = try steps.stage(try steps.offer()) else { Issue.record("not staged"); return }
+        _ = try HoldStore(layout: layout).add(ttl: 60, reason: "payment")
+
+        let report = try f.syncer.switchTo(staged, started: steps.started)
+        #expect(report.outcome == .held && report.generation == 1)
+        #expect(report.deferred?.reason == "hold")
+        #expect(GenerationStore(layout: layout).current()?.number == 1)
+        #expect(!FileManager.default.fileExists(atPath: staged.generation), "the staged generation is gone; its files stay in the store")
+        #expect(f.content(try f.resolve("index.html", offline: true)) == "v1")
+    }
+}
