@@ -3,8 +3,9 @@ import Glibc
 #endif
 
 /// Builds a route table from a folder (`cenariusd routes DIR`): every regular file, hashed,
-/// sorted by uri. Hidden files, the table itself, its signature, its release manifest and the folder of its
-/// compressed forms (`_cenarius/`, ReleaseIndex) are left out; symlinks
+/// sorted by uri. Hidden files, the table itself, its signature, its release manifest, the heads
+/// of its channels (ReleaseHead) and the folder of its compressed forms (`_cenarius/`,
+/// ReleaseIndex) are left out; symlinks
 /// and files whose path is not a valid uri are skipped and reported.
 package struct RouteTableBuilder: Sendable {
     package let root: String
@@ -34,7 +35,7 @@ package struct RouteTableBuilder: Sendable {
                 if name.hasPrefix(".") { continue }
                 let uri = relative.isEmpty ? name : relative + "/" + name
                 if relative.isEmpty && (name == routesName || name == routesName + ".sig" || name == routesName + ".release"
-                    || name == ReleaseIndex.folder) { continue }
+                    || name == ReleaseIndex.folder || isHead(name)) { continue }
                 let path = FileSystem.join(root, uri)
                 switch FileSystem.kind(path) {
                 case S_IFDIR: pending.append(uri)
@@ -58,6 +59,16 @@ package struct RouteTableBuilder: Sendable {
         }
         entries.sort { $0.uri < $1.uri }
         return Result(table: try RouteTable(entries: entries), skipped: skipped, bytes: bytes)
+    }
+
+    /// `Routes.head`, `Routes.beta.head`: a channel's head beside the table.
+    private func isHead(_ name: String) -> Bool {
+        let defaultHead = ReleaseHead.name(routesName: routesName)
+        guard name.hasSuffix(".head") else { return false }
+        if name == defaultHead { return true }
+        let stem = String(defaultHead.dropLast(".head".count)) + "."
+        let channel = name.dropFirst(stem.count).dropLast(".head".count)
+        return name.hasPrefix(stem) && ReleaseHead.isChannel(String(channel))
     }
 }
 
@@ -90,4 +101,5 @@ package struct TableDifference: Sendable, Equatable {
         if !removed.isEmpty { parts.append("\(removed.count) removed (\(list(removed)))") }
         return parts.isEmpty ? "identical" : parts.joined(separator: ", ")
     }
+
 }

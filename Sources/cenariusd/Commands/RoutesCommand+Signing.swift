@@ -28,7 +28,7 @@ extension RoutesCommand {
             let now = FileSystem.now()
             let lifetime = expires.flatMap(Self.seconds)
             let version: Int64
-            if let tableVersion { version = tableVersion } else { version = try Self.nextVersion(after: previous, now: now) }
+            if let tableVersion { version = tableVersion } else { version = try Self.nextVersion(after: previous?.version, now: now) }
             signature = try TableSignature.unsigned(
                 covering: files, version: version,
                 signedAt: lifetime == nil ? nil : Int64(now), expires: lifetime.map { Int64(now) + $0 }, rotations: rotations)
@@ -53,10 +53,10 @@ extension RoutesCommand {
 
     /// The default signed version: now in milliseconds, and always above the previous sidecar's,
     /// so two publishers that share no files, and one signing twice in a row, both grow (G8).
-    static func nextVersion(after previous: TableSignature?, now: Double) throws(CenariusError) -> Int64 {
+    static func nextVersion(after previous: Int64?, now: Double) throws(CenariusError) -> Int64 {
         let milliseconds = Int64((now * 1000).rounded(.down))
         // A sidecar's version is the origin's number: at Int64.max no later version exists.
-        let (next, overflow) = (previous?.version ?? 0).addingReportingOverflow(1)
+        let (next, overflow) = (previous ?? 0).addingReportingOverflow(1)
         guard !overflow else { throw .usage("the previous sidecar holds version \(Int64.max), the largest there is: pass --table-version or remove it") }
         return max(milliseconds, next)
     }
@@ -77,7 +77,7 @@ extension RoutesCommand {
         if lifetime?.overflow == true || expires?.overflow == true {
             throw .usage("\(path) holds signing and expiry times whose lifetime cannot be carried over; sign it anew with routes --expires")
         }
-        let version = try nextVersion(after: previous, now: now)
+        let version = try nextVersion(after: previous?.version, now: now)
         var signature = try TableSignature.unsigned(
             covering: files, version: version, signedAt: lifetime == nil ? nil : Int64(now),
             expires: expires?.partialValue, rotations: previous?.rotations ?? [])

@@ -15,6 +15,9 @@ struct RoutesCommand: AsyncParsableCommand {
             covers the table and the manifest; \
             run it again with another --sign-key over an unchanged table to add a signature (G8).
 
+            It also writes the head DIR/Routes.head, the one name devices that know it poll, and the \
+            table under its content hash in DIR/_cenarius/t/ (docs/remote-layout.md).
+
             With --compress it also writes DIR/_cenarius/: a zstd form of every file, packs of them \
             for a first install and for a release, and an index (docs/release-bytes.md). \
             --delta-from OLD (repeatable, implies --compress) adds patches from OLD's files for \
@@ -66,6 +69,9 @@ struct RoutesCommand: AsyncParsableCommand {
         var upToDate: Bool?
         var difference: String?
         var forms: FormPublisher.Summary?
+        /// The head written (docs/remote-layout.md), and its version.
+        var head: String?
+        var headVersion: Int64?
     }
 
     func validate() throws {
@@ -104,7 +110,7 @@ struct RoutesCommand: AsyncParsableCommand {
             let existing = try RouteTable.parse(existingBytes, source: target)
             let difference = TableDifference(from: existing, to: result.table)
             // A compressed table that is not this table's bytes is what devices that poll it get.
-            let staleForm = output == nil ? staleTableForm(table: existingBytes) : nil
+            let staleForm = output == nil ? staleTableForm(table: existingBytes) ?? staleHead(table: existingBytes) : nil
             let problem = difference.isEmpty ? staleForm : difference.summary
             summary.upToDate = problem == nil
             summary.difference = problem
@@ -146,6 +152,13 @@ struct RoutesCommand: AsyncParsableCommand {
         }
         if index == nil, output == nil { try removeTableForm() }
         if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey) }
+        if output == nil {
+            // Last: the one name devices poll, naming only what is already written.
+            let head = try writeHead(table: bytes, manifest: manifest, index: index, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
+            summary.head = headPath
+            summary.headVersion = head.version
+            if !json { Output.line("wrote \(headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
+        }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
     }
 

@@ -1,0 +1,122 @@
+/// The head of a channel (docs/remote-layout.md): the one small document a device polls, beside
+/// the table, naming everything else by content hash so that every other name of the remote is
+/// immutable and a CDN may cache it forever (TUF's consistent snapshots):
+///
+///     {"format": "cenarius-head-1", "channel": "default", "version": 1795400000123,
+///      "table": {"sha256": "<S>", "size": 4113, "zst": "<O>", "zstSize": 1012},
+///      "index": "<X>", "release": "<the release manifest's exact text>",
+///      "signature": "<a Routes.json.sig-style sidecar's exact text>"}
+///
+/// - `_cenarius/t/<S>.json` holds the table's exact bytes, `_cenarius/t/<O>.zst` (when `zst` is
+///   given) the table compressed with the release index as a second frame, `_cenarius/i/<X>.json`
+///   the release index; each is checked against the hash that names it.
+/// - The signature is a sidecar of the second format over the table, the release manifest, the
+///   index and the channel (role `channel`: the bytes `cenarius-channel:<name>`), with the
+///   version, expiry and key rotations of any sidecar: a head served at another channel's name,
+///   or naming other bytes, is refused like a table whose signature does not match.
+package struct ReleaseHead: Sendable, Equatable {
+    package static let format = "cenarius-head-1"
+    package static let defaultChannel = "default"
+    package static let channelRole = "channel"
+    package static let indexRole = "index"
+    /// Heads are small; one past this is not one.
+    package static let maxBytes = 256 << 10
+
+    package var channel: String
+    package var version: Int64
+    /// SHA-256 hex and size of the table's exact bytes.
+    package var table: String
+    package var tableSize: Int64
+    /// SHA-256 hex and size of the compressed table object (table, then index), if published.
+    package var tableForm: String?
+    package var tableFormSize: Int64?
+    /// SHA-256 hex of the release index, if published.
+    package var index: String?
+    /// The release manifest's exact bytes, if the release has one.
+    package var release: [UInt8]?
+    /// The signature sidecar's exact bytes, if signed.
+    package var signature: [UInt8]?
+
+    package init(channel: String = ReleaseHead.defaultChannel, version: Int64, table: String, tableSize: Int64) {
+        self.channel = channel
+        self.version = version
+        self.table = table
+        self.tableSize = tableSize
+    }
+
+    /// The head's name beside the table: `Routes.head` for the default channel, `Routes.beta.head`
+    /// for `beta` (from `--routes-name`, less its `.json`).
+    package static func name(routesName: String, channel: String = defaultChannel) -> String {
+        let stem = routesName.hasSuffix(".json") ? String(routesName.dropLast(5)) : routesName
+        return channel == defaultChannel ? stem + ".head" : stem + "." + channel + ".head"
+    }
+
+    package static func tablePath(_ digest: String) -> String { "\(ReleaseIndex.folder)/t/\(digest).json" }
+    package static func tableFormPath(_ digest: String) -> String { "\(ReleaseIndex.folder)/t/\(digest).zst" }
+    package static func indexPath(_ digest: String) -> String { "\(ReleaseIndex.folder)/i/\(digest).json" }
+
+    /// What the signature covers for the channel: its name, under a prefix no file begins with.
+    package static func channelBytes(_ channel: String) -> [UInt8] { Array(("cenarius-channel:" + channel).utf8) }
+
+    /// A channel name: what a role or a file name may hold (lower-case letters, digits, `-`), so
+    /// that it is safe in a URL and in the head's name.
+    package static func isChannel(_ name: String) -> Bool { TableSignature.isRole(name) && name.utf8.count <= 32 }
+
+    /// The files a signed head covers, by role, given the bytes they name.
+    package func signedFiles(table: [UInt8], index: [UInt8]?) -> [String: [UInt8]] {
+        var files = [TableSignature.tableRole: table, Self.channelRole: Self.channelBytes(channel)]
+        files[TableSignature.releaseRole] = release
+        files[Self.indexRole] = index
+        return files
+    }
+
+    /// One line, keys in a fixed order.
+    package func serialized() -> [UInt8] {
+        var tableParts = ["\"sha256\": \"\(table)\"", "\"size\": \(tableSize)"]
+        if let tableForm, let tableFormSize { tableParts += ["\"zst\": \"\(tableForm)\"", "\"zstSize\": \(tableFormSize)"] }
+        var parts = ["\"format\": \"\(Self.format)\"", "\"channel\": \(JSONText.quoted(channel))", "\"version\": \(version)",
+                     "\"table\": {" + tableParts.joined(separator: ", ") + "}"]
+        if let index { parts.append("\"index\": \"\(index)\"") }
+        if let release { parts.append("\"release\": " + JSONText.quoted(String(decoding: release, as: UTF8.self))) }
+        if let signature { parts.append("\"signature\": " + JSONText.quoted(String(decoding: signature, as: UTF8.self))) }
+        return Array(("{" + parts.joined(separator: ", ") + "}\n").utf8)
+    }
+
+    /// A head that does not parse, or whose keys have the wrong type, shape or range, is refused
+    /// whole (exit 4). Unknown keys are ignored (forward compatible).
+    package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> ReleaseHead {
+        func refuse(_ why: String) -> CenariusError { .integrity("head \(source): \(why)") }
+        guard bytes.count <= maxBytes else { throw refuse("larger than \(maxBytes) bytes") }
+        let json = try JSONValue.parse(bytes, source: source)
+        guard case .object = json else { throw refuse("not a JSON object") }
+        guard json["format"]?.string == format else { throw refuse("format is not \(format)") }
+        guard let channel = json["channel"]?.string, isChannel(channel) else { throw refuse("\"channel\" must be a name of lower-case letters, digits and -") }
+        func digest(_ value: JSONValue?, _ key: String) throws(CenariusError) -> String {
+            guard let text = value?.string, text.utf8.count == 64, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+                throw refuse("\(key) must be 64 lower-case hex digits (SHA-256)")
+            }
+            return text
+        }
+        func count(_ value: JSONValue?, _ key: String, limit: Int64) throws(CenariusError) -> Int64 {
+            guard case .number(let text)? = value, let number = Int64(text), number >= 0, number <= limit else {
+                throw refuse("\(key) must be a whole number from 0 to \(limit)")
+            }
+            return number
+        }
+        guard case .object? = json["table"], let table = json["table"] else { throw refuse("\"table\" must be an object") }
+        let version = try count(json["version"], "version", limit: Int64.max)
+        var head = ReleaseHead(channel: channel, version: version, table: try digest(table["sha256"], "table.sha256"),
+                               tableSize: try count(table["size"], "table.size", limit: ByteCount.limit))
+        if let form = table["zst"], form != .null {
+            head.tableForm = try digest(form, "table.zst")
+            head.tableFormSize = try count(table["zstSize"], "table.zstSize", limit: ByteCount.limit)
+        }
+        if let index = json["index"], index != .null { head.index = try digest(index, "index") }
+        for key in ["release", "signature"] {
+            guard let value = json[key], value != .null else { continue }
+            guard let text = value.string else { throw refuse("\"\(key)\" must be a string (the file's exact text)") }
+            if key == "release" { head.release = Array(text.utf8) } else { head.signature = Array(text.utf8) }
+        }
+        return head
+    }
+}

@@ -1,0 +1,80 @@
+import RouteSync
+
+/// `routes`: the head and the store objects it names (docs/remote-layout.md), written after
+/// everything else so that a folder uploaded in name order, or read while `routes` runs, never
+/// has a head naming what is not there yet. Objects are only added, never changed or removed.
+extension RoutesCommand {
+    var headPath: String { FileSystem.join(directory, ReleaseHead.name(routesName: routesName)) }
+
+    /// Writes `_cenarius/t/<S>.json`, and with forms `_cenarius/t/<O>.zst` and `_cenarius/i/<X>.json`,
+    /// then the head naming them, signed with `keys` like the sidecar (same version, expiry and rotations).
+    func writeHead(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, sidecar: String?, keys keyPaths: [String]) throws(CenariusError) -> ReleaseHead {
+        let digest = ReleaseIndex.tableDigest(table)
+        try storeObject(table, at: ReleaseHead.tablePath(digest))
+        let previous = try? ReleaseHead.parse(FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), source: headPath)
+        let signed = try sidecar.map { path throws(CenariusError) in try TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path) }
+        // Signed: the sidecar's version. Unsigned: one above the previous head's all the same, so
+        // that the head's version orders releases whether or not a device checks signatures.
+        let version: Int64
+        if let signed { version = signed.version } else { version = try Self.nextVersion(after: previous?.version, now: FileSystem.now()) }
+        var head = ReleaseHead(version: version, table: digest, tableSize: Int64(table.count))
+        head.release = manifest
+        if let index {
+            let indexDigest = ReleaseIndex.tableDigest(index)
+            head.index = indexDigest
+            try storeObject(index, at: ReleaseHead.indexPath(indexDigest))
+            let formPath = FileSystem.join(directory, ReleaseIndex.tablePath(routesName))
+            if let form = try? FileSystem.readFile(formPath, limit: 64 << 20) {
+                let formDigest = ReleaseIndex.tableDigest(form)
+                try storeObject(form, at: ReleaseHead.tableFormPath(formDigest))
+                head.tableForm = formDigest
+                head.tableFormSize = Int64(form.count)
+            }
+        }
+        if let signed {
+            let keys = try keyPaths.map { path throws(CenariusError) in try SigningKeys.readPrivate(path) }
+            let files = head.signedFiles(table: table, index: index)
+            let earlier = previous?.signature.flatMap { try? TableSignature.parse($0, source: headPath) }
+            // Another key over the same release (thresholds): the head's signatures grow with the sidecar's.
+            var signature: TableSignature
+            if let same = earlier.flatMap({ $0.version == signed.version ? $0.coSignable(by: keys, over: files, source: headPath) : nil }) {
+                signature = same
+            } else {
+                signature = try TableSignature.unsigned(covering: files, version: signed.version, signedAt: signed.signedAt,
+                                                        expires: signed.expires, rotations: signed.rotations)
+            }
+            for key in keys { try signature.sign(with: key) }
+            head.signature = signature.serialized()
+        }
+        try FileSystem.writeAtomically(head.serialized(), to: headPath)
+        return head
+    }
+
+    /// A store object: written once under the name of its content, never changed afterwards.
+    private func storeObject(_ bytes: [UInt8], at relative: String) throws(CenariusError) {
+        let path = FileSystem.join(directory, relative)
+        if let existing = try? FileSystem.readFile(path, limit: bytes.count + 1), existing == bytes { return }
+        try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+        try FileSystem.writeAtomically(bytes, to: path, durable: false)
+    }
+
+    /// Why the head beside the table does not agree with it (nil: it does, or there is none).
+    func staleHead(table: [UInt8]) -> String? {
+        guard FileSystem.exists(headPath) else { return nil }
+        guard let bytes = try? FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes),
+              let head = try? ReleaseHead.parse(bytes, source: headPath) else { return "\(headPath) is not a head this version reads: run routes again" }
+        guard head.table == ReleaseIndex.tableDigest(table), head.tableSize == Int64(table.count) else {
+            return "\(headPath) names another table (devices that poll it get another release): run routes again"
+        }
+        var objects = [(ReleaseHead.tablePath(head.table), head.table)]
+        if let index = head.index { objects.append((ReleaseHead.indexPath(index), index)) }
+        if let form = head.tableForm { objects.append((ReleaseHead.tableFormPath(form), form)) }
+        for (relative, digest) in objects {
+            guard let object = try? FileSystem.readFile(FileSystem.join(directory, relative), limit: 64 << 20),
+                  ReleaseIndex.tableDigest(object) == digest else {
+                return "\(FileSystem.join(directory, relative)), which \(headPath) names, is missing or not what its name says: run routes again"
+            }
+        }
+        return nil
+    }
+}
