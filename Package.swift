@@ -156,6 +156,7 @@ let package = Package(
         .executableTarget(name: "FuzzResponseHeaders", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzResponseHeaders"),
         .executableTarget(name: "FuzzControlBody", dependencies: ["RouteSync", "Daemon", "FuzzSupport"], path: "Fuzz/FuzzControlBody"),
         .executableTarget(name: "FuzzConfigFile", dependencies: ["RouteSync", "Settings", "FuzzSupport"], path: "Fuzz/FuzzConfigFile"),
+        .executableTarget(name: "FuzzReleaseHead", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzReleaseHead"),
         .executableTarget(name: "FuzzCacheRecords", dependencies: ["RouteSync", "ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzCacheRecords"),
         .testTarget(
             name: "SettingsTests",

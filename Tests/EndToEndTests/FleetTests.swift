@@ -111,4 +111,36 @@ import TestOrigin
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
     }
+
+    /// A device that polls the head learns of a halt from it: the halt writes a new head over the
+    /// same table, with the halted manifest, signed again.
+    @Test func aHaltReachesDevicesThatPollTheHead() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        for n in 0..<40 { try dir.write("site/static/file-\(n).txt", "unchanged \(n)") }
+        try dir.write("site/index.html", "<h1>r0</h1>")
+        let sign = ["--sign-key", dir.path("release.key")]
+        #expect(try Binary.run(["routes", dir.path("site"), "--compress", "--release", "r0"] + sign).status == 0)
+        let device = ["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub"),
+                      "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        #expect(try Binary.run(device).json()["outcome"] as? String == "committed")
+        #expect(FileManager.default.fileExists(atPath: dir.path("cache/head.json")), "the device polls the head")
+
+        try dir.write("site/index.html", "<h1>r1</h1>")
+        #expect(try Binary.run(["routes", dir.path("site"), "--compress", "--release", "r1"] + sign).status == 0)
+        var log = ""
+        for n in 0..<4 {
+            log += #"{"time":"1764000000.5","report":"device=\"d\#(n)\", release=\"r0\", state=confirmed\#(n < 3 ? #", failed=(\"r1\")"# : "")"}"# + "\n"
+        }
+        try dir.write("cenarius.log", log)
+        let halt = try Binary.run(["fleet", dir.path("cenarius.log"), "--halt-above", "50", "--min-devices", "3", "--remote", dir.path("site")] + sign)
+        #expect(halt.status == 0 && halt.stdout.contains("halted r1"), "\(halt.stdout)\(halt.stderr)")
+        #expect(dir.read("site/Routes.head")?.contains(#"\"halted\": true"#) == true, "\(dir.read("site/Routes.head") ?? "")")
+        #expect(try Binary.run(["routes", dir.path("site"), "--check"]).status == 0)
+
+        let sync = try Binary.run(device)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
+    }
 }

@@ -53,6 +53,8 @@ package struct CacheLayout: Sendable {
     package var pending: String { root + "/pending" }
     /// The URL of the compressed table this device polls instead of the table (B8, Syncer+Forms).
     package var tableForm: String { root + "/table-form" }
+    /// The remote's head as last polled (HeadState): its validators and text.
+    package var headState: String { root + "/head.json" }
     package var daemonLock: String { root + "/daemon.lock" }
     package var daemonInfo: String { root + "/daemon.json" }
 

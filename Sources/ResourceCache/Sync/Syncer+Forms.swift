@@ -78,6 +78,8 @@ extension Syncer {
                                                                       signed: signed, verifier: settings.tableVerifier, cancel: cancel)
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         // Not in a sync whose compressed table was refused: that form stays forgotten until a later release's index names it.
+        // The remote publishes a head: it is polled from the next sync on (docs/remote-layout.md).
+        if let index, index.head { HeadStore(layout: layout).learn(remote) }
         if let index, learnsTableForm {
             let formURL = remote.tableFormURL
             if index.tableForm { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }

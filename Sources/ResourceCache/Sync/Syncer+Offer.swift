@@ -2,9 +2,10 @@ import ReportHeader
 import RouteSync
 
 /// What the remote offers, checked: the first of a sync's three steps (offer, stage, switch).
-/// The table was fetched conditionally (or is the release still pending), parsed, is neither held
-/// back nor the table in force, its manifest and signature were verified, and this device's
-/// moment in the rollout has come. Nothing in the cache has changed but the records of a poll.
+/// The table was had from the head (when this device polls one) or the table itself, fetched
+/// conditionally (or is the release still pending), parsed, is neither held back nor the table in
+/// force, its manifest and signature were verified, and this device's moment in the rollout has
+/// come. Nothing in the cache has changed but the records of a poll.
 struct Offer {
     let remote: Remote
     /// The remote as the cache records it: without credentials (G11).
@@ -14,7 +15,8 @@ struct Offer {
     let bytes: [UInt8]
     let table: RouteTable
     let validators: Validators
-    /// The release index that came with a compressed table, if it came that way.
+    /// The release index that came with the table (a compressed table's second frame, or the
+    /// head's), if it came that way.
     let embeddedIndex: [UInt8]?
     let manifest: FetchedManifest?
     let signed: TableSignatureVerifier.Verified?
@@ -28,68 +30,110 @@ extension Syncer {
         case offered(Offer)
     }
 
+    /// What the device holds and asks with, read once per offer.
+    struct Poll {
+        let remote: Remote
+        let remoteName: String
+        let current: Generation?
+        let currentMeta: GenerationMeta?
+        /// A release this device has not adopted yet (waiting for its moment or a hold).
+        let pending: (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)?
+        /// The device's report (Cenarius-Report), sent with the poll.
+        let headers: [String]
+        let started: Double
+
+        func ended(_ outcome: SyncReport.Outcome, generation: Int?, entries: Int, _ syncer: Syncer) -> SyncReport {
+            syncer.markChecked()
+            var report = SyncReport(outcome: outcome, generation: generation)
+            report.entries = entries
+            report.seconds = FileSystem.monotonic() - started
+            return report
+        }
+    }
+
+    /// Where an offered table came from, which says how its manifest and signature are had.
+    enum TableSource {
+        /// The table itself (or its compressed form, which may bring the index along).
+        case table(embeddedIndex: [UInt8]?)
+        /// A head: the manifest and the signature are in it.
+        case head(ReleaseHead, index: [UInt8]?)
+    }
+
     func offer(from remote: Remote, downloader: Downloader, started: Double, attempt: inout TableAttempt,
                cancel: CancelToken?) throws(CenariusError) -> OfferStep {
         let current = GenerationStore(layout: layout).current()
         let currentMeta = try? current?.meta()
-        // A release this device has not adopted yet is asked for with its own validators, so a
-        // poll while it waits costs a 304, not the table (G4, G10).
         let remoteName = Secrets.redact(remote.tableURL)
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
-        let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
-
         let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
-        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [],
+        let poll = Poll(remote: remote, remoteName: remoteName, current: current, currentMeta: currentMeta, pending: pending,
+                        headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [], started: started)
+        // A release this device has not adopted yet is asked for with its own validators, so a
+        // poll while it waits costs a 304, not the table (G4, G10).
+        let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
+        // The head, once a release index said this remote publishes one (a first install gets
+        // the table, its index and a pack in as few requests through the compressed table).
+        if let head = HeadStore(layout: layout).read(for: remote), !head.absent, let step = try offerFromHead(poll, state: head, downloader: downloader, attempt: &attempt, cancel: cancel) {
+            return step
+        }
+        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: poll.headers,
                                                        downloader: downloader, attempt: &attempt, cancel: cancel)
-        let bytes: [UInt8]
-        let newValidators: Validators
         switch document {
         case .content(let body, let received):
-            bytes = body
-            newValidators = received
+            return try checked(poll, bytes: body, validators: received, source: .table(embeddedIndex: embeddedIndex),
+                               downloader: downloader, attempt: attempt, cancel: cancel)
         case .notModified:
             guard let pending else {
                 if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta, remote: remote, downloader: downloader, cancel: cancel) }
-                markChecked()
-                var report = SyncReport(outcome: .notModified, generation: current?.number)
-                report.entries = currentMeta?.entries ?? 0
-                report.seconds = FileSystem.monotonic() - started
-                return .ended(report)
+                return .ended(poll.ended(.notModified, generation: current?.number, entries: currentMeta?.entries ?? 0, self))
             }
-            bytes = pending.table
-            newValidators = pending.record.tableValidators
+            return try checked(poll, bytes: pending.table, validators: pending.record.tableValidators, source: .table(embeddedIndex: nil),
+                               downloader: downloader, attempt: attempt, cancel: cancel)
         }
+    }
+
+    /// The checks every offered table goes through, wherever it came from.
+    func checked(_ poll: Poll, bytes: [UInt8], validators newValidators: Validators, source: TableSource, downloader: Downloader,
+                 attempt: TableAttempt, cancel: CancelToken?) throws(CenariusError) -> OfferStep {
+        let (remote, current, currentMeta) = (poll.remote, poll.current, poll.currentMeta)
         let table: RouteTable
         do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error, attempt: attempt) }
-        func ended(_ outcome: SyncReport.Outcome, generation: Int?) -> SyncReport {
-            markChecked()
-            var report = SyncReport(outcome: outcome, generation: generation)
-            report.entries = table.count
-            report.seconds = FileSystem.monotonic() - started
-            return report
-        }
         if let held = try? FileSystem.readFile(layout.heldBack), held == Array(Rollback.fingerprint(bytes).utf8) {
-            return .ended(ended(.heldBack, generation: current?.number))
+            return .ended(poll.ended(.heldBack, generation: current?.number, entries: table.count, self))
         }
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
             // Same table, maybe from a server without validators: no file work (G4), but remember
             // the new validators. It was verified when it was adopted.
-            if meta.validators != newValidators || meta.remote != remoteName || meta.entries != table.count {
+            if meta.validators != newValidators || meta.remote != poll.remoteName || meta.entries != table.count {
                 meta.validators = newValidators
-                meta.remote = remoteName
+                meta.remote = poll.remoteName
                 meta.entries = table.count
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
             PendingStore(layout: layout).clear()
-            refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
-            return .ended(ended(.unchanged, generation: current.number))
+            switch source {
+            case .table: refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
+            case .head(let head, let index): refreshHeadSignature(head, table: bytes, index: index, of: current, meta: meta, remote: remote)
+            }
+            return .ended(poll.ended(.unchanged, generation: current.number, entries: table.count, self))
         }
         var manifest: FetchedManifest?
         let signed: TableSignatureVerifier.Verified?
+        let embeddedIndex: [UInt8]?
         do throws(CenariusError) {
-            manifest = try fetchManifest(remote, downloader: downloader, pending: pending?.table == bytes ? pending : nil, cancel: cancel)
-            signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
-                                         inForce: currentMeta?.signedVersion, cancel: cancel)
+            switch source {
+            case .table(let index):
+                embeddedIndex = index
+                manifest = try fetchManifest(remote, downloader: downloader, pending: poll.pending?.table == bytes ? poll.pending : nil, cancel: cancel)
+                signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
+                                             inForce: currentMeta?.signedVersion, cancel: cancel)
+            case .head(let head, let index):
+                embeddedIndex = index
+                manifest = try head.release.map { bytes throws(CenariusError) in
+                    FetchedManifest(bytes: bytes, validators: Validators(), manifest: try ReleaseManifest.parse(bytes, source: remote.headURL))
+                }
+                signed = try verifyHead(head, table: bytes, index: index, remote: remote, inForce: currentMeta?.signedVersion)
+            }
             if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
                 throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
             }
@@ -97,13 +141,13 @@ extension Syncer {
             throw refused(bytes, manifest: manifest?.manifest, error, attempt: attempt)
         }
         let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
-                                         manifest: manifest, previous: pending?.record)
+                                         manifest: manifest, previous: poll.pending?.record)
         if let deferral = try admission.deferral() {
-            var report = ended(.deferred, generation: current?.number)
+            var report = poll.ended(.deferred, generation: current?.number, entries: table.count, self)
             report.deferred = deferral
             return .ended(report)
         }
-        return .offered(Offer(remote: remote, remoteName: remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,
+        return .offered(Offer(remote: remote, remoteName: poll.remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,
                               validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission))
     }
 }

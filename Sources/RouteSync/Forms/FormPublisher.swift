@@ -77,6 +77,8 @@ package struct FormPublisher {
 
     /// The table's file name (`--routes-name`): its compressed form is `_cenarius/<name>.zst`.
     package var routesName = "Routes.json"
+    /// The caller writes the default channel's head beside the table (`routes` does, after the forms).
+    package var head = false
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -156,6 +158,7 @@ package struct FormPublisher {
         let tableForm = FileSystem.join(release.root, ReleaseIndex.tablePath(routesName))
         let table = try Zstd.compress(tableBytes)
         index.tableForm = table.count < tableBytes.count
+        index.head = head
         let indexBytes = index.serialized()
         let indexPath = FileSystem.join(release.root, ReleaseIndex.indexPath(table: index.table))
         try FileSystem.writeAtomically(indexBytes, to: indexPath)

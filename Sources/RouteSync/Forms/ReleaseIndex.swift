@@ -68,6 +68,9 @@ package struct ReleaseIndex: Sendable, Equatable {
     package var pack: Pack?
     /// The remote also publishes the table compressed (`tablePath`).
     package var tableForm = false
+    /// The default channel's head is published beside the table (ReleaseHead): a device that
+    /// sees it polls the head from then on.
+    package var head = false
     package var deltaPacks: [DeltaPack] = []
 
     package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
@@ -93,6 +96,7 @@ package struct ReleaseIndex: Sendable, Equatable {
         out += "],\n \"patches\": ["
         out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
         out += "]"
+        if head { out += ",\n \"head\": true" }
         if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
         if !deltaPacks.isEmpty {
             out += ",\n \"deltaPacks\": [" + deltaPacks.map { delta in
@@ -127,6 +131,9 @@ package struct ReleaseIndex: Sendable, Equatable {
                     case "table": index.table = try s.string()
                     case "tableForm":
                         index.tableForm = s.peek() == UInt8(ascii: "t")
+                        try s.skipValue()
+                    case "head":
+                        index.head = s.peek() == UInt8(ascii: "t")
                         try s.skipValue()
                     case "plain":
                         try s.array { s throws(JSONScanner.Failure) in index.plain.insert(try hash(&s)) }

@@ -52,6 +52,8 @@ package struct TableSignatureVerifier: Sendable {
     /// `--signatures-required` of them. An index one key short is not used (plain files are).
     package func covers(index: [UInt8], table: [UInt8], in verified: Verified) -> Bool {
         guard let signature = try? TableSignature.parse(verified.sidecar, source: "the signature") else { return false }
+        // A head's signature is over the index itself: verified with the table, by as many keys.
+        if signature.covers[ReleaseHead.indexRole] == TableSignature.digest(index) { return true }
         let trusted = TrustedKeys(configured: keys, state: verified.trust).keys
         return signature.formsSigners(index: index, table: table, among: trusted) >= required
     }

@@ -23,6 +23,10 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
     package var signatureURL: String { tableURL + ".sig" }
     /// The release manifest beside the table (G10).
     package var manifestURL: String { tableURL + ".release" }
+    /// The default channel's head beside the table (ReleaseHead).
+    package var headURL: String { base + "/" + Remote.escape(ReleaseHead.name(routesName: routesName)) }
+    /// An object of the store (`_cenarius/...`), by its path under the remote.
+    package func objectURL(_ relative: String) -> String { base + "/" + relative }
 
     /// `host[:port]` of an http(s) URL, lowercased, without user information; nil for other URLs.
     package static func authority(of url: String) -> String? {

@@ -1,22 +1,34 @@
 import RouteSync
 
-/// `routes`: the head and the store objects it names (docs/remote-layout.md), written after
-/// everything else so that a folder uploaded in name order, or read while `routes` runs, never
-/// has a head naming what is not there yet. Objects are only added, never changed or removed.
-extension RoutesCommand {
+/// The head and the store objects it names (docs/remote-layout.md), written after everything
+/// else so that a folder uploaded in name order, or read while `routes` runs, never has a head
+/// naming what is not there yet. Objects are only added, never changed or removed. `routes`
+/// writes it with every release; `fleet --halt-above` again with the halted manifest.
+struct HeadWriter {
+    let directory: String
+    let routesName: String
+
     var headPath: String { FileSystem.join(directory, ReleaseHead.name(routesName: routesName)) }
+
+    /// The head beside the table, if one is there and reads.
+    var current: ReleaseHead? { try? ReleaseHead.parse(FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), source: headPath) }
+
+    /// The index the head beside the table names, from the store.
+    var currentIndex: [UInt8]? {
+        current?.index.flatMap { try? FileSystem.readFile(FileSystem.join(directory, ReleaseHead.indexPath($0)), limit: 32 << 20) }
+    }
 
     /// Writes `_cenarius/t/<S>.json`, and with forms `_cenarius/t/<O>.zst` and `_cenarius/i/<X>.json`,
     /// then the head naming them, signed with `keys` like the sidecar (same version, expiry and rotations).
-    func writeHead(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, sidecar: String?, keys keyPaths: [String]) throws(CenariusError) -> ReleaseHead {
+    func write(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, sidecar: String?, keys keyPaths: [String]) throws(CenariusError) -> ReleaseHead {
         let digest = ReleaseIndex.tableDigest(table)
         try storeObject(table, at: ReleaseHead.tablePath(digest))
-        let previous = try? ReleaseHead.parse(FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), source: headPath)
+        let previous = current
         let signed = try sidecar.map { path throws(CenariusError) in try TableSignature.parse(FileSystem.readFile(path, limit: 64 << 10), source: path) }
         // Signed: the sidecar's version. Unsigned: one above the previous head's all the same, so
         // that the head's version orders releases whether or not a device checks signatures.
         let version: Int64
-        if let signed { version = signed.version } else { version = try Self.nextVersion(after: previous?.version, now: FileSystem.now()) }
+        if let signed { version = signed.version } else { version = try RoutesCommand.nextVersion(after: previous?.version, now: FileSystem.now()) }
         var head = ReleaseHead(version: version, table: digest, tableSize: Int64(table.count))
         head.release = manifest
         if let index {
@@ -59,7 +71,7 @@ extension RoutesCommand {
     }
 
     /// Why the head beside the table does not agree with it (nil: it does, or there is none).
-    func staleHead(table: [UInt8]) -> String? {
+    func stale(table: [UInt8]) -> String? {
         guard FileSystem.exists(headPath) else { return nil }
         guard let bytes = try? FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes),
               let head = try? ReleaseHead.parse(bytes, source: headPath) else { return "\(headPath) is not a head this version reads: run routes again" }

@@ -110,7 +110,7 @@ struct RoutesCommand: AsyncParsableCommand {
             let existing = try RouteTable.parse(existingBytes, source: target)
             let difference = TableDifference(from: existing, to: result.table)
             // A compressed table that is not this table's bytes is what devices that poll it get.
-            let staleForm = output == nil ? staleTableForm(table: existingBytes) ?? staleHead(table: existingBytes) : nil
+            let staleForm = output == nil ? staleTableForm(table: existingBytes) ?? headWriter.stale(table: existingBytes) : nil
             let problem = difference.isEmpty ? staleForm : difference.summary
             summary.upToDate = problem == nil
             summary.difference = problem
@@ -142,6 +142,8 @@ struct RoutesCommand: AsyncParsableCommand {
             }
             var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
             publisher.routesName = routesName
+            // Written last (writeHead), when the table is written into DIR.
+            publisher.head = output == nil
             let forms = try publisher.publish()
             index = try FileSystem.readFile(forms.index)
             summary.forms = forms
@@ -154,13 +156,16 @@ struct RoutesCommand: AsyncParsableCommand {
         if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey) }
         if output == nil {
             // Last: the one name devices poll, naming only what is already written.
-            let head = try writeHead(table: bytes, manifest: manifest, index: index, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
+            let head = try headWriter.write(table: bytes, manifest: manifest, index: index, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
             summary.head = headPath
             summary.headVersion = head.version
             if !json { Output.line("wrote \(headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
         }
         if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
     }
+
+    var headWriter: HeadWriter { HeadWriter(directory: directory, routesName: routesName) }
+    var headPath: String { headWriter.headPath }
 
     private var tableFormPath: String { FileSystem.join(directory, ReleaseIndex.tablePath(routesName)) }
 

@@ -1,0 +1,150 @@
+import RouteSync
+
+/// The head path of the offer (docs/remote-layout.md): a device that knows the remote publishes a
+/// head polls it instead of the table, conditionally, and fetches what it names from the store,
+/// where every name is immutable. Whatever goes wrong with the head itself — gone, garbage, older
+/// than one seen, naming an object that is missing or not what its name says, a signature that
+/// does not hold — sends the device back to the table in the same sync, and the head is forgotten
+/// until a release index names it again: a device is never held by a head where the table path
+/// would move on.
+extension Syncer {
+    /// nil: the table path decides this sync.
+    func offerFromHead(_ poll: Poll, state: HeadState, downloader: Downloader, attempt: inout TableAttempt,
+                       cancel: CancelToken?) throws(CenariusError) -> OfferStep? {
+        let remote = poll.remote
+        let store = HeadStore(layout: layout)
+        let document: Document
+        do {
+            document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
+                                                    maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, cancel: cancel)
+        } catch {
+            // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
+            // it would; a head that is gone or refused sends the device back to the table.
+            guard error.isThisFile, !(cancel?.isCancelled ?? false) else { throw error }
+            // A first install's question, answered no: not asked again until an index names a head.
+            if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
+                store.rememberAbsent(remote)
+            } else {
+                store.forget()
+            }
+            return nil
+        }
+        var next = state
+        let text: [UInt8]
+        switch document {
+        case .notModified:
+            guard let stored = state.text else {
+                store.forget()
+                return nil
+            }
+            text = Array(stored.utf8)
+        case .content(let body, let received):
+            text = body
+            next.etag = received.etag
+            next.lastModified = received.lastModified
+            next.text = String(decoding: body, as: UTF8.self)
+        }
+        guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == ReleaseHead.defaultChannel else {
+            store.forget()
+            return nil
+        }
+        // Older than a head seen already: a replay, or an edge that has not caught up. The table decides.
+        guard head.version >= state.version else { return nil }
+        let current = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map(ReleaseIndex.tableDigest)
+        if head.table == current {
+            next.version = max(state.version, head.version)
+            store.write(next)
+            // Nothing new, unless the table in force was signed again (a later expiry): that is checked and recorded.
+            let resigned = settings.tableVerifier != nil && head.version > (poll.currentMeta?.signedVersion ?? .max)
+            if case .content = document, resigned {} else {
+                let outcome: SyncReport.Outcome = if case .notModified = document { .notModified } else { .unchanged }
+                return .ended(poll.ended(outcome, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
+            }
+        }
+        let fetched: (table: [UInt8], index: [UInt8]?)
+        do {
+            fetched = try headObjects(head, pending: poll.pending?.table, current: head.table == current ? poll.current : nil,
+                                      remote: remote, downloader: downloader, cancel: cancel)
+        } catch {
+            guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false) else { throw error }
+            store.forget()
+            return nil
+        }
+        // Like a compressed table's: what the head gave is not the remote's word until it is
+        // checked, and a refusal is not a refused release, since the table itself is asked next.
+        var checking = attempt
+        checking.tableFromForm = true
+        do {
+            let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
+                                   source: .head(head, index: fetched.index), downloader: downloader, attempt: checking, cancel: cancel)
+            next.version = max(state.version, head.version)
+            store.write(next)
+            return step
+        } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) {
+            store.forget()
+            return nil
+        }
+    }
+
+    /// The table and the index a head names, each checked against its hash: the table from the
+    /// release still pending or the generation in force when it is that one, else from the store
+    /// (compressed, with the index as its second frame, when published; else whole).
+    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: Generation?, remote: Remote, downloader: Downloader,
+                             cancel: CancelToken?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
+        func object(_ relative: String, digest: String, size: Int64) throws(CenariusError) -> [UInt8] {
+            let url = remote.objectURL(relative)
+            guard case .content(let body, _) = try downloader.fetchDocument(url, validators: nil, maxBytes: min(size, Int64(RouteTable.maxBytes)), cancel: cancel),
+                  ReleaseIndex.tableDigest(body) == digest else {
+                throw .integrity("\(url), which \(remote.headURL) names, is not what its name says")
+            }
+            return body
+        }
+        var table = [pending, current.flatMap { try? FileSystem.readFile($0.tablePath) }].compactMap { $0 }
+            .first { ReleaseIndex.tableDigest($0) == head.table }
+        var index: [UInt8]?
+        if table == nil, let form = head.tableForm, let size = head.tableFormSize, Zstd.isAvailable {
+            let bytes = try object(ReleaseHead.tableFormPath(form), digest: form, size: size)
+            let frames = try? Zstd.decompressFrames(bytes, limit: RouteTable.maxBytes + (32 << 20))
+            guard let first = frames?.first, ReleaseIndex.tableDigest(first) == head.table else {
+                throw .integrity("\(remote.objectURL(ReleaseHead.tableFormPath(form))) is not the table \(remote.headURL) names")
+            }
+            table = first
+            if let second = frames?.dropFirst().first, ReleaseIndex.tableDigest(second) == head.index { index = second }
+        }
+        let bytes: [UInt8]
+        if let table { bytes = table } else { bytes = try object(ReleaseHead.tablePath(head.table), digest: head.table, size: head.tableSize) }
+        if index == nil, let digest = head.index {
+            // Small, and the signature is over it: had whole so that it can be checked.
+            index = try object(ReleaseHead.indexPath(digest), digest: digest, size: 32 << 20)
+        }
+        return (bytes, index)
+    }
+
+    /// The head's signature when keys are configured (G8): over the table, the manifest, the index
+    /// and the channel, with the trust this device's rotations left, its version the head's.
+    func verifyHead(_ head: ReleaseHead, table: [UInt8], index: [UInt8]?, remote: Remote,
+                    inForce: Int64?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
+        guard let verifier = settings.tableVerifier else { return nil }
+        guard let signature = head.signature else { throw .integrity("\(remote.headURL) is not signed but a public key is configured") }
+        let trust = try TrustStore(layout: layout).read()
+        let verified = try verifier.check(sidecar: signature, files: head.signedFiles(table: table, index: index), source: remote.headURL,
+                                          sidecarSource: remote.headURL, inForce: inForce, trust: trust, now: settings.rollout.now())
+        guard verified.version == head.version else {
+            throw .integrity("\(remote.headURL) says version \(head.version) but is signed as version \(verified.version)")
+        }
+        if verified.trust != trust { try TrustStore(layout: layout).write(verified.trust) }
+        return verified
+    }
+
+    /// The table in force re-signed (a later expiry, say) arrives as a new head over the same
+    /// table: its signature is checked and recorded, as `refreshSignature` does for a sidecar.
+    func refreshHeadSignature(_ head: ReleaseHead, table: [UInt8], index: [UInt8]?, of current: Generation, meta: GenerationMeta, remote: Remote) {
+        guard head.version > (meta.signedVersion ?? 0),
+              let verified = try? verifyHead(head, table: table, index: index, remote: remote, inForce: meta.signedVersion) else { return }
+        var meta = meta
+        meta.signedVersion = verified.version
+        meta.signedAt = verified.signedAt
+        meta.signatureExpires = verified.expires
+        try? FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
+    }
+}

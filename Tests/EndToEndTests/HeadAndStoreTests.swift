@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// Head and store (docs/remote-layout.md) through the built binary: `routes` writes the head last
+/// and only adds to the store; a device that sees a release index naming the head polls the head
+/// alone from then on, and a release reaches it in three requests; every way a head can fail ends
+/// in the release the table path gives, with the head forgotten where it is gone or broken.
+@Suite(.awaitsCleanups) struct HeadAndStoreTests {
+    static let legacyForm = "_cenarius/Routes.json.zst"
+
+    /// A publisher with keys and release folders, and one device.
+    struct Site {
+        let dir: Scratch
+        let origin: TestOrigin
+
+        init() async throws {
+            dir = try Scratch()
+            origin = try await TestOrigin()
+            Cleanups.add { [origin, dir] in await origin.shutdown(); dir.remove() }
+            for key in ["k1", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
+        }
+
+        /// Release `n` in its own folder, published with patches from the one before, and uploaded
+        /// over the origin (nothing deleted, as an upload does).
+        @discardableResult
+        func publish(_ n: Int, key: String = "k1", upload: Bool = true) throws -> String {
+            let folder = dir.path("v\(n)")
+            try? FileManager.default.removeItem(atPath: folder)
+            let bundle = ReleaseBytesEndToEndTests.bundle(3, 40_000) + "\n// release \(n)\n"
+            try dir.write("v\(n)/js/app.\(String(repeating: String(n), count: 8)).js", bundle)
+            try dir.write("v\(n)/index.html", "<h1>release \(n)</h1>")
+            for m in 0..<30 { try dir.write("v\(n)/static/file-\(m).txt", "unchanged \(m)\n") }
+            let forms = n == 1 ? ["--compress"] : ["--delta-from", dir.path("v\(n - 1)")]
+            let routes = try Binary.run(["routes", folder, "--sign-key", dir.path(key + ".key")] + forms)
+            #expect(routes.status == 0, "release \(n): \(routes.stderr)")
+            #expect(try Binary.run(["routes", folder, "--check"]).status == 0, "release \(n): routes --check")
+            if upload { try ReleaseBytesEndToEndTests.upload(folder, to: origin) }
+            return folder
+        }
+
+        var device: [String] {
+            ["sync", "--json", "--remote", origin.url, "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset"),
+             "--public-key", dir.path("k1.pub")]
+        }
+
+        func sync(_ expected: String, _ what: String) throws -> Binary.Run {
+            let run = try Binary.run(device)
+            #expect(run.status == 0, "\(what): \(run.stderr)")
+            #expect(try run.json()["outcome"] as? String == expected, "\(what): \(run.stdout)")
+            return run
+        }
+
+        func served() throws -> String {
+            let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset")])
+            return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
+        }
+
+        var pollsTheHead: Bool { FileManager.default.fileExists(atPath: dir.path("device/cache/head.json")) && !(dir.read("device/cache/head.json") ?? "").contains("\"absent\" : true") }
+    }
+
+    @Test func aDeviceMovesToTheHeadAndEachReleaseTakesThreeRequests() async throws {
+        let site = try await Site()
+        try site.publish(1)
+        _ = try site.sync("committed", "first install")
+        #expect(site.pollsTheHead, "the release index named the head")
+        _ = try site.sync("unchanged", "the first poll of the head")
+        site.origin.resetRequests()
+        _ = try site.sync("not-modified", "an unchanged poll")
+        #expect(site.origin.requests.map(\.path) == ["Routes.head"])
+        #expect(site.origin.requests.first?.headers["if-none-match"] != nil)
+
+        for n in 2...3 {
+            try site.publish(n)
+            site.origin.resetRequests()
+            _ = try site.sync("committed", "release \(n)")
+            let paths = site.origin.requests.map(\.path)
+            #expect(paths.first == "Routes.head", "release \(n): \(paths)")
+            #expect(paths.dropFirst().allSatisfy { $0.hasPrefix("_cenarius/") && $0 != Self.legacyForm }, "release \(n): only store objects after the head: \(paths)")
+            #expect(paths.count <= 3, "release \(n) in three requests: the head, the table, the delta pack: \(paths)")
+            #expect(try site.served().hasPrefix("<h1>release \(n)</h1>"))
+        }
+        #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
+    }
+
+    enum HeadFault: String, CaseIterable, Sendable {
+        case gone, garbage, unknownKey, objectsMissing, objectCorrupt, older
+    }
+
+    /// Whatever is wrong with the head or what it names, the device ends on the release the table
+    /// gives, as if it had never known the head; a head that is gone or unreadable is forgotten.
+    @Test(arguments: HeadFault.allCases)
+    func everyHeadFailureEndsInTheTablesRelease(_ fault: HeadFault) async throws {
+        let site = try await Site()
+        try site.publish(1)
+        _ = try site.sync("committed", "release 1")
+        let olderHead = try #require(site.origin.file("Routes.head"))
+        try site.publish(2)
+        _ = try site.sync("committed", "release 2 through the head")
+        let release3 = try site.publish(3)
+        let head = try #require(site.origin.file("Routes.head"))
+        let text = String(decoding: head, as: UTF8.self)
+        switch fault {
+        case .gone: site.origin.remove("Routes.head")
+        case .garbage: site.origin.put("Routes.head", "{\"format\": \"cenarius-head-1\", \"channel\": 7}")
+        case .unknownKey:
+            // The same release's head as another key signs it: the device trusts only k1.
+            let other = site.dir.path("v3-other")
+            try FileManager.default.copyItem(atPath: release3, toPath: other)
+            #expect(try Binary.run(["routes", other, "--compress", "--sign-key", site.dir.path("k2.key")]).status == 0)
+            site.origin.put("Routes.head", try #require(try? Array(Data(contentsOf: URL(fileURLWithPath: other + "/Routes.head")))))
+        case .objectsMissing, .objectCorrupt:
+            for range in text.ranges(of: "\"sha256\": \"") + text.ranges(of: "\"zst\": \"") {
+                let digest = String(text[range.upperBound...].prefix(64))
+                for path in ["_cenarius/t/\(digest).json", "_cenarius/t/\(digest).zst"] where site.origin.file(path) != nil {
+                    if fault == .objectsMissing { site.origin.remove(path) } else { site.origin.put(path, Array("not it".utf8)) }
+                }
+            }
+        case .older: site.origin.put("Routes.head", olderHead)
+        }
+        _ = try site.sync("committed", "\(fault.rawValue): release 3 from the table")
+        #expect(try site.served().hasPrefix("<h1>release 3</h1>"), "\(fault.rawValue)")
+        // Release 3's index names the head again; a head that is gone or unreadable is then
+        // forgotten at the next poll, which the table answers, and the one after asks only the
+        // table (here its compressed form, which this device polls on a remote without a head).
+        let after = try Binary.run(site.device)
+        #expect(["unchanged", "not-modified"].contains(try after.json()["outcome"] as? String), "\(fault.rawValue): \(after.stdout)\(after.stderr)")
+        if fault == .gone || fault == .garbage {
+            site.origin.resetRequests()
+            _ = try site.sync("not-modified", "\(fault.rawValue): the second poll after")
+            #expect(site.origin.requests.map(\.path) == [Self.legacyForm], "\(fault.rawValue): the head is forgotten")
+        }
+    }
+
+    /// Two publishes in the same folder: everything the first put under `_cenarius/` is still
+    /// there, byte for byte (but the compressed table of devices before heads, a name kept for
+    /// them), and `routes --check` finds a head that names another table.
+    @Test func theStoreOnlyGrowsAndCheckFindsAStaleHead() async throws {
+        let site = try await Site()
+        let folder = try site.publish(1, upload: false)
+        func store() -> [String: Data] {
+            var files: [String: Data] = [:]
+            let enumerator = FileManager.default.enumerator(atPath: folder + "/_cenarius")!
+            while let relative = enumerator.nextObject() as? String {
+                if let data = FileManager.default.contents(atPath: folder + "/_cenarius/" + relative) { files[relative] = data }
+            }
+            return files
+        }
+        let first = store()
+        let firstHead = try #require(FileManager.default.contents(atPath: folder + "/Routes.head"))
+        try site.dir.write("v1/index.html", "<h1>release 1, again</h1>")
+        #expect(try Binary.run(["routes", folder, "--compress", "--sign-key", site.dir.path("k1.key")]).status == 0)
+        let second = store()
+        for (name, bytes) in first where "_cenarius/" + name != Self.legacyForm {
+            #expect(second[name] == bytes, "_cenarius/\(name) changed or went")
+        }
+        #expect(second.count > first.count)
+        #expect(try Binary.run(["routes", folder, "--check"]).status == 0)
+        try firstHead.write(to: URL(fileURLWithPath: folder + "/Routes.head"))
+        let stale = try Binary.run(["routes", folder, "--check"])
+        #expect(stale.status == 4 && stale.stderr.contains("Routes.head names another table"), "\(stale.stderr)")
+    }
+}

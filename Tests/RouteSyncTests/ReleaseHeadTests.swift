@@ -1,0 +1,55 @@
+import Testing
+import RouteSync
+
+/// The head's format (docs/remote-layout.md): written and read back equal, names from the routes
+/// name and channel, and hostile heads refused whole.
+@Suite struct ReleaseHeadTests {
+    static let digest = String(repeating: "ab", count: 32)
+
+    @Test func aHeadReadsBackEqualWithEveryPart() throws {
+        var head = ReleaseHead(version: 1_795_652_164_789, table: Self.digest, tableSize: 161)
+        #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
+        head.tableForm = String(repeating: "cd", count: 32)
+        head.tableFormSize = 330
+        head.index = String(repeating: "ef", count: 32)
+        head.release = Array("{\"release\": \"r1\"}\n".utf8)
+        head.signature = Array("{\"format\": \"cenarius-sig-2\", \"version\": 1795652164789}\n".utf8)
+        #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
+    }
+
+    @Test func namesFollowTheTableAndTheChannel() {
+        #expect(ReleaseHead.name(routesName: "Routes.json") == "Routes.head")
+        #expect(ReleaseHead.name(routesName: "Routes.json", channel: "beta") == "Routes.beta.head")
+        #expect(ReleaseHead.name(routesName: "table") == "table.head")
+        #expect(ReleaseHead.tablePath(Self.digest) == "_cenarius/t/\(Self.digest).json")
+        #expect(!ReleaseHead.isChannel("Beta") && !ReleaseHead.isChannel("a/b") && !ReleaseHead.isChannel("") && ReleaseHead.isChannel("beta-2"))
+    }
+
+    @Test(arguments: [
+        "", "[]", "{}", #"{"format": "cenarius-head-2"}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "ab", "size": 1}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": -1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "AB", count: 32))", "size": 1}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1e300}}"#,
+        #"{"format": "cenarius-head-1", "channel": "../x", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1}, "release": {}}"#,
+    ])
+    func hostileHeadsAreRefusedWhole(_ text: String) {
+        #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(text.utf8), source: "t") }
+    }
+
+    @Test func aHeadPastItsSizeIsRefused() {
+        let padding = String(repeating: " ", count: ReleaseHead.maxBytes)
+        let text = #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(Self.digest)", "size": 1}}"# + padding
+        #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(text.utf8), source: "t") }
+    }
+
+    /// The signed files include the channel, so a head served at another channel's name does not verify.
+    @Test func theSignatureCoversTheChannel() {
+        let head = ReleaseHead(channel: "beta", version: 1, table: Self.digest, tableSize: 1)
+        let files = head.signedFiles(table: [1], index: nil)
+        #expect(files[ReleaseHead.channelRole] == Array("cenarius-channel:beta".utf8))
+        #expect(files[TableSignature.tableRole] == [1])
+    }
+}
