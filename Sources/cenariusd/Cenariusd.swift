@@ -21,7 +21,7 @@ struct Cenariusd: AsyncParsableCommand {
         subcommands: [
             ResolveCommand.self, SyncCommand.self, ServeCommand.self, SeedCommand.self, RoutesCommand.self,
             VerifyCommand.self, StatusCommand.self, RollbackCommand.self, ConfirmCommand.self, KeygenCommand.self, OriginCommand.self,
-            FleetCommand.self, ConfigCommand.self,
+            FleetCommand.self, ConfigCommand.self, WhyCommand.self,
         ])
 }
 

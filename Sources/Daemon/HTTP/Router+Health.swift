@@ -55,6 +55,16 @@ extension DaemonRouter {
     }
 }
 
+extension DaemonRouter {
+    /// `GET /_cenarius/why[?release=NAME]`: what `cenariusd why --json` prints (docs/why.md).
+    func why(_ head: HTTPRequestHead) async throws(CenariusError) -> PreparedReply {
+        let (settings, develop) = (state.settings, state.develop != nil)
+        let asked = RequestTarget.query(head.uri, "release").flatMap { $0.isEmpty ? nil : $0 }
+        let answer = try await blocking { () throws(CenariusError) in try Why.read(settings, develop: develop, asked: asked) }
+        return JSONBody.validated(answer, request: head.headers)
+    }
+}
+
 extension JSONBody {
     /// A JSON reply with a strong ETag of its bytes; 304 when the request already has them.
     static func validated(_ value: some Encodable, status: HTTPResponseStatus = .ok, request: HTTPHeaders) -> PreparedReply {

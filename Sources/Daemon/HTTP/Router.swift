@@ -59,6 +59,7 @@ struct DaemonRouter: HTTPResponder {
             case "/health": return try await health(id: id, head.headers)
             case "/metrics": return metrics()
             case "/_cenarius/status": return try await status(head.headers)
+            case "/_cenarius/why": return try await why(head)
             case "/_cenarius/resolve":
                 guard let uri = RequestTarget.query(head.uri, "uri"), !uri.isEmpty else {
                     throw .usage("missing ?uri= parameter")
@@ -168,6 +169,7 @@ struct DaemonRouter: HTTPResponder {
         case "/health": "health"
         case "/metrics": "metrics"
         case "/_cenarius/status": "status"
+        case "/_cenarius/why": "why"
         case "/_cenarius/resolve": "resolve"
         case "/_cenarius/ready": "ready"
         case "/_cenarius/events": "events"

@@ -55,6 +55,8 @@ package struct CacheLayout: Sendable {
     package var tableForm: String { root + "/table-form" }
     /// The remote's head as last polled (HeadState): its validators and text.
     package var headState: String { root + "/head.json" }
+    /// How the last sync ended (LastSync): what `why` answers from.
+    package var lastSync: String { root + "/last-sync.json" }
     package var daemonLock: String { root + "/daemon.lock" }
     package var daemonInfo: String { root + "/daemon.json" }
 

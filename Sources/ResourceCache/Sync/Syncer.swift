@@ -19,12 +19,18 @@ package struct Syncer: Sendable {
         let remotes = try settings.requireRemotes()
         let fresh = !FileSystem.exists(layout.root)
         _ = try OpenedCache(layout: layout)
-        let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync")
+        let lock: WriterLock
+        do { lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync") } catch {
+            LastSync.record(.failure(error), layout: layout)
+            throw error
+        }
         defer { withExtendedLifetime(lock) {} }
         do {
-            return try locked(remotes: remotes, cancel: cancel, progress: progress)
+            let report = try locked(remotes: remotes, cancel: cancel, progress: progress)
+            LastSync.record(.success(report), layout: layout)
+            return report
         } catch {
-            if fresh { removeEmptyCache(lock) }
+            if fresh { removeEmptyCache(lock) } else { LastSync.record(.failure(error), layout: layout) }
             throw error
         }
     }
@@ -40,7 +46,14 @@ package struct Syncer: Sendable {
         if let last = FileSystem.modificationTime(layout.attempted), FileSystem.now() - last < settings.minRefetch {
             return nil
         }
-        return try locked(remotes: remotes, cancel: cancel, progress: nil)
+        do {
+            let report = try locked(remotes: remotes, cancel: cancel, progress: nil)
+            LastSync.record(.success(report), layout: layout)
+            return report
+        } catch {
+            LastSync.record(.failure(error), layout: layout)
+            throw error
+        }
     }
 
     private func locked(remotes: [Remote], cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {

@@ -19,16 +19,19 @@ struct StatusCommand: AsyncParsableCommand {
     struct Combined: Encodable {
         var cache: CacheStatus
         var daemon: DaemonInfo?
+        /// `why`'s answer for the newest release (docs/why.md).
+        var why: WhyAnswer?
         /// The running daemon's last sync and next one.
         var sync: SyncHistory?
 
-        enum Key: String, CodingKey { case daemon, sync }
+        enum Key: String, CodingKey { case daemon, sync, why }
 
         func encode(to encoder: any Encoder) throws {
             try cache.encode(to: encoder)
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(daemon, forKey: .daemon)
             try container.encodeIfPresent(sync, forKey: .sync)
+            try container.encodeIfPresent(why, forKey: .why)
         }
     }
 
@@ -59,7 +62,7 @@ struct StatusCommand: AsyncParsableCommand {
         let daemon = Daemon.running(cache: settings.sync.cache)
         let history = daemon.flatMap(StatusCommand.history)
         if json {
-            Output.json(Combined(cache: status, daemon: daemon, sync: history))
+            Output.json(Combined(cache: status, daemon: daemon, why: try? WhyCommand.answer(settings, asked: nil), sync: history))
             return
         }
         if let daemon {

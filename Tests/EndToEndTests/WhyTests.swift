@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// `cenariusd why` (docs/why.md) on the built binary: each reason provoked for real, its code,
+/// its exit code, and the same answer in `status --json` and `GET /_cenarius/why`.
+@Suite(.awaitsCleanups) struct WhyTests {
+    /// A publisher's folder served as a file:// remote, and one device.
+    struct Device {
+        let dir: Scratch
+        var remote: String { dir.path("site") }
+        var common: [String] { ["--remote", "file://" + remote, "--cache", dir.path("cache"), "--preset", dir.path("preset")] }
+
+        init() throws {
+            dir = try Scratch()
+            Cleanups.add { [dir] in dir.remove() }
+        }
+
+        func publish(_ page: String, _ options: [String] = []) throws {
+            try dir.write("site/index.html", page)
+            let routes = try Binary.run(["routes", remote] + options)
+            #expect(routes.status == 0, "\(routes.stderr)")
+        }
+
+        @discardableResult
+        func sync(_ extra: [String] = [], environment: [String: String] = [:]) throws -> Binary.Run {
+            try Binary.run(["sync", "--json"] + common + extra, environment: environment)
+        }
+
+        /// `why --json` and its exit code.
+        func why(_ extra: [String] = [], environment: [String: String] = [:]) throws -> (reason: String?, status: Int32, json: [String: Any]) {
+            let run = try Binary.run(["why", "--json"] + extra + common, environment: environment)
+            let json = (try? run.json()) ?? [:]
+            return (json["reason"] as? String, run.status, json)
+        }
+    }
+
+    @Test func fromNotPolledYetToCurrentAndOriginUnreachableAndUnchanged() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        origin.publish(["index.html": "v1"])
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        func why(_ extra: [String] = []) throws -> (String?, Int32) {
+            let run = try Binary.run(["why", "--json"] + extra + common)
+            return ((try? run.json())?["reason"] as? String, run.status)
+        }
+        #expect(try why() == ("not-polled-yet", 2))
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        #expect(try why() == ("current", 0))
+        #expect(try why(["2099.1-z"]) == ("origin-unchanged", 2), "a release the origin does not serve yet")
+        let status = try Binary.run(["status", "--json"] + common).json()
+        #expect((status["why"] as? [String: Any])?["reason"] as? String == "current")
+        await origin.shutdown()
+        #expect(try Binary.run(["sync"] + common).status == 3)
+        let (reason, code) = try why()
+        #expect(reason == "origin-unreachable" && code == 3)
+        #expect(try Binary.run(["why"] + common).stdout.hasPrefix("origin-unreachable: the last sync did not reach the remote"))
+    }
+
+    @Test func anExpiredSignatureIsSignature() throws {
+        let device = try Device()
+        #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)
+        let keys = ["--public-key", device.dir.path("k.pub")]
+        try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
+        #expect(try device.sync(keys).status == 0)
+        try device.publish("v2", ["--sign-key", device.dir.path("k.key"), "--expires", "1h"])
+        // Two hours later on the device's clock: the new release's signature has expired.
+        let later = ["CENARIUS_CLOCK_OFFSET": "7200"]
+        #expect(try device.sync(keys, environment: later).status == 4)
+        let answer = try device.why(keys, environment: later)
+        #expect(answer.reason == "signature" && answer.status == 4, "\(answer.json)")
+        #expect(((answer.json["evidence"] as? [String: Any])?["detail"] as? String)?.contains("expired") == true)
+    }
+
+    @Test func aStagedMomentANativeGateAndAHaltAreEachTheirOwnCode() throws {
+        let device = try Device()
+        try device.publish("v1", ["--release", "r1"])
+        #expect(try device.sync().status == 0)
+        #expect(try device.why().reason == "current")
+
+        try device.publish("v2", ["--release", "r2", "--rollout-start", String(Int(Date().timeIntervalSince1970) + 86_400)])
+        #expect(try device.sync().json()["outcome"] as? String == "deferred")
+        var answer = try device.why()
+        #expect(answer.reason == "deferred-moment" && answer.status == 2 && answer.json["release"] as? String == "r2", "\(answer.json)")
+        #expect((answer.json["evidence"] as? [String: Any])?["at"] as? Double != nil, "when it adopts")
+
+        try device.publish("v3", ["--release", "r3", "--requires-native", "9.0"])
+        #expect(try device.sync(["--native-version", "1.0"]).json()["outcome"] as? String == "deferred")
+        answer = try device.why(["--native-version", "1.0"])
+        #expect(answer.reason == "deferred-native" && answer.json["release"] as? String == "r3", "\(answer.json)")
+
+        try device.publish("v4", ["--release", "r4", "--halted"])
+        #expect(try device.sync().json()["outcome"] as? String == "deferred")
+        answer = try device.why()
+        #expect(answer.reason == "halted", "\(answer.json)")
+        #expect(try device.why(["r1"]).reason == "current", "asked about the release in force")
+    }
+
+    @Test func aRolledBackReleaseIsHeldBack() throws {
+        let device = try Device()
+        try device.publish("v1", ["--release", "r1"])
+        #expect(try device.sync().status == 0)
+        try device.publish("v2", ["--release", "r2"])
+        #expect(try device.sync().status == 0)
+        #expect(try Binary.run(["rollback"] + Array(device.common.dropFirst(2))).status == 0)
+        #expect(try device.sync().json()["outcome"] as? String == "held-back")
+        let answer = try device.why()
+        #expect(answer.reason == "held-back" && answer.status == 4, "\(answer.json)")
+    }
+
+    @Test func developModeIsDevelopMode() throws {
+        let device = try Device()
+        let answer = try device.why(["--develop", "--develop-dir", device.dir.path("www")])
+        #expect(answer.reason == "develop-mode" && answer.status == 2, "\(answer.json)")
+    }
+
+    /// A switch on trial, and a release waiting for a hold, through the running daemon, which
+    /// answers `GET /_cenarius/why` as `why --json` does.
+    @Test func aTrialAndAHoldThroughTheDaemon() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        origin.publish(["index.html": "v1"])
+        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "120"],
+                                       cache: dir.path("cache"))
+        let http = try daemon.waitUntilServing()
+        let cli = ["--cache", dir.path("cache"), "--preset", dir.path("preset"), "--remote", origin.url]
+        func why() throws -> String? { try Binary.run(["why", "--json"] + cli).json()["reason"] as? String }
+        origin.publish(["index.html": "v2"])
+        _ = try http.request("POST", "/_cenarius/sync")
+        try waitUntil { try why() == "trial" }
+        #expect(try http.get("/_cenarius/why").json()["reason"] as? String == "trial")
+
+        _ = try http.request("POST", "/_cenarius/hold", headers: ["Content-Type": "application/json"], body: #"{"ttl": 600, "reason": "a sale"}"#)
+        origin.publish(["index.html": "v3"])
+        _ = try http.request("POST", "/_cenarius/sync")
+        try waitUntil { try why() == "held" }
+        #expect(try http.get("/_cenarius/why").json()["reason"] as? String == "held")
+        #expect(daemon.terminate().status == 0)
+    }
+}
