@@ -53,6 +53,7 @@ package struct FleetTally: Sendable {
         var release: Int32
         var failed: Int32
         var state: FleetReport.State
+        var why: WhyReason?
     }
 
     /// - Parameter maxDevices: devices counted at most; reports of any more are dropped and counted.
@@ -100,7 +101,7 @@ package struct FleetTally: Sendable {
         guard let release = names.id(report.release, limit: Self.maxNames), let list = failedLists.id(failed.sorted(), limit: Self.maxNames) else {
             return dropForNames()
         }
-        latest[key] = Latest(time: time, release: release, failed: list, state: report.state)
+        latest[key] = Latest(time: time, release: release, failed: list, state: report.state, why: report.why)
     }
 
     private mutating func dropForNames() {
@@ -125,6 +126,14 @@ package struct FleetTally: Sendable {
             }
         }
         return byName.values.sorted { ($0.tried, $0.name) > ($1.tried, $1.name) }
+    }
+
+    /// Devices per `why` code (docs/why.md), by each device's latest report; devices whose
+    /// reports carry none (older versions) are not counted here.
+    package func whyCounts() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entry in latest.values { if let why = entry.why { counts[why.rawValue, default: 0] += 1 } }
+        return counts
     }
 }
 

@@ -3,7 +3,7 @@ import RouteSync
 
 /// What every table request says about the device (`Cenarius-Report`, an RFC 9651 dictionary):
 ///
-///     device="3f2a9c0d1e4b5a67", release="2026.11-a", state=trial, failed=("2026.11-b"), native="2.3.0"
+///     device="3f2a9c0d1e4b5a67", release="2026.11-a", state=trial, failed=("2026.11-b"), native="2.3.0", why=trial
 ///
 /// The origin's access log is the fleet's report channel: no extra request, no server of our own.
 /// Written and read with apple's swift-http-structured-headers, never by hand.
@@ -21,6 +21,8 @@ package struct FleetReport: Sendable, Equatable {
     package var failed: [String]
     /// The host version, when the device knows it.
     package var native: String?
+    /// `cenariusd why`'s code for the newest release (docs/why.md), as of the poll before this one.
+    package var why: WhyReason?
 
     /// The header's name, as the origin's log format refers to it (`$http_cenarius_report`).
     package static let headerName = "Cenarius-Report"
@@ -29,12 +31,13 @@ package struct FleetReport: Sendable, Equatable {
     /// At most this many failed releases are reported.
     package static let maxFailed = 4
 
-    package init(device: String, release: String, state: State, failed: [String] = [], native: String? = nil) {
+    package init(device: String, release: String, state: State, failed: [String] = [], native: String? = nil, why: WhyReason? = nil) {
         self.device = device
         self.release = release
         self.state = state
         self.failed = failed
         self.native = native
+        self.why = why
     }
 
     /// The header value, at most `maxBytes`: the oldest failed releases are dropped first, then the
@@ -44,7 +47,8 @@ package struct FleetReport: Sendable, Equatable {
         report.failed = Array(report.failed.prefix(Self.maxFailed))
         while true {
             if let bytes = try? report.serialized(), bytes.count <= Self.maxBytes { return String(decoding: bytes, as: UTF8.self) }
-            if !report.failed.isEmpty { report.failed.removeLast() } else if report.native != nil { report.native = nil } else { return nil }
+            if !report.failed.isEmpty { report.failed.removeLast() } else if report.native != nil { report.native = nil }
+            else if report.why != nil { report.why = nil } else { return nil }
         }
     }
 
@@ -60,6 +64,7 @@ package struct FleetReport: Sendable, Equatable {
             map["failed"] = .innerList(InnerList(bareInnerList: list, parameters: OrderedMap<String, RFC9651BareItem>()))
         }
         if let native { map["native"] = .item(item(.string(native))) }
+        if let why { map["why"] = .item(item(.token(why.rawValue))) }
         var serializer = StructuredFieldValueSerializer()
         return try serializer.writeDictionaryFieldValue(map)
     }
@@ -79,7 +84,9 @@ package struct FleetReport: Sendable, Equatable {
         if case .innerList(let list)? = map["failed"] {
             for item in list.bareInnerList { if case .string(let name) = item.rfc9651BareItem { failed.append(name) } }
         }
-        self.init(device: device, release: release, state: state, failed: failed, native: Self.string(map["native"]))
+        // A code this version does not know (a later one's) is left out, never guessed at.
+        self.init(device: device, release: release, state: state, failed: failed, native: Self.string(map["native"]),
+                  why: Self.string(map["why"]).flatMap(WhyReason.init(rawValue:)))
     }
 
     private static func string(_ value: ItemOrInnerList?) -> String? {

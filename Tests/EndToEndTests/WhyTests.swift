@@ -51,6 +51,11 @@ import TestOrigin
         #expect(try why(["2099.1-z"]) == ("origin-unchanged", 2), "a release the origin does not serve yet")
         let status = try Binary.run(["status", "--json"] + common).json()
         #expect((status["why"] as? [String: Any])?["reason"] as? String == "current")
+        // The next poll carries the code in its report, for `fleet` to count.
+        origin.resetRequests()
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        let report = origin.requests(for: "Routes.json").first?.headers["cenarius-report"] ?? ""
+        #expect(report.contains("why=current"), "\(report)")
         await origin.shutdown()
         #expect(try Binary.run(["sync"] + common).status == 3)
         let (reason, code) = try why()
@@ -138,5 +143,21 @@ import TestOrigin
         try waitUntil { try why() == "held" }
         #expect(try http.get("/_cenarius/why").json()["reason"] as? String == "held")
         #expect(daemon.terminate().status == 0)
+    }
+
+    /// `fleet` counts devices per code from the reports in an access log, each by its latest.
+    @Test func fleetCountsDevicesPerCode() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let lines = [("d1", "current", 1), ("d2", "origin-unreachable", 1), ("d2", "current", 2), ("d3", "deferred-moment", 1), ("d4", "", 1)]
+        let log = lines.map { device, why, time in
+            #"{"time":"\#(1_764_000_000 + time)","report":"device=\"\#(device)\", release=\"r1\", state=confirmed\#(why.isEmpty ? "" : ", why=" + why)"}"#
+        }.joined(separator: "\n") + "\n"
+        try dir.write("access.log", log)
+        let run = try Binary.run(["fleet", dir.path("access.log"), "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let counts = try #require(try run.json()["why"] as? [String: Int], "\(run.stdout)")
+        #expect(counts == ["current": 2, "deferred-moment": 1])
+        #expect(try Binary.run(["fleet", dir.path("access.log")]).stdout.contains("why: current 2, deferred-moment 1"))
     }
 }

@@ -13,10 +13,25 @@ import Testing
         #expect(try #require(bare.headerValue()) == #"device="d", release="r", state=confirmed"#)
     }
 
+    /// `why=` (docs/why.md): a token of a known code, read back; a code this version does not know is left out.
+    @Test func theWhyCodeTravelsAsAToken() throws {
+        let report = FleetReport(device: "d", release: "r", state: .deferred, why: .deferredMoment)
+        let value = try #require(report.headerValue())
+        #expect(value == #"device="d", release="r", state=deferred, why=deferred-moment"#)
+        #expect(FleetReport(headerValue: Array(value.utf8)) == report)
+        #expect(FleetReport(headerValue: Array(#"device="d", release="r", state=trial, why=later-code"#.utf8))?.why == nil)
+        var tally = FleetTally()
+        tally.add(report, at: 1)
+        tally.add(FleetReport(device: "e", release: "r", state: .confirmed, why: .current), at: 1)
+        tally.add(FleetReport(device: "e", release: "r", state: .confirmed, why: .originUnreachable), at: 2)
+        tally.add(FleetReport(device: "f", release: "r", state: .confirmed), at: 1)
+        #expect(tally.whyCounts() == ["deferred-moment": 1, "origin-unreachable": 1], "each device by its latest report")
+    }
+
     @Test func aReportNeverPassesItsByteBudget() throws {
         let long = String(repeating: "release-name-", count: 5)
         let report = FleetReport(device: "3f2a9c0d1e4b5a67", release: long, state: .confirmed,
-                                 failed: (0..<10).map { "\(long)\($0)" }, native: "2.3.0")
+                                 failed: (0..<10).map { "\(long)\($0)" }, native: "2.3.0", why: .originUnreachable)
         let value = try #require(report.headerValue())
         #expect(value.utf8.count <= FleetReport.maxBytes)
         let parsed = try #require(FleetReport(headerValue: Array(value.utf8)))

@@ -60,7 +60,7 @@ extension DaemonRouter {
     func why(_ head: HTTPRequestHead) async throws(CenariusError) -> PreparedReply {
         let (settings, develop) = (state.settings, state.develop != nil)
         let asked = RequestTarget.query(head.uri, "release").flatMap { $0.isEmpty ? nil : $0 }
-        let answer = try await blocking { () throws(CenariusError) in try Why.read(settings, develop: develop, asked: asked) }
+        let answer = try await blocking { () throws(CenariusError) in Why.read(settings, develop: develop, asked: asked) }
         return JSONBody.validated(answer, request: head.headers)
     }
 }

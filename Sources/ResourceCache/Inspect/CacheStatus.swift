@@ -100,11 +100,18 @@ package struct CacheStatus: Sendable, Codable {
             objects: objects, objectBytes: bytes, generations: generations,
             trial: release.trial != nil && release.trial?.generation == current?.number, trialDeadline: release.trial?.deadline,
             confirmedGeneration: release.confirmed, lastRollback: release.lastRollback,
-            deferred: PendingStore(layout: layout).record().map {
-                Deferred(release: $0.release, reason: $0.detail, waitsFor: $0.reason, place: $0.place, at: $0.moment,
-                         since: $0.seenAt, checkedAt: $0.checkedAt)
-            },
+            deferred: Deferred.read(layout),
             holds: HoldStore(layout: layout).active(),
             signature: SignatureStatus.read(settings, meta: meta))
+    }
+}
+
+extension CacheStatus.Deferred {
+    /// The release waiting in `pending/`, if any.
+    package static func read(_ layout: CacheLayout) -> CacheStatus.Deferred? {
+        PendingStore(layout: layout).record().map {
+            CacheStatus.Deferred(release: $0.release, reason: $0.detail, waitsFor: $0.reason, place: $0.place, at: $0.moment,
+                                 since: $0.seenAt, checkedAt: $0.checkedAt)
+        }
     }
 }

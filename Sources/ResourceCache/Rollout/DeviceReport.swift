@@ -20,8 +20,9 @@ package enum DeviceReport {
         } else {
             state = .confirmed
         }
+        let why = Why.answer(Why.Facts.read(settings, currentMeta: currentMeta, develop: false, asked: nil)).reason
         let report = FleetReport(device: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), release: release, state: state,
-                                 failed: FailedReleases(layout: layout).names, native: settings.rollout.nativeVersion?.description)
+                                 failed: FailedReleases(layout: layout).names, native: settings.rollout.nativeVersion?.description, why: why)
         return report.headerValue()
     }
 }

@@ -71,6 +71,8 @@ struct FleetCommand: AsyncParsableCommand {
         /// Report lines of devices beyond --max-devices, not counted.
         var droppedLines: Int
         var releases: [Release]
+        /// Devices per `why` code (docs/why.md), by each device's latest report.
+        var why: [String: Int] = [:]
         var halt: Halt?
     }
 
@@ -83,7 +85,8 @@ struct FleetCommand: AsyncParsableCommand {
         var summary = Summary(
             lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
             releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
-                                                  deferred: $0.deferred, held: $0.held, failed: $0.failed) })
+                                                  deferred: $0.deferred, held: $0.held, failed: $0.failed) },
+            why: tally.whyCounts())
         if let haltAbove, let remote {
             summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
                 .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
@@ -102,6 +105,9 @@ struct FleetCommand: AsyncParsableCommand {
 
     private func print(_ summary: Summary) {
         Output.line("\(summary.devices) devices in \(summary.lines) lines (\(summary.withoutReport) without a report)")
+        if !summary.why.isEmpty {
+            Output.line("why: " + summary.why.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         if !summary.releases.isEmpty {
             let rows = [["release", "devices", "confirmed", "trial", "deferred", "held", "rolled back/refused"]]
                 + summary.releases.map { [$0.release] + [$0.devices, $0.confirmed, $0.trial, $0.deferred, $0.held, $0.failed].map(String.init) }

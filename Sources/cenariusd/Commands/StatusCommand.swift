@@ -62,7 +62,7 @@ struct StatusCommand: AsyncParsableCommand {
         let daemon = Daemon.running(cache: settings.sync.cache)
         let history = daemon.flatMap(StatusCommand.history)
         if json {
-            Output.json(Combined(cache: status, daemon: daemon, why: try? WhyCommand.answer(settings, asked: nil), sync: history))
+            Output.json(Combined(cache: status, daemon: daemon, why: WhyCommand.answer(settings, asked: nil), sync: history))
             return
         }
         if let daemon {

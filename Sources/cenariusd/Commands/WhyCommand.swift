@@ -1,4 +1,5 @@
 import ArgumentParser
+import ReportHeader
 import ResourceCache
 import RouteSync
 
@@ -28,12 +29,12 @@ struct WhyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try await global.resolved()
-        let answer = try Self.answer(settings, asked: release)
+        let answer = Self.answer(settings, asked: release)
         if json { Output.json(answer) } else { Output.line("\(answer.reason.rawValue): \(answer.message)") }
         if answer.reason != .current { throw ExitCode(answer.reason.exitCode) }
     }
 
-    static func answer(_ settings: ResolvedSettings, asked: String?) throws(CenariusError) -> WhyAnswer {
-        try Why.read(settings.sync, develop: settings.develop != nil, asked: asked)
+    static func answer(_ settings: ResolvedSettings, asked: String?) -> WhyAnswer {
+        Why.read(settings.sync, develop: settings.develop != nil, asked: asked)
     }
 }
