@@ -83,6 +83,23 @@ import TestOrigin
         #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
     }
 
+    /// A device that rolled a release back polls the head that still offers it with one
+    /// conditional request, and fetches nothing for the release it will not apply again.
+    @Test func aRolledBackReleaseCostsOneRequestPerPoll() async throws {
+        let site = try await Site()
+        try site.publish(1)
+        _ = try site.sync("committed", "release 1")
+        try site.publish(2)
+        _ = try site.sync("committed", "release 2 through the head")
+        let rollback = try Binary.run(["rollback", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")])
+        #expect(rollback.status == 0, "\(rollback.stderr)")
+        _ = try site.sync("held-back", "the head still offers release 2")
+        site.origin.resetRequests()
+        _ = try site.sync("held-back", "the next poll")
+        #expect(site.origin.requests.map(\.path) == ["Routes.head"], "\(site.origin.requests.map(\.path))")
+        #expect(try site.served().hasPrefix("<h1>release 1</h1>"))
+    }
+
     enum HeadFault: String, CaseIterable, Sendable {
         case gone, garbage, unknownKey, objectsMissing, objectCorrupt, older
     }

@@ -61,6 +61,13 @@ extension Syncer {
                 return .ended(poll.ended(outcome, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
             }
         }
+        // The release this device rolled back from (held-back holds its table's SHA-256, which
+        // the head names): nothing is fetched for it, poll after poll.
+        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(head.table.utf8) {
+            next.version = max(state.version, head.version)
+            store.write(next)
+            return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
+        }
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
             fetched = try headObjects(head, pending: poll.pending?.table, current: head.table == current ? poll.current : nil,
