@@ -7,22 +7,21 @@ package enum DeviceReport {
     package static func header(settings: SyncSettings, currentMeta: GenerationMeta?, pending: Bool) -> String? {
         guard settings.report else { return nil }
         let layout = settings.cache
-        let release = currentMeta?.release
-            ?? (currentMeta == nil ? (try? FileSystem.readFile(settings.preset.tablePath)).map(FleetReport.releaseName(ofTable:)) : nil)
-            ?? "none"
+        // One read of the small records serves both the state and the `why` code.
+        let facts = Why.Facts.read(settings, currentMeta: currentMeta, develop: false, asked: nil)
         let state: FleetReport.State
-        if let current = currentMeta?.number, ReleaseStore(layout: layout).read().trial?.generation == current {
+        if facts.trialDeadline != nil {
             state = .trial
-        } else if !HoldStore(layout: layout).active().isEmpty {
+        } else if !facts.holds.isEmpty {
             state = .held
         } else if pending {
             state = .deferred
         } else {
             state = .confirmed
         }
-        let why = Why.answer(Why.Facts.read(settings, currentMeta: currentMeta, develop: false, asked: nil)).reason
-        let report = FleetReport(device: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), release: release, state: state,
-                                 failed: FailedReleases(layout: layout).names, native: settings.rollout.nativeVersion?.description, why: why)
+        let report = FleetReport(device: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), release: facts.currentRelease ?? "none",
+                                 state: state, failed: FailedReleases(layout: layout).names, native: settings.rollout.nativeVersion?.description,
+                                 why: Why.answer(facts).reason)
         return report.headerValue()
     }
 }
