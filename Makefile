@@ -14,7 +14,8 @@ BIN = $(CURDIR)/.build/debug/cenariusd
 .PHONY: deps test-deps deb-deps build run demo test release install man deb clean fuzz
 
 # $(call apt-ensure,PACKAGES,WHY,REDIRECT): installs those of Debian's PACKAGES that are missing
-# (sudo unless root), saying which and WHY; REDIRECT (>/dev/null) quiets apt.
+# (sudo unless root), saying which and WHY; REDIRECT (>/dev/null) quiets apt, after any further
+# apt-get options it starts with.
 define apt-ensure
 missing=""; \
 for p in $(1); do \
@@ -36,8 +37,15 @@ deps:
 # iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive), and
 # e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image), and man-db (the man
 # pages are rendered as lintian would); with CENARIUS_DEB (the package test), debootstrap.
+# And OpenStack Swift with memcached, the S3 store of the publish tests (scripts/object-store; the
+# Debian package `swift` is OpenStack's, not the language's), without their Recommends (keystone and
+# barbican clients, gnome-keyring: a hundred packages the store never uses). Never python3-swiftclient:
+# its /usr/bin/swift, a python script, would shadow the toolchain on PATH; the last line fails if it does.
+STORE_PACKAGES = swift swift-proxy swift-account swift-container swift-object python3-swift memcached curl
 test-deps:
 	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs strace man-db $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
+	@$(call apt-ensure,$(STORE_PACKAGES), (for the object store tests),--no-install-recommends >/dev/null)
+	@! head -c2 /usr/bin/swift 2>/dev/null | grep -q '#!' || { echo "/usr/bin/swift (python3-swiftclient?) shadows the Swift toolchain: apt-get remove python3-swiftclient" >&2; exit 1; }
 
 build: deps
 	$(SWIFT) build --product cenariusd

@@ -87,6 +87,15 @@ let package = Package(
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ]
         ),
+        // The publisher's side: destinations (folders, S3-compatible stores through libcurl's
+        // SigV4), what a remote holds, and the order a release is uploaded in.
+        .target(
+            name: "Publishing",
+            dependencies: [
+                "RouteSync",
+                "CCurl",
+            ]
+        ),
         // Fleet visibility: what `cenariusd fleet` makes of the origin's access logs.
         .target(
             name: "Fleet",
@@ -114,6 +123,7 @@ let package = Package(
                 "Settings",
                 "Fleet",
                 "ReportHeader",
+                "Publishing",
                 "CStartup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

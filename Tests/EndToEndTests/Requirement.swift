@@ -32,6 +32,9 @@ enum Requirement {
             && run("/bin/mount", ["-t", "ext4", "-o", "loop", image, mountPoint]) == 0
     }
 
+    /// OpenStack Swift's servers are installed (make test-deps): scripts/object-store can start the S3 store.
+    static let objectStore: Bool = ObjectStore.available
+
     /// `prlimit` exists and this process may hold `descriptors` open files.
     static func descriptors(_ descriptors: rlim_t) -> Bool {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") else { return false }

@@ -56,6 +56,12 @@ package struct TransferProgress: Sendable {
     package var filesDone = 0
     package var filesTotal = 0
     package var bytes: Int64 = 0
+
+    package init(filesDone: Int = 0, filesTotal: Int = 0, bytes: Int64 = 0) {
+        self.filesDone = filesDone
+        self.filesTotal = filesTotal
+        self.bytes = bytes
+    }
 }
 
 /// Downloads over libcurl multi handles: bounded, reused connections, HTTP/2 multiplexing

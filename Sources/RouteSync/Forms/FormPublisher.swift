@@ -79,6 +79,9 @@ package struct FormPublisher {
     package var routesName = "Routes.json"
     /// The caller writes the default channel's head beside the table (`routes` does, after the forms).
     package var head = false
+    /// Where `_cenarius/` is written: the release's own folder unless `routes --out-dir` (and
+    /// `publish`, which stages a release apart from its build folder) names another.
+    package var outputRoot: String?
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -87,7 +90,8 @@ package struct FormPublisher {
     }
 
     package func publish() throws(CenariusError) -> Summary {
-        let folder = FileSystem.join(release.root, ReleaseIndex.folder)
+        let root = outputRoot ?? release.root
+        let folder = FileSystem.join(root, ReleaseIndex.folder)
         for sub in ["z", "p", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
         let algorithm = release.table.entries.first?.hash.algorithm ?? .md5
         let matches = olds.map { BaseMatch($0.table) }
@@ -114,7 +118,7 @@ package struct FormPublisher {
             // by decoding, one after another, so none may be missing.
             try pack.append(compressed)
             if compressed.count < bytes.count {
-                try write(compressed, to: ReleaseIndex.formPath(entry.hash))
+                try write(compressed, to: ReleaseIndex.formPath(entry.hash), root: root)
                 summary.compressedForms += 1
                 summary.compressedBytes += Int64(compressed.count)
             } else {
@@ -125,15 +129,16 @@ package struct FormPublisher {
                 var frameBase: ContentHash?
                 if let base = match.base(for: entry.uri, size: Int64(bytes.count)), base.size + Int64(bytes.count) <= Self.patchWindowBudget {
                     let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
-                    let baseBytes = try FileSystem.readFile(FileSystem.join(old.root, base.uri.value))
-                    if StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
+                    // A base may be missing: `publish` fetches only those the remote still holds.
+                    if let baseBytes = try? FileSystem.readFile(FileSystem.join(old.root, base.uri.value)),
+                       StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
                         let patch = try Zstd.compress(bytes, prefix: baseBytes)
                         // Worth it only when smaller than the compressed form and the file.
                         if patch.count < min(compressed.count, bytes.count) {
                             frame = patch
                             frameBase = base.hash
                             if patched.insert(pair).inserted {
-                                try write(patch, to: ReleaseIndex.patchPath(pair))
+                                try write(patch, to: ReleaseIndex.patchPath(pair), root: root)
                                 index.patches.append(pair)
                                 summary.patches += 1
                                 summary.patchBytes += Int64(patch.count)
@@ -144,23 +149,23 @@ package struct FormPublisher {
                 try deltas[k].append(frame, base: frameBase)
             }
         }
-        if let hash = try pack.finish(root: release.root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
+        if let hash = try pack.finish(root: root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
             index.pack = ReleaseIndex.Pack(hash: hash, size: pack.size, files: files.count)
             summary.packBytes = pack.size
         }
         for (old, delta) in zip(olds, deltas) {
-            guard let hash = try delta.finish(root: release.root, keep: !delta.bases.isEmpty) else { continue }
+            guard let hash = try delta.finish(root: root, keep: !delta.bases.isEmpty) else { continue }
             index.deltaPacks.append(ReleaseIndex.DeltaPack(from: ReleaseIndex.tableDigest(old.tableBytes), hash: hash, size: delta.size, bases: delta.bases))
         }
         // The table compressed, which devices that saw an index poll instead of the table, with
         // this index as a second frame: a release then costs no request for it. It changes with
         // every release: written in place, beside the table it is the form of.
-        let tableForm = FileSystem.join(release.root, ReleaseIndex.tablePath(routesName))
+        let tableForm = FileSystem.join(root, ReleaseIndex.tablePath(routesName))
         let table = try Zstd.compress(tableBytes)
         index.tableForm = table.count < tableBytes.count
         index.head = head
         let indexBytes = index.serialized()
-        let indexPath = FileSystem.join(release.root, ReleaseIndex.indexPath(table: index.table))
+        let indexPath = FileSystem.join(root, ReleaseIndex.indexPath(table: index.table))
         try FileSystem.writeAtomically(indexBytes, to: indexPath)
         if index.tableForm {
             try FileSystem.writeAtomically(table + Zstd.compress(indexBytes), to: tableForm, durable: false)
@@ -172,8 +177,8 @@ package struct FormPublisher {
     }
 
     /// Writes a form under its name (once: a form already there decodes to the same file).
-    private func write(_ bytes: [UInt8], to relative: String) throws(CenariusError) {
-        let path = FileSystem.join(release.root, relative)
+    private func write(_ bytes: [UInt8], to relative: String, root: String) throws(CenariusError) {
+        let path = FileSystem.join(root, relative)
         if FileSystem.regularFileSize(path) == nil {
             try FileSystem.writeAtomically(bytes, to: path, durable: false)
         }

@@ -88,6 +88,9 @@ package struct ReleaseIndex: Sendable, Equatable {
     package static func formPath(_ hash: ContentHash) -> String { "\(folder)/z/\(hash.hex).zst" }
     package static func patchPath(_ patch: Patch) -> String { "\(folder)/p/\(patch.target.hex)-\(patch.base.hex).zst" }
     package static func packPath(_ hash: ContentHash) -> String { "\(folder)/pack/\(hash.hex).pack" }
+    /// The exact bytes of a file zstd cannot shrink (`plain`), so that the store alone holds every
+    /// release whole (`publish` writes them; `promote` and `rollback` rebuild a release from them).
+    package static func plainPath(_ hash: ContentHash) -> String { "\(folder)/f/\(hash.hex)" }
     package static func tablePath(_ routesName: String) -> String { "\(folder)/\(routesName).zst" }
 
     package func serialized() -> [UInt8] {

@@ -7,8 +7,9 @@ import RouteSync
 struct HeadWriter {
     let directory: String
     let routesName: String
+    var channel = ReleaseHead.defaultChannel
 
-    var headPath: String { FileSystem.join(directory, ReleaseHead.name(routesName: routesName)) }
+    var headPath: String { FileSystem.join(directory, ReleaseHead.name(routesName: routesName, channel: channel)) }
 
     /// The head beside the table, if one is there and reads.
     var current: ReleaseHead? { try? ReleaseHead.parse(FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), source: headPath) }
@@ -29,7 +30,7 @@ struct HeadWriter {
         // that the head's version orders releases whether or not a device checks signatures.
         let version: Int64
         if let signed { version = signed.version } else { version = try RoutesCommand.nextVersion(after: previous?.version, now: FileSystem.now()) }
-        var head = ReleaseHead(version: version, table: digest, tableSize: Int64(table.count))
+        var head = ReleaseHead(channel: channel, version: version, table: digest, tableSize: Int64(table.count))
         head.release = manifest
         if let index {
             let indexDigest = ReleaseIndex.tableDigest(index)

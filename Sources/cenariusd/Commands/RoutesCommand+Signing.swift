@@ -4,7 +4,7 @@ import RouteSync
 extension RoutesCommand {
     /// Writes (or adds signatures to) the sidecar at `path` over the table and manifest bytes, and
     /// over the release index (`--compress`) when there is one; every key in `keys` signs.
-    func sign(table: [UInt8], manifest: [UInt8]?, index: [UInt8]? = nil, sidecar path: String, keys keyPaths: [String]) throws(CenariusError) {
+    func sign(table: [UInt8], manifest: [UInt8]?, index: [UInt8]? = nil, sidecar path: String, keys keyPaths: [String], quiet: Bool) throws(CenariusError) {
         let keys = try keyPaths.map { path throws(CenariusError) in try SigningKeys.readPrivate(path) }
         var files = [TableSignature.tableRole: table]
         files[TableSignature.releaseRole] = manifest
@@ -40,7 +40,7 @@ extension RoutesCommand {
             signature.forms = nil
         }
         try FileSystem.writeAtomically(signature.serialized(), to: path)
-        guard !json else { return }
+        guard !quiet else { return }
         var notes = ["version \(signature.version)", "key\(keys.count == 1 ? "" : "s") " + keys.map { TableSignature.keyID(of: $0) }.joined(separator: ", ")]
         if signature.signatures.count > 1 { notes.append("\(signature.signatures.count) signatures") }
         if manifest != nil { notes.append("covering the release manifest") }

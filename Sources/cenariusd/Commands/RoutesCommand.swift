@@ -44,15 +44,7 @@ struct RoutesCommand: AsyncParsableCommand {
     var algorithm: String = "md5"
 
     @Flag(help: "Compare with the existing table; exit 4 if it is out of date.") var check = false
-    @Option(help: ArgumentHelp("Ed25519 private key: also write Routes.json.sig (G8); repeatable, every key signs the same version.", valueName: "file")) var signKey: [String] = []
-    @Option(help: ArgumentHelp("Version signed into the sidecar; must grow with every release (default: now in milliseconds, and always above the sidecar's previous version).", valueName: "n")) var tableVersion: Int64?
-    @Option(help: ArgumentHelp("Signature: devices refuse the table this long after signing (90s, 30m, 12h, 7d).", valueName: "duration")) var expires: String?
-    @Option(help: ArgumentHelp("Signature: publish a key rotation statement from keygen --rotate-from; repeatable, oldest first.", valueName: "file")) var rotation: [String] = []
-    @Option(help: ArgumentHelp("Also write the release manifest Routes.json.release, naming the release (G10).", valueName: "name")) var release: String?
-    @Option(help: ArgumentHelp("Manifest: the lowest host version the release runs on (compared numerically).", valueName: "version")) var requiresNative: String?
-    @Option(help: ArgumentHelp("Manifest: when the rollout starts, unix seconds (default now when a duration is given).", valueName: "seconds")) var rolloutStart: Double?
-    @Option(help: ArgumentHelp("Manifest: seconds over which the fleet adopts the release.", valueName: "seconds")) var rolloutDuration: Double?
-    @Flag(help: "Manifest: halt the rollout (devices that have not switched stay where they are).") var halted = false
+    @OptionGroup var releaseOptions: ReleaseOptions
     @Flag(help: "Print one JSON object.") var json = false
     @Flag(help: "Also write compressed forms, a pack and their index under DIR/_cenarius/ (B8).") var compress = false
     @Option(help: ArgumentHelp("An earlier release (a folder with its table): also write patches from its files (repeatable; implies --compress).", valueName: "old"))
@@ -60,6 +52,12 @@ struct RoutesCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name"))
     var routesName: String = "Routes.json"
+
+    @Option(help: ArgumentHelp("Write the head of this channel (Routes.CHANNEL.head) instead of the default one's.", valueName: "channel"))
+    var channel: String = ReleaseHead.defaultChannel
+
+    @Option(help: ArgumentHelp("Write the table, its sidecars, the head and _cenarius/ into this folder, leaving DIR as it is (a read-only build folder).", valueName: "folder"))
+    var outDir: String?
 
     struct Summary: Encodable {
         var table: String
@@ -76,62 +74,68 @@ struct RoutesCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
-        if let rolloutDuration, Seconds(exactly: rolloutDuration) == nil {
-            throw ValidationError("--rollout-duration must be a number of seconds from 0 to \(Whole.text(Seconds.limit))")
+        guard ReleaseHead.isChannel(channel) else { throw ValidationError("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        if outDir != nil, output != nil || check { throw ValidationError("--out-dir writes a whole release: not with --output or --check") }
+        if output != nil, compress || !deltaFrom.isEmpty || !signKey.isEmpty || releaseOptions.manifestAsked {
+            throw ValidationError("--output writes the table alone; write a whole release (forms, manifest, signature, head) with --out-dir")
         }
-        if let rolloutStart, UnixTime(exactly: rolloutStart) == nil {
-            throw ValidationError("--rollout-start must be unix seconds from 0 to \(Whole.text(Seconds.limit))")
-        }
-        if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
-        if signKey.isEmpty, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
-    }
-
-    /// The manifest the options describe; nil when none was asked for.
-    func manifest() throws(CenariusError) -> ReleaseManifest? {
-        guard release != nil || requiresNative != nil || rolloutStart != nil || rolloutDuration != nil || halted else { return nil }
-        var manifest = ReleaseManifest(release: release)
-        if let requiresNative { manifest.requiresNative = try NativeVersion(requiresNative) }
-        if rolloutStart != nil || rolloutDuration != nil || halted {
-            // Checked in validate(); the clock is ours.
-            manifest.rollout = .init(start: UnixTime(exactly: rolloutStart ?? FileSystem.now().rounded(.down)) ?? 0,
-                                     duration: rolloutDuration.flatMap(Seconds.init(exactly:)) ?? .zero, halted: halted)
-        }
-        return manifest
     }
 
     func run() async throws {
-        let builder = RouteTableBuilder(root: directory, routesName: routesName, algorithm: ContentHash.Algorithm(rawValue: algorithm)!)
+        if check || output != nil {
+            try checkOrPrint()
+            return
+        }
+        let summary = try write(into: outDir ?? directory, quiet: json)
+        if json { Output.json(summary) } else { Output.line("wrote \(summary.table): \(summary.entries) entries, \(Output.bytes(summary.bytes))") }
+    }
+
+    /// `--check`, and `--output` (the table alone, to a file or stdout).
+    private func checkOrPrint() throws {
         let result = try builder.build()
         for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") }
         let target = output ?? FileSystem.join(directory, routesName)
         var summary = Summary(table: target, entries: result.table.count, bytes: result.bytes, skipped: result.skipped.map(\.path))
-        if check {
-            let existingBytes = try FileSystem.readFile(target)
-            let existing = try RouteTable.parse(existingBytes, source: target)
-            let difference = TableDifference(from: existing, to: result.table)
-            // A compressed table that is not this table's bytes is what devices that poll it get.
-            let staleForm = output == nil ? staleTableForm(table: existingBytes) ?? headWriter.stale(table: existingBytes) : nil
-            let problem = difference.isEmpty ? staleForm : difference.summary
-            summary.upToDate = problem == nil
-            summary.difference = problem
-            if json { Output.json(summary) } else if problem == nil { Output.line("\(target) is up to date (\(result.table.count) entries)") }
-            if let problem { throw CenariusError.integrity("\(target) is out of date: \(problem)") }
+        guard check else {
+            let bytes = result.table.serialized()
+            if target == "-" { print(String(decoding: bytes, as: UTF8.self), terminator: "") } else { try FileSystem.writeAtomically(bytes, to: target) }
+            if json { Output.json(summary) } else if target != "-" { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
             return
         }
+        let existingBytes = try FileSystem.readFile(target)
+        let existing = try RouteTable.parse(existingBytes, source: target)
+        let difference = TableDifference(from: existing, to: result.table)
+        // A compressed table that is not this table's bytes is what devices that poll it get.
+        let staleForm = output == nil ? staleTableForm(table: existingBytes, root: directory) ?? headWriter(directory).stale(table: existingBytes) : nil
+        let problem = difference.isEmpty ? staleForm : difference.summary
+        summary.upToDate = problem == nil
+        summary.difference = problem
+        if json { Output.json(summary) } else if problem == nil { Output.line("\(target) is up to date (\(result.table.count) entries)") }
+        if let problem { throw CenariusError.integrity("\(target) is out of date: \(problem)") }
+    }
+
+    private var builder: RouteTableBuilder {
+        RouteTableBuilder(root: directory, routesName: routesName, algorithm: ContentHash.Algorithm(rawValue: algorithm)!)
+    }
+
+    /// Writes a whole release of DIR into `root` (DIR itself, or `--out-dir`, where `publish`
+    /// stages): the table, the manifest, the forms, the signature and, last, the head.
+    func write(into root: String, quiet: Bool) throws -> Summary {
+        let result = try builder.build()
+        for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") }
+        if root != directory { try FileSystem.makeDirectories(root) }
+        let target = FileSystem.join(root, routesName)
+        var summary = Summary(table: target, entries: result.table.count, bytes: result.bytes, skipped: result.skipped.map(\.path))
         let bytes = result.table.serialized()
-        if target == "-" {
-            print(String(decoding: bytes, as: UTF8.self), terminator: "")
-            return
-        }
-        let written = try manifest()?.serialized()
+        let written = try releaseOptions.manifest()?.serialized()
         // A manifest already beside the table stays in force for the new table; it is signed with it.
         let kept = written == nil ? try? FileSystem.readFile(target + ".release", limit: 64 << 10) : nil
-        if kept != nil { Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)") }
+        if kept != nil, !quiet { Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)") }
         let manifest = written ?? kept
         try FileSystem.writeAtomically(bytes, to: target)
         if let written {
             try FileSystem.writeAtomically(written, to: target + ".release")
-            if !json { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
+            if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
         var index: [UInt8]?
         if compress || !deltaFrom.isEmpty {
@@ -142,36 +146,41 @@ struct RoutesCommand: AsyncParsableCommand {
             }
             var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
             publisher.routesName = routesName
-            // Written last (writeHead), when the table is written into DIR.
-            publisher.head = output == nil
+            publisher.outputRoot = root
+            // Written last (writeHead).
+            publisher.head = true
             let forms = try publisher.publish()
             index = try FileSystem.readFile(forms.index)
             summary.forms = forms
-            if !json {
+            if !quiet {
                 Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
                     + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))")
             }
         }
-        if index == nil, output == nil { try removeTableForm() }
-        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey) }
-        if output == nil {
-            // Last: the one name devices poll, naming only what is already written.
-            let head = try headWriter.write(table: bytes, manifest: manifest, index: index, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
-            summary.head = headPath
-            summary.headVersion = head.version
-            if !json { Output.line("wrote \(headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
-        }
-        if json { Output.json(summary) } else { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
+        if index == nil { try removeTableForm(root: root) }
+        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
+        // Last: the one name devices poll, naming only what is already written.
+        let writer = headWriter(root)
+        let head = try writer.write(table: bytes, manifest: manifest, index: index, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
+        summary.head = writer.headPath
+        summary.headVersion = head.version
+        if !quiet { Output.line("wrote \(writer.headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
+        return summary
     }
 
-    var headWriter: HeadWriter { HeadWriter(directory: directory, routesName: routesName) }
-    var headPath: String { headWriter.headPath }
+    var signKey: [String] { releaseOptions.signKey }
+    var tableVersion: Int64? { releaseOptions.tableVersion }
+    var expires: String? { releaseOptions.expires }
+    var rotation: [String] { releaseOptions.rotation }
 
-    private var tableFormPath: String { FileSystem.join(directory, ReleaseIndex.tablePath(routesName)) }
+    func headWriter(_ root: String) -> HeadWriter { HeadWriter(directory: root, routesName: routesName, channel: channel) }
+
+    private func tableFormPath(_ root: String) -> String { FileSystem.join(root, ReleaseIndex.tablePath(routesName)) }
 
     /// A plain run leaves no compressed table of an earlier `--compress` run behind: devices that
     /// saw it poll it instead of the table, and would stay on that release.
-    private func removeTableForm() throws(CenariusError) {
+    private func removeTableForm(root: String) throws(CenariusError) {
+        let tableFormPath = tableFormPath(root)
         guard FileSystem.exists(tableFormPath) else { return }
         FileSystem.removeTree(tableFormPath)
         guard !FileSystem.exists(tableFormPath) else { throw FileSystem.failure("cannot remove the stale compressed table", tableFormPath) }
@@ -179,7 +188,8 @@ struct RoutesCommand: AsyncParsableCommand {
     }
 
     /// Why the compressed table beside the table is not its form (nil: it is, or there is none).
-    private func staleTableForm(table: [UInt8]) -> String? {
+    private func staleTableForm(table: [UInt8], root: String) -> String? {
+        let tableFormPath = tableFormPath(root)
         guard FileSystem.exists(tableFormPath) else { return nil }
         guard Zstd.isAvailable else {
             Output.warn("cannot check \(tableFormPath): libzstd is not available on this machine")

@@ -1,0 +1,72 @@
+package import RouteSync
+
+/// The earlier releases a new one is patched against, rebuilt from the remote alone: each one's
+/// table from the store, and of its files only those a new file would be patched from, from
+/// their compressed form (`_cenarius/z/`), their plain bytes (`_cenarius/f/`), or the file at
+/// its uri when that is still the same. What the remote no longer holds is left out, and the
+/// new file gets a compressed form there instead of a patch.
+package enum Bases {
+    package struct Release: Sendable {
+        package var tableBytes: [UInt8]
+        package var table: RouteTable
+    }
+
+    /// The channel's newest releases (by record, else its head, else `Routes.json`), newest first,
+    /// other than the one being published; at most `count` distinct tables.
+    package static func releases(of state: RemoteState, from destination: some Destination, excluding digest: String, count: Int) throws(CenariusError) -> [Release] {
+        var digests: [String] = []
+        for record in state.records.reversed() where !digests.contains(record.head.table) { digests.append(record.head.table) }
+        if let head = state.head, !digests.contains(head.table) { digests.insert(head.table, at: 0) }
+        var found: [Release] = []
+        for candidate in digests where candidate != digest && found.count < count {
+            guard let bytes = try destination.read(ReleaseHead.tablePath(candidate)), ReleaseIndex.tableDigest(bytes) == candidate,
+                  let table = try? RouteTable.parse(bytes, source: candidate) else { continue }
+            found.append(Release(tableBytes: bytes, table: table))
+        }
+        if found.isEmpty, let bytes = state.tableBytes, let table = state.table, ReleaseIndex.tableDigest(bytes) != digest {
+            found.append(Release(tableBytes: bytes, table: table))
+        }
+        return found
+    }
+
+    /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how many bytes were read.
+    package static func materialize(_ old: Release, for table: RouteTable, into folder: String, routesName: String,
+                                    from destination: some Destination, state: RemoteState) throws(CenariusError) -> Int64 {
+        try FileSystem.makeDirectories(folder)
+        try FileSystem.writeAtomically(old.tableBytes, to: FileSystem.join(folder, routesName), durable: false)
+        let match = BaseMatch(old.table)
+        let held = Set(old.table.entries.map(\.hash))
+        var needed: [URIPath: BaseMatch.Candidate] = [:]
+        for entry in table.entries where !held.contains(entry.hash) {
+            guard let base = match.base(for: entry.uri, size: entry.size ?? 0), base.size + (entry.size ?? 0) <= FormPublisher.patchWindowBudget else { continue }
+            needed[base.uri] = base
+        }
+        var read: Int64 = 0
+        for base in needed.values {
+            guard let bytes = try fetch(base, from: destination, state: state) else { continue }
+            read += Int64(bytes.count)
+            let path = FileSystem.join(folder, base.uri.value)
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+            try FileSystem.writeAtomically(bytes, to: path, durable: false)
+        }
+        return read
+    }
+
+    /// A base file's exact bytes from the remote, checked against its hash; nil when it holds none.
+    private static func fetch(_ base: BaseMatch.Candidate, from destination: some Destination, state: RemoteState) throws(CenariusError) -> [UInt8]? {
+        let limit = Int(FormPublisher.patchWindowBudget)
+        func checked(_ bytes: [UInt8]?) -> [UInt8]? {
+            guard let bytes, StreamingHasher.hash(bytes, base.hash.algorithm) == base.hash else { return nil }
+            return bytes
+        }
+        let form = ReleaseIndex.formPath(base.hash)
+        if state.objects[form] != nil, let compressed = try destination.read(form, limit: limit),
+           let bytes = checked(try? Zstd.decompress(compressed, limit: limit)) {
+            return bytes
+        }
+        let plain = ReleaseIndex.plainPath(base.hash)
+        if state.objects[plain] != nil, let bytes = checked(try destination.read(plain, limit: limit)) { return bytes }
+        if state.isDefaultChannel, state.objects[base.uri.value] != nil, let bytes = checked(try destination.read(base.uri.value, limit: limit)) { return bytes }
+        return nil
+    }
+}

@@ -1,0 +1,96 @@
+package import RouteSync
+
+/// A remote in an S3-compatible object store (AWS S3, Cloudflare R2, Google Cloud Storage's XML
+/// API, MinIO, Ceph, OpenStack Swift): objects under `s3://BUCKET/PREFIX`, written with one PUT
+/// each (a store never shows half an object), eight at a time.
+package struct S3Destination: Destination {
+    package let client: S3Client
+
+    package init(client: S3Client) {
+        self.client = client
+    }
+
+    private var address: S3Address { client.address }
+
+    package var description: String { "s3://\(address.bucket)/\(address.prefix)" }
+
+    package func list(prefix: String) throws(CenariusError) -> [String: StoredObject] {
+        var found: [String: StoredObject] = [:]
+        var token: String?
+        repeat {
+            var query = [("list-type", "2"), ("prefix", address.prefix + prefix)]
+            if let token { query.append(("continuation-token", token)) }
+            let request = S3Request(method: "GET", url: address.url(nil, query: query), limit: 16 << 20, tag: "list \(prefix)")
+            var page: [UInt8] = []
+            try client.perform([request]) { _, response throws(CenariusError) in
+                guard response.status == 200 else { throw failure("cannot list \(description)\(prefix)", response) }
+                page = response.body
+            }
+            for block in XMLText.blocks("Contents", in: page[...]) {
+                guard let key = XMLText.text("Key", in: block), key.hasPrefix(address.prefix),
+                      let size = XMLText.text("Size", in: block).flatMap({ Int64($0) }) else { continue }
+                let modified = XMLText.text("LastModified", in: block).flatMap(XMLText.time) ?? 0
+                let etag = XMLText.text("ETag", in: block).map { $0.trimmingCharacters(in: "\"").lowercased() }
+                found[String(key.dropFirst(address.prefix.count))] = StoredObject(size: size, modified: modified, etag: etag)
+            }
+            token = XMLText.first("IsTruncated", in: page) == "true" ? XMLText.first("NextContinuationToken", in: page) : nil
+        } while token != nil
+        return found
+    }
+
+    package func read(_ key: String, limit: Int) throws(CenariusError) -> [UInt8]? {
+        var bytes: [UInt8]?
+        let request = S3Request(method: "GET", url: address.url(key), limit: limit, tag: key)
+        try client.perform([request]) { _, response throws(CenariusError) in
+            switch response.status {
+            case 200: bytes = response.body
+            case 404: bytes = nil
+            default: throw failure("cannot read \(description)\(key)", response)
+            }
+        }
+        return bytes
+    }
+
+    package func write(_ uploads: [Upload], progress: (Upload) -> Void) throws(CenariusError) {
+        // In batches, so that no more than a batch's bodies are in memory at once.
+        var byKey: [String: Upload] = [:]
+        for upload in uploads { byKey[upload.key] = upload }
+        var start = 0
+        while start < uploads.count {
+            var batch: [S3Request] = []
+            var bytes = 0
+            while start < uploads.count, batch.count < 64, bytes < 64 << 20 {
+                let upload = uploads[start]
+                let body = try upload.bytes()
+                bytes += body.count
+                batch.append(S3Request(method: "PUT", url: address.url(upload.key),
+                                       headers: ["Content-Type: \(upload.contentType)", "Cache-Control: \(upload.cacheControl)"],
+                                       body: body, limit: 64 << 10, tag: upload.key))
+                start += 1
+            }
+            try client.perform(batch) { request, response throws(CenariusError) in
+                guard response.status == 200 else { throw failure("cannot write \(description)\(request.tag)", response) }
+                if let upload = byKey[request.tag] { progress(upload) }
+            }
+        }
+    }
+
+    package func delete(_ keys: [String], progress: (String) -> Void) throws(CenariusError) {
+        let requests = keys.map { S3Request(method: "DELETE", url: address.url($0), limit: 64 << 10, tag: $0) }
+        try client.perform(requests) { request, response throws(CenariusError) in
+            guard response.status == 204 || response.status == 200 || response.status == 404 else {
+                throw failure("cannot delete \(description)\(request.tag)", response)
+            }
+            progress(request.tag)
+        }
+    }
+
+    private func failure(_ what: String, _ response: S3Response) -> CenariusError {
+        let text = "\(what): \(response.errorText)"
+        // Credentials, a missing bucket, a policy: the publisher's to fix; anything else the store's.
+        switch response.status {
+        case 400, 403, 404: return .usage(text)
+        default: return .remote(text)
+        }
+    }
+}

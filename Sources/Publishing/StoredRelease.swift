@@ -1,0 +1,59 @@
+package import RouteSync
+
+/// A release rebuilt from the store alone: its table from `_cenarius/t/`, each file from its
+/// compressed form or its plain bytes, checked against the table's hash. `rollback`, `promote`,
+/// `halt` and `resume` republish such a release, so none of them needs the build folder it came
+/// from. An object missing or not what its name says stops it (nothing is published).
+package enum StoredRelease {
+    package struct Parts: Sendable {
+        package var tableBytes: [UInt8]
+        package var table: RouteTable
+        package var index: ReleaseIndex
+    }
+
+    package static func parts(of head: ReleaseHead, from destination: some Destination) throws(CenariusError) -> Parts {
+        guard let tableBytes = try destination.read(ReleaseHead.tablePath(head.table)), ReleaseIndex.tableDigest(tableBytes) == head.table else {
+            throw .integrity("\(destination.description)\(ReleaseHead.tablePath(head.table)) is missing or not what its name says")
+        }
+        guard let digest = head.index, let indexBytes = try destination.read(ReleaseHead.indexPath(digest)), ReleaseIndex.tableDigest(indexBytes) == digest else {
+            throw .integrity("release \(head.version) of channel \(head.channel) has no release index in the store (published by routes and copied by hand?): publish its build folder instead")
+        }
+        let table = try RouteTable.parse(tableBytes, source: ReleaseHead.tablePath(head.table))
+        return Parts(tableBytes: tableBytes, table: table, index: try ReleaseIndex.parse(indexBytes, source: ReleaseHead.indexPath(digest)))
+    }
+
+    /// Writes every file of the release under `folder`; returns the bytes read from the store.
+    package static func materialize(_ parts: Parts, from destination: some Destination, into folder: String) throws(CenariusError) -> Int64 {
+        var read: Int64 = 0
+        var bytesOf: [ContentHash: [UInt8]] = [:]
+        for entry in parts.table.entries {
+            let bytes: [UInt8]
+            if let known = bytesOf[entry.hash] {
+                bytes = known
+            } else {
+                bytes = try fetch(entry.hash, plain: parts.index.plain.contains(entry.hash), from: destination)
+                read += Int64(bytes.count)
+                // Held only while a second uri may want them: most hashes appear once.
+                bytesOf[entry.hash] = bytes.count <= 1 << 20 ? bytes : nil
+            }
+            let path = FileSystem.join(folder, entry.uri.value)
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+            try FileSystem.writeAtomically(bytes, to: path, durable: false)
+        }
+        return read
+    }
+
+    private static func fetch(_ hash: ContentHash, plain: Bool, from destination: some Destination) throws(CenariusError) -> [UInt8] {
+        let key = plain ? ReleaseIndex.plainPath(hash) : ReleaseIndex.formPath(hash)
+        let limit = 1 << 30
+        guard let stored = try destination.read(key, limit: limit) else { throw .integrity("\(destination.description)\(key) is missing: the release cannot be rebuilt from the store") }
+        let bytes: [UInt8]
+        if plain {
+            bytes = stored
+        } else {
+            do { bytes = try Zstd.decompress(stored, limit: limit) } catch { throw .integrity("\(destination.description)\(key) does not decode: \(error)") }
+        }
+        guard StreamingHasher.hash(bytes, hash.algorithm) == hash else { throw .integrity("\(destination.description)\(key) is not what its name says") }
+        return bytes
+    }
+}

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+package import RouteSync
+
+/// What a publish writes, in the only order that keeps every device whole (docs/publish.md):
+/// 1. store objects the remote lacks (content-addressed: present means the same bytes),
+/// 2. the release record, the Cenarius layout's files that changed (files at their uris, the
+///    index and compressed table of devices before heads, the sidecars), and the removal of a
+///    sidecar the new release no longer has,
+/// 3. `Routes.json`, then the head: the two names devices poll, last.
+/// A publish killed anywhere leaves the channel's head on the previous release, whose objects
+/// are all still there; run again, it writes only what is missing.
+package struct UploadPlan: Sendable {
+    package var store: [Upload] = []
+    package var layout: [Upload] = []
+    package var removals: [String] = []
+    package var last: [Upload] = []
+    /// What the remote already held.
+    package var skipped = 0
+    package var skippedBytes: Int64 = 0
+
+    package var uploads: [Upload] { store + layout + last }
+    package var bytes: Int64 { uploads.reduce(0) { $0 + $1.size } }
+
+    /// The release staged in `staging` (what `routes --out-dir` wrote) and the files of `build`
+    /// its table lists, against what the remote holds.
+    package init(staging: String, build: String, table: RouteTable, plain: Set<ContentHash>, record: ReleaseRecord,
+                 remote: RemoteState, pointerMaxAge: Int) throws(CenariusError) {
+        let routesName = remote.routesName
+        func upload(_ key: String, _ body: Upload.Body, size: Int64) -> Upload {
+            Upload(key: key, body: body, size: size, contentType: ContentType.of(key),
+                   cacheControl: ObjectClass(key: key).cacheControl(pointerMaxAge: pointerMaxAge))
+        }
+        var pointers: [String: Upload] = [:]
+        for (key, size) in Self.files(in: staging) {
+            let body = Upload.Body.file(FileSystem.join(staging, key))
+            if ObjectClass(key: key) == .store {
+                if remote.objects[key] != nil {
+                    skipped += 1
+                    skippedBytes += size
+                } else {
+                    store.append(upload(key, body, size: size))
+                }
+            } else {
+                pointers[key] = upload(key, body, size: size)
+            }
+        }
+        // The bytes zstd cannot shrink, so the store alone holds the release whole.
+        var seen = Set<ContentHash>()
+        for entry in table.entries where plain.contains(entry.hash) && seen.insert(entry.hash).inserted {
+            let key = ReleaseIndex.plainPath(entry.hash)
+            let size = entry.size ?? FileSystem.regularFileSize(FileSystem.join(build, entry.uri.value)) ?? 0
+            if remote.objects[key] != nil {
+                skipped += 1
+                skippedBytes += size
+            } else {
+                store.append(upload(key, .file(FileSystem.join(build, entry.uri.value)), size: size))
+            }
+        }
+        let recordBytes = record.serialized()
+        if remote.objects[record.key] == nil { layout.append(upload(record.key, .bytes(recordBytes), size: Int64(recordBytes.count))) }
+
+        if remote.isDefaultChannel {
+            // The Cenarius layout: what Cenarius clients and devices before heads read.
+            for entry in table.entries {
+                let size = entry.size ?? 0
+                if let present = remote.objects[entry.uri.value], present.size == size,
+                   present.etag == entry.hash.hex || remote.table?[entry.uri]?.hash == entry.hash {
+                    skipped += 1
+                    skippedBytes += size
+                    continue
+                }
+                layout.append(upload(entry.uri.value, .file(FileSystem.join(build, entry.uri.value)), size: size))
+            }
+            let table = pointers.removeValue(forKey: routesName)
+            for sidecar in [routesName + ".release", routesName + ".sig"] where pointers[sidecar] == nil && remote.objects[sidecar] != nil {
+                // A sidecar of the previous release beside the new table would apply to it.
+                removals.append(sidecar)
+            }
+            let head = pointers.removeValue(forKey: remote.headKey)
+            layout += pointers.filter { $0.key != remote.headKey }.values.sorted { $0.key < $1.key }
+            last = [table, head].compactMap { $0 }
+        } else if let head = pointers[remote.headKey] {
+            last = [head]
+        }
+        if last.last?.key != remote.headKey { throw .internal("the staged release has no head \(remote.headKey)") }
+    }
+
+    /// Every regular file under `root`, relative, with its size.
+    static func files(in root: String, _ relative: String = "") -> [(String, Int64)] {
+        var found: [(String, Int64)] = []
+        for name in FileSystem.listDirectory(relative.isEmpty ? root : FileSystem.join(root, relative)).sorted() {
+            let key = relative.isEmpty ? name : relative + "/" + name
+            let path = FileSystem.join(root, key)
+            if FileSystem.kind(path) == S_IFDIR {
+                found += files(in: root, key)
+            } else if let size = FileSystem.regularFileSize(path), !name.contains(".tmp-") {
+                found.append((key, size))
+            }
+        }
+        return found
+    }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import Publishing
+import RouteSync
+import Settings
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One release staged for a channel and planned for upload: what `publish` does with a build
+/// folder, and `rollback`, `promote`, `halt` and `resume` with a release rebuilt from the store.
+/// The release is written by `routes` itself (into a private staging folder), so a published
+/// remote is byte for byte what `routes` and an upload would have made.
+struct Publication {
+    let remote: any Destination
+    let state: RemoteState
+    var releaseOptions: ReleaseOptions
+    /// The manifest's exact bytes when they come from a stored release, not from the options
+    /// (`.some(nil)`: the release has none).
+    var manifest: [UInt8]??
+    var patches = 2
+    var pointerMaxAge = 60
+    var algorithm = "md5"
+    var origin = "publish"
+
+    var channel: String { state.channel }
+    var routesName: String { state.routesName }
+
+    struct Staged {
+        var plan: UploadPlan
+        var record: ReleaseRecord
+        var baseBytesRead: Int64
+    }
+
+    init(remote: any Destination, state: RemoteState, releaseOptions: ReleaseOptions) {
+        self.remote = remote
+        self.state = state
+        self.releaseOptions = releaseOptions
+    }
+
+    /// Writes the release of `build` into `staging` and plans its upload.
+    func stage(_ build: String, table: RouteTable, files: Int, bytes: Int64, in staging: Staging) throws -> Staged {
+        // The channel's latest signature and head, so that versions keep growing and a second key co-signs.
+        if let previous = state.isDefaultChannel ? state.sidecar : state.head?.signature {
+            try FileSystem.writeAtomically(previous, to: FileSystem.join(staging.release, routesName + ".sig"), durable: false)
+        }
+        if let head = state.headBytes { try FileSystem.writeAtomically(head, to: FileSystem.join(staging.release, state.headKey), durable: false) }
+        // `routes` keeps a manifest it finds beside the table: the stored release's exact bytes.
+        if case .some(.some(let bytes)) = manifest { try FileSystem.writeAtomically(bytes, to: FileSystem.join(staging.release, routesName + ".release"), durable: false) }
+
+        var routes = try RoutesCommand.parse([build])
+        routes.releaseOptions = releaseOptions
+        routes.routesName = routesName
+        routes.channel = channel
+        routes.algorithm = table.entries.first?.hash.algorithm.rawValue ?? algorithm
+        routes.compress = true
+        let digest = ReleaseIndex.tableDigest(table.serialized())
+        var baseBytesRead: Int64 = 0
+        for (k, old) in try Bases.releases(of: state, from: remote, excluding: digest, count: patches).enumerated() {
+            let folder = staging.base(k)
+            baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
+            routes.deltaFrom.append(folder)
+        }
+        let written = try routes.write(into: staging.release, quiet: true)
+        guard let indexPath = written.forms?.index, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
+        guard written.table == FileSystem.join(staging.release, routesName), ReleaseIndex.tableDigest(try FileSystem.readFile(written.table)) == digest else {
+            throw CenariusError.integrity("\(build) changed while it was published: run publish again")
+        }
+        let index = try ReleaseIndex.parse(FileSystem.readFile(indexPath), source: indexPath)
+        let headBytes = try FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes)
+        let record = try ReleaseRecord(head: headBytes, published: FileSystem.now(), origin: origin, files: files, bytes: bytes)
+        let plan = try UploadPlan(staging: staging.release, build: build, table: table, plain: index.plain, record: record,
+                                  remote: state, pointerMaxAge: pointerMaxAge)
+        return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead)
+    }
+
+    /// Uploads the plan, with a progress bar on a terminal.
+    func upload(_ plan: UploadPlan, json: Bool) throws {
+        let bar = ProgressBar.make("publishing", json: json)
+        defer { bar?.finish() }
+        try PlanRunner.run(plan, to: remote) { progress in
+            bar?.update(TransferProgress(filesDone: progress.done, filesTotal: progress.total, bytes: progress.bytes))
+        }
+    }
+
+    /// A stored release of this remote, republished to `state`'s channel under a new version
+    /// (rollback, promote, halt, resume): rebuilt from the store into `staging`, then staged as a build.
+    func republish(_ head: ReleaseHead, manifest: [UInt8]?, from source: any Destination, in staging: Staging) throws -> Staged {
+        if releaseOptions.signKey.isEmpty, head.signature != nil || state.head?.signature != nil {
+            throw CenariusError.usage("channel \(channel) is signed: pass --sign-key (devices with public keys refuse an unsigned head)")
+        }
+        let parts = try StoredRelease.parts(of: head, from: source)
+        let build = staging.root + "/build"
+        _ = try StoredRelease.materialize(parts, from: source, into: build)
+        var publication = self
+        publication.manifest = .some(manifest)
+        let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
+        return try publication.stage(build, table: parts.table, files: parts.table.count, bytes: bytes, in: staging)
+    }
+}
+
+/// A private folder for a release being staged and the bases it patches from; removed after.
+struct Staging {
+    let root: String
+    var release: String { root + "/release" }
+    func base(_ k: Int) -> String { root + "/base-\(k)" }
+
+    init() throws(CenariusError) {
+        let parent = ProcessEnvironment()["TMPDIR"] ?? "/tmp"
+        var template = Array((parent + "/cenariusd-publish-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw FileSystem.failure("cannot make a staging folder in", parent)
+        }
+        root = String(cString: made)
+        try FileSystem.makeDirectories(release)
+    }
+
+    func remove() { FileSystem.removeTree(root) }
+}

@@ -1,0 +1,145 @@
+import ArgumentParser
+import Publishing
+import RouteSync
+import Settings
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Publish a build folder to a remote: a folder or an S3-compatible object store (publishers).",
+        discussion: """
+            Writes what `routes` writes for BUILD — the table, forms, patches from the channel's \
+            last releases (read from DEST itself), the signature and the head — and uploads it in the \
+            one safe order: store objects DEST lacks, then the Cenarius layout's files, then \
+            Routes.json and the head. Killed at any moment, the channel stays on its previous \
+            release, whole; run again, it uploads only what is missing. An unchanged build uploads \
+            nothing. Store objects get `Cache-Control: public, max-age=31536000, immutable`, the \
+            head, table, sidecars and files at their uris `max-age=--pointer-max-age, must-revalidate` \
+            (docs/publish.md has the matching rules for nginx and CDNs).
+
+            DEST is a folder, file:///PATH or s3://BUCKET/PREFIX. For S3 the credentials and region \
+            come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION, or a \
+            profile of ~/.aws/credentials (AWS_PROFILE); --endpoint (or AWS_ENDPOINT_URL) for any \
+            other S3-compatible store.
+
+            Example:
+              cenariusd publish ./dist --to /srv/www --sign-key release.key
+              cenariusd publish ./dist --to s3://assets/app --endpoint https://ACCOUNT.r2.cloudflarestorage.com \\
+                  --release 2026.11-b --rollout-duration 86400 --sign-key release.key
+              cenariusd publish ./dist --to s3://assets/app --channel beta --dry-run
+
+            """)
+
+    @Argument(help: ArgumentHelp("The build folder to publish.", valueName: "build"))
+    var build: String
+    @Option(help: ArgumentHelp("The remote: a folder, file:///PATH or s3://BUCKET/PREFIX.", valueName: "dest"))
+    var to: String
+    @Option(help: ArgumentHelp("The channel to publish to (its head is Routes.CHANNEL.head; the default channel's also writes the Cenarius layout).", valueName: "channel"))
+    var channel: String = ReleaseHead.defaultChannel
+    @OptionGroup var releaseOptions: ReleaseOptions
+    @OptionGroup var destination: DestinationOptions
+    @Option(help: ArgumentHelp("Patch from this many of the channel's latest releases (0: none).", valueName: "n"))
+    var patches = 2
+    @Option(help: ArgumentHelp("Seconds a CDN may serve the head, the table, its sidecars and the files at their uris before asking again.", valueName: "seconds"))
+    var pointerMaxAge = 60
+    @Option(help: "Hash algorithm of the table: md5 (Cenarius' own) or sha256.")
+    var algorithm: String = "md5"
+    @Flag(help: "Say what would be uploaded, and upload nothing.") var dryRun = false
+    @Flag(help: "Print one JSON object.") var json = false
+
+    struct Summary: Encodable {
+        var destination: String
+        var channel: String
+        var version: Int64?
+        var table: String
+        var unchanged: Bool
+        var dryRun: Bool
+        var uploaded: Int
+        var uploadedBytes: Int64
+        var skipped: Int
+        var skippedBytes: Int64
+        var removed: [String]
+        var baseBytesRead: Int64
+        var seconds: Double
+    }
+
+    func validate() throws {
+        guard ReleaseHead.isChannel(channel) else { throw ValidationError("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
+        guard (0...8).contains(patches) else { throw ValidationError("--patches must be 0 to 8") }
+        guard (0...31_536_000).contains(pointerMaxAge) else { throw ValidationError("--pointer-max-age must be 0 to 31536000 seconds") }
+        guard FileSystem.isDirectory(build) else { throw ValidationError("\(build) is not a folder") }
+    }
+
+    func run() async throws {
+        let started = FileSystem.monotonic()
+        let remote = try destination.open(to)
+        let state = try RemoteState.read(remote, channel: channel, routesName: destination.routesName, records: patches + 4)
+        let built = try RouteTableBuilder(root: build, routesName: destination.routesName, algorithm: ContentHash.Algorithm(rawValue: algorithm)!).build()
+        for (path, reason) in built.skipped { Output.warn("skipped \(path): \(reason)") }
+        let tableBytes = built.table.serialized()
+        let digest = ReleaseIndex.tableDigest(tableBytes)
+        var summary = Summary(destination: remote.description, channel: channel, version: state.head?.version, table: digest, unchanged: false,
+                              dryRun: dryRun, uploaded: 0, uploadedBytes: 0, skipped: 0, skippedBytes: 0, removed: [], baseBytesRead: 0, seconds: 0)
+        if try isPublished(state: state, digest: digest) {
+            summary.unchanged = true
+            summary.seconds = FileSystem.monotonic() - started
+            if json { Output.json(summary) } else { Output.line("\(remote.description): channel \(channel) already has this release (version \(state.head?.version ?? 0)); nothing uploaded") }
+            return
+        }
+
+        let staging = try Staging()
+        defer { staging.remove() }
+        var publication = Publication(remote: remote, state: state, releaseOptions: releaseOptions)
+        publication.patches = patches
+        publication.pointerMaxAge = pointerMaxAge
+        publication.algorithm = algorithm
+        let staged = try publication.stage(build, table: built.table, files: built.table.count, bytes: built.bytes, in: staging)
+        let (plan, record) = (staged.plan, staged.record)
+        summary.baseBytesRead = staged.baseBytesRead
+        summary.version = record.head.version
+        summary.uploaded = plan.uploads.count
+        summary.uploadedBytes = plan.bytes
+        summary.skipped = plan.skipped
+        summary.skippedBytes = plan.skippedBytes
+        summary.removed = plan.removals
+        if dryRun {
+            summary.seconds = FileSystem.monotonic() - started
+            if json { Output.json(summary) } else { describe(plan, version: record.head.version) }
+            return
+        }
+        try publication.upload(plan, json: json)
+        summary.seconds = FileSystem.monotonic() - started
+        if json {
+            Output.json(summary)
+        } else {
+            Output.line("published \(build) to \(remote.description), channel \(channel): version \(record.head.version)\(record.head.signature == nil ? "" : ", signed"); "
+                + "uploaded \(plan.uploads.count) objects (\(Output.bytes(plan.bytes))), \(plan.skipped) already there, in \(Output.seconds(summary.seconds))")
+        }
+    }
+
+    /// The channel's head names this table and manifest already, signed by every key given (or by none when none is).
+    private func isPublished(state: RemoteState, digest: String) throws -> Bool {
+        guard let head = state.head, head.table == digest, head.release == (try releaseOptions.manifest()?.serialized()),
+              releaseOptions.expires == nil, releaseOptions.rotation.isEmpty, releaseOptions.tableVersion == nil else { return false }
+        // A head written by `routes` without the store's other objects is not a publish's.
+        guard head.index != nil, state.objects[ReleaseRecord.key(channel: channel, version: head.version)] != nil else { return false }
+        let keys = try releaseOptions.signKey.map { path throws(CenariusError) in TableSignature.keyID(of: try SigningKeys.readPrivate(path)) }
+        guard let signature = head.signature else { return keys.isEmpty }
+        let signers = Set((try? TableSignature.parse(signature, source: state.headKey))?.signatures.map(\.keyID) ?? [])
+        return !keys.isEmpty && keys.allSatisfy(signers.contains)
+    }
+
+    private func describe(_ plan: UploadPlan, version: Int64) {
+        Output.line("would publish \(build) to channel \(channel) as version \(version): \(plan.uploads.count) objects (\(Output.bytes(plan.bytes))), \(plan.skipped) already there")
+        for (phase, uploads) in [("store", plan.store), ("layout", plan.layout), ("last", plan.last)] {
+            for upload in uploads { Output.line("  \(phase)  \(upload.key)  \(Output.bytes(upload.size))  \(upload.cacheControl)") }
+        }
+        for key in plan.removals { Output.line("  remove  \(key)") }
+    }
+}
+

@@ -1,0 +1,233 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// `publish`, `releases`, `rollback`, `halt`, `resume` and `promote` as a publisher runs them, to
+/// the two kinds of remote: a folder nginx serves, and a three-replica OpenStack Swift through
+/// its S3 API (scripts/object-store). Devices sync from what the server serves after each step.
+@Suite(.serialized, .awaitsCleanups) struct PublishTests {
+    /// A publisher's build folders and keys, and one device.
+    struct Publisher {
+        let dir: Scratch
+        let remote: String
+        let publicURL: String
+        let environment: [String: String]
+        let remoteFlags: [String]
+        let deviceFlags: [String]
+
+        init(remote: String, publicURL: String, environment: [String: String] = [:], remoteFlags: [String] = [], deviceFlags: [String] = []) throws {
+            dir = try Scratch()
+            self.remote = remote
+            self.publicURL = publicURL
+            self.environment = environment
+            self.remoteFlags = remoteFlags
+            self.deviceFlags = deviceFlags
+            Cleanups.add { [dir] in dir.remove() }
+            #expect(try Binary.run(["keygen", "--output", dir.path("k1")]).status == 0)
+        }
+
+        /// Release `n`'s build folder: a bundle that changes a little, a page, files that never change.
+        func build(_ n: Int) throws -> String {
+            let folder = dir.path("build-\(n)")
+            guard !FileManager.default.fileExists(atPath: folder) else { return folder }
+            try dir.write("build-\(n)/js/app.\(String(repeating: String(n), count: 8)).js", ReleaseBytesEndToEndTests.bundle(3, 40_000) + "\n// release \(n)\n")
+            try dir.write("build-\(n)/index.html", "<h1>release \(n)</h1>")
+            for m in 0..<20 { try dir.write("build-\(n)/static/file-\(m).txt", "unchanged \(m)\n") }
+            // A file zstd cannot shrink: its bytes go to the store as they are.
+            var noise = SystemRandomNumberGenerator()
+            try FileManager.default.createDirectory(atPath: dir.path("build-\(n)/img"), withIntermediateDirectories: true)
+            try Data((0..<2048).map { _ in UInt8.random(in: 0...255, using: &noise) }).write(to: URL(fileURLWithPath: dir.path("build-\(n)/img/noise-\(n).bin")))
+            return folder
+        }
+
+        func run(_ arguments: [String], killAfter: Double? = nil) throws -> Binary.Run {
+            try Binary.run(arguments, environment: environment, killAfter: killAfter)
+        }
+
+        @discardableResult
+        func publish(_ n: Int, _ extra: [String] = [], expectUploads: Bool = true) throws -> [String: Any] {
+            let run = try run(["publish", try build(n), "--to", remote, "--sign-key", dir.path("k1.key"), "--release", "r\(n)", "--json"] + remoteFlags + extra)
+            #expect(run.status == 0, "publish \(n): \(run.stderr)")
+            let summary = try run.json()
+            if expectUploads { #expect((summary["uploaded"] as? Int ?? 0) > 0, "publish \(n): \(run.stdout)") }
+            return summary
+        }
+
+        func sync(_ what: String) throws -> [String: Any] {
+            let run = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset"),
+                                      "--public-key", dir.path("k1.pub")] + deviceFlags)
+            #expect(run.status == 0, "\(what): \(run.stderr)")
+            return (try? run.json()) ?? [:]
+        }
+
+        func served() throws -> String {
+            let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset")])
+            return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
+        }
+
+        func releases() throws -> [[String: Any]] {
+            let run = try run(["releases", remote, "--json"] + remoteFlags)
+            #expect(run.status == 0, "releases: \(run.stderr)")
+            let channels = try #require(try run.json()["channels"] as? [[String: Any]])
+            return try #require(channels.first { $0["name"] as? String == "default" }?["releases"] as? [[String: Any]])
+        }
+
+        /// Three releases in a row, each reaching the device; an unchanged build published twice
+        /// uploads nothing; then rollback, halt, resume and promote, each seen by the device or the remote.
+        func walk() throws {
+            for n in 1...3 {
+                let summary = try publish(n)
+                if n > 1 { #expect((summary["skipped"] as? Int ?? 0) > 20, "release \(n) skips what the store holds: \(summary)") }
+                let synced = try sync("release \(n)")
+                #expect(synced["outcome"] as? String == "committed", "release \(n): \(synced)")
+                if n == 3 { #expect((synced["patchedFiles"] as? Int ?? 0) >= 1, "release 3 arrives as a patch: \(synced)") }
+                #expect(try served() == "<h1>release \(n)</h1>")
+            }
+            for again in 1...2 {
+                let summary = try publish(3, expectUploads: false)
+                #expect(summary["unchanged"] as? Bool == true && summary["uploaded"] as? Int == 0, "republish \(again): \(summary)")
+            }
+            let listed = try releases()
+            #expect(listed.count == 3 && listed.first?["current"] as? Bool == true && listed.first?["release"] as? String == "r3", "\(listed)")
+
+            let unsigned = try run(["rollback", "--channel", "default", remote] + remoteFlags)
+            #expect(unsigned.status == 64 && unsigned.stderr.contains("--sign-key"), "a signed channel needs a key: \(unsigned.stderr)")
+            let back = try run(["rollback", "--channel", "default", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
+            #expect(back.status == 0, "rollback: \(back.stderr)")
+            #expect(try sync("after the rollback")["outcome"] as? String == "committed")
+            #expect(try served() == "<h1>release 2</h1>", "the device went back to release 2")
+
+            let halt = try run(["halt", remote, "--sign-key", dir.path("k1.key")] + remoteFlags)
+            #expect(halt.status == 0, "halt: \(halt.stderr)")
+            #expect(try releases().first?["rollout"] as? String == "rollout: halted")
+            let resume = try run(["resume", remote, "--sign-key", dir.path("k1.key")] + remoteFlags)
+            #expect(resume.status == 0, "resume: \(resume.stderr)")
+            #expect(try releases().first?["rollout"] as? String != "rollout: halted")
+
+            let promote = try run(["promote", "--from", "default", "--to", "beta", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
+            #expect(promote.status == 0, "promote: \(promote.stderr)")
+            let promoted = try promote.json()
+            let defaultTable = try #require(listedTable(try releases()))
+            #expect(promoted["table"] as? String == defaultTable, "the same table bytes on beta: \(promoted)")
+            let all = try run(["releases", remote, "--json"] + remoteFlags)
+            let names = ((try all.json()["channels"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }
+            #expect(names == ["beta", "default"], "\(all.stdout)")
+        }
+
+        private func listedTable(_ releases: [[String: Any]]) -> String? { releases.first?["table"] as? String }
+    }
+
+    @Test func aFolderServedByNginx() throws {
+        let origin = try TLSOrigin()
+        let site = origin.folder("site")
+        let publisher = try Publisher(remote: site, publicURL: origin.url(.good), deviceFlags: ["--cacert", origin.caFile])
+        try publisher.walk()
+        // Files of earlier releases stay at their uris (a Cenarius client mid-update may still ask).
+        #expect(FileManager.default.fileExists(atPath: site + "/js/app.11111111.js"))
+    }
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aThreeReplicaObjectStoreThroughItsS3API() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "walk-" + String(UUID().uuidString.prefix(8)).lowercased()
+        let base = try store.bucket(bucket)
+        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                      remoteFlags: ["--endpoint", store.endpoint])
+        let writesBefore = try Self.writes(store)
+        try publisher.walk()
+        #expect(try Self.writes(store) > writesBefore)
+
+        // Cache lifetimes per class, as the store serves them to anyone.
+        let head = try Self.headers(base + "/app/Routes.head")
+        #expect(head.contains("cache-control: public, max-age=60, must-revalidate") && head.contains("content-type: application/json"), "\(head)")
+        let listed = try publisher.releases()
+        let table = try #require(listed.first?["table"] as? String)
+        let object = try Self.headers(base + "/app/_cenarius/t/\(table).json")
+        #expect(object.contains("cache-control: public, max-age=31536000, immutable"), "\(object)")
+        let page = try Self.headers(base + "/app/index.html")
+        #expect(page.contains("content-type: text/html; charset=utf-8"), "\(page)")
+    }
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func onlyWhatIsNewIsWrittenAndAStoreThatLostAServerStillTakesARelease() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "lost-" + String(UUID().uuidString.prefix(8)).lowercased()
+        let base = try store.bucket(bucket)
+        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                      remoteFlags: ["--endpoint", store.endpoint])
+        try publisher.publish(1)
+        #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
+
+        // B9's count: write requests no more than the objects the publish says it added (plus 10).
+        let before = try Self.writes(store)
+        let second = try publisher.publish(2)
+        let uploaded = try #require(second["uploaded"] as? Int)
+        #expect(try Self.writes(store) - before <= uploaded + 10, "\(second)")
+        let unchanged = try Self.writes(store)
+        try publisher.publish(2, expectUploads: false)
+        #expect(try Self.writes(store) == unchanged, "an unchanged republish writes nothing")
+
+        try store.kill("object2")
+        defer { try? store.revive("object2") }
+        try publisher.publish(3)
+        #expect(try publisher.sync("release 3, one object server down")["outcome"] as? String == "committed")
+        #expect(try publisher.served() == "<h1>release 3</h1>")
+    }
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aPublishKilledAnywhereLeavesTheChannelWholeAndARerunFinishesIt() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "kill-" + String(UUID().uuidString.prefix(8)).lowercased()
+        let base = try store.bucket(bucket)
+        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                      remoteFlags: ["--endpoint", store.endpoint])
+        try publisher.publish(1)
+        #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
+        for (n, instant) in zip(2...4, [0.05, 0.15, 0.3]) {
+            // Killed somewhere between its first read and its last write.
+            let killed = try publisher.run(["publish", try publisher.build(n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                            "--release", "r\(n)"] + publisher.remoteFlags, killAfter: instant)
+            let synced = try publisher.sync("while release \(n) was cut short")
+            #expect(["committed", "unchanged", "not-modified"].contains(synced["outcome"] as? String ?? ""), "\(synced)")
+            let shown = try publisher.served()
+            #expect(shown == "<h1>release \(n - 1)</h1>" || (killed.status != -1 && shown == "<h1>release \(n)</h1>"), "whole releases only: \(shown)")
+            let rerun = try publisher.publish(n, expectUploads: false)
+            #expect(rerun["unchanged"] as? Bool == true || (rerun["uploaded"] as? Int ?? 0) > 0)
+            #expect(try publisher.sync("release \(n) after the rerun")["outcome"] as? String != nil)
+            #expect(try publisher.served() == "<h1>release \(n)</h1>")
+        }
+    }
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aWrongSecretIsTheUsersToFixAndNothingIsWritten() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "auth-" + String(UUID().uuidString.prefix(8)).lowercased()
+        _ = try store.bucket(bucket)
+        var environment = store.environment
+        environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: "", environment: environment, remoteFlags: ["--endpoint", store.endpoint])
+        let run = try publisher.run(["publish", try publisher.build(1), "--to", publisher.remote] + publisher.remoteFlags)
+        #expect(run.status == 64 && run.stderr.contains("SignatureDoesNotMatch"), "\(run.status): \(run.stderr)")
+    }
+
+    /// PUT, POST, COPY and DELETE requests the store has logged from `publish`.
+    static func writes(_ store: ObjectStore) throws -> Int {
+        let log = (try? String(contentsOfFile: store.accessLog, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { line in
+            line.contains(" cenariusd-publish ") && [" PUT ", " POST ", " DELETE ", " COPY "].contains { line.contains($0) }
+        }.count
+    }
+
+    /// The response headers of an anonymous HEAD, lower-cased.
+    static func headers(_ url: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sI", url]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).lowercased().replacingOccurrences(of: "\r", with: "")
+    }
+}
