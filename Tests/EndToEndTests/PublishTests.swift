@@ -112,6 +112,24 @@ import TestOrigin
             let all = try run(["releases", remote, "--json"] + remoteFlags)
             let names = ((try all.json()["channels"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }
             #expect(names == ["beta", "default"], "\(all.stdout)")
+
+            // Prune: young objects stay whatever names them; with no window, only what the kept releases name stays.
+            let young = try run(["prune", remote, "--json"] + remoteFlags)
+            let kept = (try? young.json()["deleted"] as? [String]) ?? ["?"]
+            #expect(young.status == 0 && kept.isEmpty, "\(young.stdout) \(young.stderr)")
+            let dry = try run(["prune", remote, "--keep", "1", "--min-age", "0", "--dry-run", "--json"] + remoteFlags)
+            let planned = (try? dry.json()["deleted"] as? [String]) ?? []
+            #expect(dry.status == 0 && !planned.isEmpty, "\(dry.stdout) \(dry.stderr)")
+            let pruned = try run(["prune", remote, "--keep", "1", "--min-age", "0", "--json"] + remoteFlags)
+            let deleted = (try? pruned.json()["deleted"] as? [String]) ?? []
+            #expect(pruned.status == 0 && deleted == planned, "the dry run said what went: \(pruned.stdout) \(pruned.stderr)")
+            #expect(try run(["prune", remote, "--keep", "1", "--min-age", "0", "--json"] + remoteFlags).json()["deleted"] as? [String] == [], "a second prune finds nothing")
+            // What is left is whole: a new device installs the current release from it.
+            let fresh = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("fresh/cache"), "--preset", dir.path("fresh/preset"),
+                                        "--public-key", dir.path("k1.pub")] + deviceFlags)
+            #expect(fresh.status == 0 && (try? fresh.json()["outcome"] as? String) == "committed", "\(fresh.stderr)")
+            let gone = try run(["rollback", "--channel", "default", remote, "--sign-key", dir.path("k1.key"), "--to", "1"] + remoteFlags)
+            #expect(gone.status == 2, "\(gone.stderr)")
         }
 
         private func listedTable(_ releases: [[String: Any]]) -> String? { releases.first?["table"] as? String }

@@ -1,0 +1,413 @@
+"""B9 publish: `cenariusd publish` to a three-replica S3-compatible object store on loopback
+(OpenStack Swift with its S3 API, started by scripts/object-store in bench/out/object-store).
+
+For each pair of consecutive real releases that B8 fetches (b8.PAIRS, smoke: b8.SMOKE_PAIRS), in a fresh bucket:
+- OLD is published, then NEW: for NEW's publish, the bytes and objects it uploaded (its --json summary,
+  checked against the proxy's access log: every request `cenariusd-publish` made between two marker
+  requests, PUT/POST/COPY/DELETE counted as writes, their request bodies summed), the store objects it
+  added (keys under `_cenarius/` the bucket lists after and not before, but `_cenarius/Routes.json.zst`
+  and `_cenarius/index/`, which are the Cenarius layout's), the head and the layout's changed files (every
+  other key that is new or whose ETag changed), its wall time;
+  bar: bytes ≤ 1.1 × (store objects added + head + layout's changed files), write requests ≤ store
+  objects added + 10;
+- NEW is published again, unchanged: bar: 0 objects uploaded, 0 write requests.
+Kill test (on the first pair, in a bucket of its own, signed with a key made by `keygen`): releases that
+alternate between OLD and NEW, each with a comment line appended to one of its .js files (another file
+each round, so every round is a release of its own), are published and SIGKILLed at a random instant
+between 0 and the time NEW's publish took, then published again to completion, while a device runs
+`cenariusd sync --public-key` against the bucket's public URL every 200 ms. Bar: no device sync fails
+(exit status ≠ 0, or an outcome other than committed/unchanged/not-modified), every rerun exits 0, and
+the device ends on the last release, verified.
+`prune` is not part of this run (skipped).
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+import b8
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+STORE_SCRIPT = os.path.join(ROOT, "scripts", "object-store")
+PREFIX = "app"
+WRITES = {"PUT", "POST", "COPY", "DELETE"}
+GOOD_OUTCOMES = {"committed", "unchanged", "not-modified"}
+POLL_S = 0.2
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+class Store:
+    """scripts/object-store in DIR: started fresh (the previous run's buckets removed), stopped on exit."""
+
+    def __init__(self, path, replicas=3):
+        self.dir, self.replicas = path, replicas
+
+    def __enter__(self):
+        subprocess.run([STORE_SCRIPT, "stop", self.dir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        out = run([STORE_SCRIPT, "start", self.dir, "--replicas", str(self.replicas)]).stdout
+        line = [l for l in out.splitlines() if l.startswith("export ")][-1]
+        self.env = dict(kv.split("=", 1) for kv in line[len("export "):].split())
+        self.endpoint = self.env["CENARIUS_S3_ENDPOINT"]
+        self.log = os.path.join(self.dir, "log", "proxy.log")
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run([STORE_SCRIPT, "stop", self.dir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def bucket(self, name):
+        """A public-read bucket; its public base URL."""
+        return run([STORE_SCRIPT, "bucket", self.dir, name]).stdout.strip().splitlines()[-1]
+
+    def child_env(self):
+        env = dict(os.environ)
+        env.update({k: v for k, v in self.env.items() if k.startswith("AWS_")})
+        return env
+
+    def listing(self, public, prefix=PREFIX + "/"):
+        """key → (bytes, md5) of every object under prefix, from the bucket's anonymous Swift listing."""
+        found, marker = {}, ""
+        while True:
+            query = urllib.parse.urlencode({"format": "json", "prefix": prefix, "marker": marker})
+            with urllib.request.urlopen(f"{public}?{query}", timeout=30) as r:
+                page = json.load(r)
+            if not page:
+                return found
+            for o in page:
+                found[o["name"]] = (o["bytes"], o["hash"])
+            marker = page[-1]["name"]
+
+    def mark(self, public):
+        """A marker request in the proxy's log (a 404 GET with a unique name); returns once it is logged,
+        so every request answered before it is logged above it. Returns the marker's name."""
+        time.sleep(0.3)  # the proxy logs a request once its reply is out: give the last ones time to be written
+        name = f"_b9_marker_{uuid.uuid4().hex}"
+        req = urllib.request.Request(f"{public}/{name}", headers={"User-Agent": "b9-marker"})
+        try:
+            urllib.request.urlopen(req, timeout=10).read()
+        except urllib.error.HTTPError:
+            pass
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            if name in open(self.log, errors="replace").read():
+                return name
+            time.sleep(0.05)
+        raise RuntimeError(f"marker {name} never reached {self.log}")
+
+    def requests_between(self, first, second, agent="cenariusd-publish"):
+        """(method, unquoted path, bytes received, status) of agent's requests logged between two markers.
+        A proxy-logging line: 'proxy: client remote date METHOD path proto status referer agent token
+        bytes_recvd bytes_sent etag txid headers time ...' (fields quoted, so no spaces inside one)."""
+        lines = open(self.log, errors="replace").read().splitlines()
+        start = next(i for i, l in enumerate(lines) if first in l)
+        end = next(i for i, l in enumerate(lines) if second in l)
+        found = []
+        for line in lines[start + 1:end]:
+            f = line.split()
+            if len(f) < 13 or f[0] != "proxy:" or urllib.parse.unquote(f[9]) != agent:
+                continue
+            found.append((f[4], urllib.parse.unquote(f[5]), 0 if f[11] == "-" else int(f[11]), f[7]))
+        return found
+
+
+def is_store_object(key):
+    """Under _cenarius/, but the two mutable names of devices before heads."""
+    rel = key.split("/", 1)[1] if key.startswith(PREFIX + "/") else key
+    return rel.startswith("_cenarius/") and rel != "_cenarius/Routes.json.zst" and not rel.startswith("_cenarius/index/")
+
+
+def publish(bin_path, store, build, bucket, extra=(), timeout=1800):
+    """`cenariusd publish BUILD --to s3://BUCKET/app --json`: (wall seconds, peak RSS MiB, summary)."""
+    cmd = [bin_path, "publish", build, "--to", f"s3://{bucket}/{PREFIX}", "--endpoint", store.endpoint, "--json", *extra]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=store.child_env())
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise RuntimeError(f"publish {build} took over {timeout} s")
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"publish {build} failed ({proc.returncode}): {err[-800:]}")
+    return wall, json.loads(out)
+
+
+def copy_site(site, dest):
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(site, dest, ignore=shutil.ignore_patterns(".complete"))
+    return dest
+
+
+def changed_site_files(old, new):
+    old_files = b8.files_of(old)
+    return sum(1 for uri, path in b8.files_of(new).items()
+               if uri not in old_files or b8.md5(path) != b8.md5(old_files[uri]))
+
+
+def measure_pair(bin_path, store, work, name, old_site, new_site, index):
+    bucket = f"b9-{index}-{name.split()[0].lower()}"
+    public = store.bucket(bucket)
+    old = copy_site(old_site, os.path.join(work, "old"))
+    new = copy_site(new_site, os.path.join(work, "new"))
+    old_wall, old_summary = publish(bin_path, store, old, bucket)
+    before = store.listing(public)
+    m1 = store.mark(public)
+    wall, summary = publish(bin_path, store, new, bucket)
+    m2 = store.mark(public)
+    after = store.listing(public)
+    requests = store.requests_between(m1, m2)
+    writes = [r for r in requests if r[0] in WRITES]
+    added = {k: v for k, v in after.items() if is_store_object(k) and k not in before}
+    layout = {k: v for k, v in after.items() if not is_store_object(k) and before.get(k) != v}
+    head_key = f"{PREFIX}/Routes.head"
+    head_bytes = after.get(head_key, (0, ""))[0] if head_key in layout else 0
+    # Unchanged republish.
+    m3 = store.mark(public)
+    again_wall, again = publish(bin_path, store, new, bucket)
+    m4 = store.mark(public)
+    again_writes = [r for r in store.requests_between(m3, m4) if r[0] in WRITES]
+    store_keys_written = {p for m, p, _, _ in writes if m == "PUT" and is_store_object(p.split("/", 2)[-1])}
+    row = {
+        "name": name, "bucket": bucket, "files": len(b8.files_of(new)),
+        "changed_files": changed_site_files(old, new),
+        "old_publish": {"seconds": old_wall, "uploaded": old_summary["uploaded"], "uploadedBytes": old_summary["uploadedBytes"]},
+        "seconds": wall, "summary_seconds": summary.get("seconds"),
+        "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"],
+        "skipped": summary.get("skipped"), "skipped_bytes": summary.get("skippedBytes"),
+        "base_bytes_read": summary.get("baseBytesRead"),
+        "log_write_requests": len(writes), "log_write_bytes": sum(r[2] for r in writes),
+        "log_read_requests": len(requests) - len(writes),
+        "log_failed_writes": sum(1 for r in writes if not r[3].startswith("2")),
+        "store_objects_added": len(added), "store_bytes_added": sum(v[0] for v in added.values()),
+        "store_keys_written": len(store_keys_written),
+        "layout_changed": len(layout), "layout_changed_bytes": sum(v[0] for v in layout.values()),
+        "head_bytes": head_bytes,
+        "republish": {"seconds": again_wall, "uploaded": again["uploaded"], "uploaded_bytes": again["uploadedBytes"],
+                      "unchanged": again.get("unchanged"), "write_requests": len(again_writes)},
+    }
+    return row, public, bucket
+
+
+def judge(row):
+    ref = row["store_bytes_added"] + row["layout_changed_bytes"]
+    bytes_bar = 1.1 * ref
+    writes_bar = row["store_objects_added"] + 10
+    rp = row["republish"]
+    row["bars"] = {
+        "bytes": [row["uploaded_bytes"], bytes_bar, row["uploaded_bytes"] <= bytes_bar],
+        # The summary's bytes and the store's own count of the bytes it received agree.
+        "bytes_logged": [row["log_write_bytes"], row["uploaded_bytes"], row["log_write_bytes"] == row["uploaded_bytes"]],
+        "writes": [row["log_write_requests"], writes_bar, row["log_write_requests"] <= writes_bar],
+        "republish": [rp["uploaded"] + rp["write_requests"], 0, rp["uploaded"] == 0 and rp["write_requests"] == 0],
+    }
+    return row
+
+
+class Device(threading.Thread):
+    """`cenariusd sync` against the bucket's public URL every 200 ms (start to start), each result kept."""
+
+    def __init__(self, bin_path, remote, work, public_key):
+        super().__init__(daemon=True)
+        self.cache, self.preset = os.path.join(work, "cache"), os.path.join(work, "preset")
+        shutil.rmtree(self.cache, ignore_errors=True)
+        os.makedirs(self.preset, exist_ok=True)
+        self.cmd = [bin_path, "sync", "--json", "--remote", remote, "--cache", self.cache, "--preset", self.preset,
+                    "--public-key", public_key, "--timeout", "30"]
+        self.results, self.stop, self.phase = [], threading.Event(), "start"
+        self.lock = threading.Lock()
+
+    def sync_once(self):
+        start = time.time()
+        try:
+            p = subprocess.run(self.cmd, capture_output=True, text=True, timeout=120)
+            rc, out, err = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, out, err = "timeout", "", ""
+        try:
+            outcome = json.loads(out).get("outcome") if out.strip() else None
+        except ValueError:
+            outcome = None
+        ok = rc == 0 and outcome in GOOD_OUTCOMES
+        result = {"at": start, "seconds": time.time() - start, "phase": self.phase, "rc": rc, "outcome": outcome, "ok": ok}
+        if not ok:
+            result["stderr"] = err[-1500:]
+            result["stdout"] = out[-500:]
+        with self.lock:
+            self.results.append(result)
+        return result
+
+    def count(self):
+        with self.lock:
+            return len(self.results)
+
+    def run(self):
+        while not self.stop.is_set():
+            start = time.perf_counter()
+            self.sync_once()
+            self.stop.wait(max(0.0, POLL_S - (time.perf_counter() - start)))
+
+
+def modified_release(site, dest, round_no):
+    """A copy of site with one comment line appended to one of its .js files (another one each round)."""
+    copy_site(site, dest)
+    scripts = sorted(uri for uri in b8.files_of(dest) if uri.endswith(".js"))
+    uri = scripts[round_no % len(scripts)]
+    with open(os.path.join(dest, uri), "a") as f:
+        f.write(f"\n// b9 round {round_no}\n")
+    return dest, uri
+
+
+def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, rounds, seed=9):
+    bucket = "b9-kills"
+    public = store.bucket(bucket)
+    keys = os.path.join(work, "keys")
+    os.makedirs(keys, exist_ok=True)
+    key = os.path.join(keys, "release")
+    if not os.path.exists(key + ".key"):
+        run([bin_path, "keygen", "--output", key])
+    sign = ["--sign-key", key + ".key"]
+    publish(bin_path, store, copy_site(old_site, os.path.join(work, "base-old")), bucket, sign)
+    publish(bin_path, store, copy_site(new_site, os.path.join(work, "base-new")), bucket, sign)
+    device = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "device"), key + ".pub")
+    first = device.sync_once()
+    if not first["ok"]:
+        raise RuntimeError(f"the device's first sync failed: {first}")
+    rng = random.Random(seed)
+    result = {"pair": name, "rounds": [], "kill_window": kill_window, "seed": seed}
+    device.start()
+    last_uri = last_release = None
+    try:
+        for i in range(rounds):
+            release, uri = modified_release(old_site if i % 2 == 0 else new_site, os.path.join(work, f"release-{i % 2}"), i)
+            delay = rng.uniform(0, kill_window)
+            cmd = [bin_path, "publish", release, "--to", f"s3://{bucket}/{PREFIX}", "--endpoint", store.endpoint, "--json", *sign]
+            device.phase = f"round {i}: publish to be killed"
+            start = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=store.child_env())
+            try:
+                proc.wait(timeout=delay)
+                killed = False
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                killed = True
+            ran = time.perf_counter() - start
+            # Let the device poll the state the kill left, twice, before the rerun.
+            device.phase = f"round {i}: after the kill"
+            seen = device.count()
+            deadline = time.time() + 30
+            while device.count() < seen + 2 and time.time() < deadline:
+                time.sleep(0.05)
+            device.phase = f"round {i}: rerun"
+            try:
+                wall, summary = publish(bin_path, store, release, bucket, sign)
+                rerun = {"rc": 0, "seconds": wall, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"],
+                         "unchanged": summary.get("unchanged")}
+            except RuntimeError as e:
+                rerun = {"rc": 1, "error": str(e)[-800:]}
+            result["rounds"].append({"round": i, "kill_at": delay, "killed": killed, "ran": ran, "file": uri, "rerun": rerun})
+            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s, rerun "
+                  f"{'ok' if rerun['rc'] == 0 else 'FAILED'} ({rerun.get('uploaded', '?')} objects), "
+                  f"device syncs so far {device.count()}", flush=True)
+            last_uri, last_release = uri, release
+    finally:
+        device.phase = "end"
+        device.stop.set()
+        device.join(timeout=180)
+    # The device ends on the last release, whole: one more sync, `verify`, and the appended file's bytes.
+    final = device.sync_once()
+    verified = final["ok"]
+    if verified:
+        verified = subprocess.run([bin_path, "verify", "--cache", device.cache, "--preset", device.preset],
+                                  capture_output=True).returncode == 0
+    if verified and last_uri:
+        answer = subprocess.run([bin_path, "resolve", last_uri, "--json", "--offline", "--cache", device.cache,
+                                 "--preset", device.preset], capture_output=True, text=True)
+        verified = answer.returncode == 0 and b8.md5(json.loads(answer.stdout)["path"]) == b8.md5(os.path.join(last_release, last_uri))
+    syncs = device.results
+    outcomes = {}
+    for s in syncs:
+        outcomes[str(s["outcome"])] = outcomes.get(str(s["outcome"]), 0) + 1
+    result.update({
+        "syncs": len(syncs), "failed": [s for s in syncs if not s["ok"]], "outcomes": outcomes,
+        "killed": sum(1 for r in result["rounds"] if r["killed"]),
+        "reruns_ok": sum(1 for r in result["rounds"] if r["rerun"]["rc"] == 0),
+        "final_verified": verified,
+    })
+    result["bars"] = {
+        "device_failures": [len(result["failed"]), 0, not result["failed"]],
+        "reruns": [result["reruns_ok"], rounds, result["reruns_ok"] == rounds],
+        "final": [verified, True, bool(verified)],
+    }
+    return result
+
+
+def b9(bin_path, out, smoke=False):
+    work = os.path.join(out, "b9")
+    os.makedirs(work, exist_ok=True)
+    fetched = os.path.join(out, "b8")  # the same downloads as B8's
+    results = {"pairs": [], "replicas": 3, "prune": "not run: B9's prune part is skipped for now"}
+    with Store(os.path.join(out, "object-store")) as store:
+        kill_input = None
+        for index, (package, old_v, new_v, folder) in enumerate(b8.SMOKE_PAIRS if smoke else b8.PAIRS):
+            name = f"{package} {old_v} → {new_v}"
+            print(f"  B9 {name}", flush=True)
+            old_site = b8.fetch_site(fetched, package, old_v, folder)
+            new_site = b8.fetch_site(fetched, package, new_v, folder)
+            row, _, _ = measure_pair(bin_path, store, os.path.join(work, package), name, old_site, new_site, index)
+            results["pairs"].append(judge(row))
+            if kill_input is None:
+                kill_input = (name, old_site, new_site, row["seconds"])
+        rounds = 3 if smoke else 20
+        name, old_site, new_site, window = kill_input
+        print(f"  B9 kill test: {rounds} publishes of {name} killed within {window:.2f} s", flush=True)
+        results["kills"] = kill_test(bin_path, store, os.path.join(work, "kills"), name, old_site, new_site, window, rounds)
+    return results
+
+
+def markdown(result):
+    mb = lambda n: f"{n / 1e6:.2f} MB" if n >= 1e5 else f"{n / 1e3:.1f} KB"
+    ok = lambda b: "✓" if b else "✗"
+    lines = [f"## B9 publish: real release pairs to a {result['replicas']}-replica S3-compatible store (OpenStack Swift, loopback)", "",
+             "| pair | changed files | uploaded (summary / store log) | store objects added | head + layout's changed files | bytes ≤ 1.1× | write requests ≤ added + 10 | time | unchanged republish |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for p in result["pairs"]:
+        b, rp = p["bars"], p["republish"]
+        lines.append(
+            f"| {p['name']} | {p['changed_files']} of {p['files']} | {p['uploaded']} objects, {mb(p['uploaded_bytes'])} / "
+            f"{p['log_write_requests']} writes, {mb(p['log_write_bytes'])} {ok(b['bytes_logged'][2])} | "
+            f"{p['store_objects_added']}, {mb(p['store_bytes_added'])} | {p['layout_changed']}, {mb(p['layout_changed_bytes'])} "
+            f"(head {p['head_bytes']} B) | {mb(b['bytes'][0])} / {mb(b['bytes'][1])} {ok(b['bytes'][2])} | "
+            f"{b['writes'][0]} / {b['writes'][1]} {ok(b['writes'][2])} | {p['seconds']:.2f} s | "
+            f"{rp['uploaded']} objects, {rp['write_requests']} writes, {rp['seconds']:.2f} s {ok(b['republish'][2])} |")
+    lines += ["", "Uploaded: `publish --json`'s objects and bytes, and the writes (PUT/POST/COPY/DELETE) the proxy logged for "
+              "`cenariusd-publish` with the request bytes it received. Store objects added: keys under `_cenarius/` "
+              "(but `_cenarius/Routes.json.zst` and `_cenarius/index/`) the bucket lists after the publish and not before; "
+              "the layout's changed files: every other key that is new or whose ETag changed (the head among them)."]
+    k = result.get("kills")
+    if k:
+        b = k["bars"]
+        lines += ["", f"Kill test ({k['pair']}, signed): {len(k['rounds'])} publishes of releases alternating between OLD and NEW "
+                  f"(a comment line appended to one .js file each round) SIGKILLed at a random instant within {k['kill_window']:.2f} s "
+                  f"({k['killed']} killed while running, the others had finished), each run again: {k['reruns_ok']} of "
+                  f"{len(k['rounds'])} reruns completed {ok(b['reruns'][2])}. A device synced every 200 ms meanwhile: "
+                  f"{k['syncs']} syncs ({', '.join(f'{v} {o}' for o, v in sorted(k['outcomes'].items()))}), "
+                  f"{len(k['failed'])} failed {ok(b['device_failures'][2])}; it ended on the last release, verified: "
+                  f"{'yes' if k['final_verified'] else 'NO'}."]
+        for s in k["failed"][:5]:
+            lines.append(f"- failed sync ({s['phase']}): exit {s['rc']}, outcome {s['outcome']}: "
+                         f"`{((s.get('stderr') or '').strip().splitlines() or [''])[-1][:300]}`")
+    lines += ["", f"Prune: {result.get('prune', 'not measured')}."]
+    return lines
