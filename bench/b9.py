@@ -8,13 +8,15 @@ For each pair of consecutive real releases that B8 fetches (b8.PAIRS, smoke: b8.
   added (keys under `_cenarius/` the bucket lists after and not before, but `_cenarius/Routes.json.zst`
   and `_cenarius/index/`, which are the Cenarius layout's), the head and the layout's changed files (every
   other key that is new or whose ETag changed), its wall time;
-  bar: bytes ≤ 1.1 × (store objects added + head + layout's changed files), write requests ≤ store
-  objects added + 10;
+  bar: bytes ≤ 1.1 × (store objects added + head + layout's changed files), write requests ≤ the objects
+  it adds (store objects and the layout's new or changed files: one PUT each) + 10; the store objects
+  alone + 10 is reported beside it;
 - NEW is published again, unchanged: bar: 0 objects uploaded, 0 write requests.
 Kill test (on the first pair, in a bucket of its own, signed with a key made by `keygen`): releases that
 alternate between OLD and NEW, each with a comment line appended to one of its .js files (another file
 each round, so every round is a release of its own), are published and SIGKILLed at a random instant
-between 0 and the time NEW's publish took, then published again to completion, while a device runs
+between 0 and the time NEW's publish took (every 3rd and 4th of 4 rounds: within the upload phase of the
+previous rerun of its kind, from its first write to its last, since a publish computes first), then published again to completion, while a device runs
 `cenariusd sync --public-key` against the bucket's public URL every 200 ms. Bar: no device sync fails
 (exit status ≠ 0, or an outcome other than committed/unchanged/not-modified), every rerun exits 0, and
 the device ends on the last release, verified.
@@ -106,7 +108,7 @@ class Store:
         raise RuntimeError(f"marker {name} never reached {self.log}")
 
     def requests_between(self, first, second, agent="cenariusd-publish"):
-        """(method, unquoted path, bytes received, status) of agent's requests logged between two markers.
+        """(method, unquoted path, bytes received, status, start, end) of agent's requests logged between two markers.
         A proxy-logging line: 'proxy: client remote date METHOD path proto status referer agent token
         bytes_recvd bytes_sent etag txid headers time ...' (fields quoted, so no spaces inside one)."""
         lines = open(self.log, errors="replace").read().splitlines()
@@ -117,7 +119,8 @@ class Store:
             f = line.split()
             if len(f) < 13 or f[0] != "proxy:" or urllib.parse.unquote(f[9]) != agent:
                 continue
-            found.append((f[4], urllib.parse.unquote(f[5]), 0 if f[11] == "-" else int(f[11]), f[7]))
+            # ... start_time end_time policy_index: the request's own times, on this machine's clock.
+            found.append((f[4], urllib.parse.unquote(f[5]), 0 if f[11] == "-" else int(f[11]), f[7], float(f[-3]), float(f[-2])))
         return found
 
 
@@ -178,7 +181,7 @@ def measure_pair(bin_path, store, work, name, old_site, new_site, index):
     again_wall, again = publish(bin_path, store, new, bucket)
     m4 = store.mark(public)
     again_writes = [r for r in store.requests_between(m3, m4) if r[0] in WRITES]
-    store_keys_written = {p for m, p, _, _ in writes if m == "PUT" and is_store_object(p.split("/", 2)[-1])}
+    store_keys_written = {p for m, p, *_ in writes if m == "PUT" and is_store_object(p.split("/", 2)[-1])}
     row = {
         "name": name, "bucket": bucket, "files": len(b8.files_of(new)),
         "changed_files": changed_site_files(old, new),
@@ -203,13 +206,17 @@ def measure_pair(bin_path, store, work, name, old_site, new_site, index):
 def judge(row):
     ref = row["store_bytes_added"] + row["layout_changed_bytes"]
     bytes_bar = 1.1 * ref
-    writes_bar = row["store_objects_added"] + 10
+    # "write requests ≤ the objects it adds + 10": the objects a publish adds are its store objects and the
+    # layout's new or changed files (one PUT each at the least); the store objects alone + 10 is kept beside it.
+    writes_bar = row["store_objects_added"] + row["layout_changed"] + 10
     rp = row["republish"]
     row["bars"] = {
         "bytes": [row["uploaded_bytes"], bytes_bar, row["uploaded_bytes"] <= bytes_bar],
         # The summary's bytes and the store's own count of the bytes it received agree.
         "bytes_logged": [row["log_write_bytes"], row["uploaded_bytes"], row["log_write_bytes"] == row["uploaded_bytes"]],
         "writes": [row["log_write_requests"], writes_bar, row["log_write_requests"] <= writes_bar],
+        "writes_store_only": [row["log_write_requests"], row["store_objects_added"] + 10,
+                              row["log_write_requests"] <= row["store_objects_added"] + 10],
         "republish": [rp["uploaded"] + rp["write_requests"], 0, rp["uploaded"] == 0 and rp["write_requests"] == 0],
     }
     return row
@@ -288,12 +295,18 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     result = {"pair": name, "rounds": [], "kill_window": kill_window, "seed": seed}
     device.start()
     last_uri = last_release = None
+    profile = {}
     try:
         for i in range(rounds):
             release, uri = modified_release(old_site if i % 2 == 0 else new_site, os.path.join(work, f"release-{i % 2}"), i)
-            delay = rng.uniform(0, kill_window)
+            # Half the rounds (the 3rd and 4th of every 4) aim at the upload phase, which a whole publish spends
+            # mostly outside of (forms and patches are computed first): between the first and the last write
+            # of the previous rerun of a release of the same kind. The others: anywhere within kill_window.
+            aim = profile.get(i % 2) if i % 4 >= 2 else None
+            delay = rng.uniform(*aim) if aim else rng.uniform(0, kill_window)
             cmd = [bin_path, "publish", release, "--to", f"s3://{bucket}/{PREFIX}", "--endpoint", store.endpoint, "--json", *sign]
             device.phase = f"round {i}: publish to be killed"
+            m1 = store.mark(public)
             start = time.perf_counter()
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=store.child_env())
             try:
@@ -304,6 +317,11 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
                 proc.wait()
                 killed = True
             ran = time.perf_counter() - start
+            writes = [r for r in store.requests_between(m1, store.mark(public)) if r[0] in WRITES]
+            head = f"/{bucket}/{PREFIX}/Routes.head"
+            stage = ("after the head" if any(r[1] == head for r in writes) else
+                     "during the layout" if any(not is_store_object(r[1].split("/", 2)[-1]) for r in writes) else
+                     "during the store objects" if writes else "before any upload")
             # Let the device poll the state the kill left, twice, before the rerun.
             device.phase = f"round {i}: after the kill"
             seen = device.count()
@@ -311,14 +329,21 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
             while device.count() < seen + 2 and time.time() < deadline:
                 time.sleep(0.05)
             device.phase = f"round {i}: rerun"
+            m3 = store.mark(public)
+            began = time.time()
             try:
                 wall, summary = publish(bin_path, store, release, bucket, sign)
                 rerun = {"rc": 0, "seconds": wall, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"],
                          "unchanged": summary.get("unchanged")}
             except RuntimeError as e:
                 rerun = {"rc": 1, "error": str(e)[-800:]}
-            result["rounds"].append({"round": i, "kill_at": delay, "killed": killed, "ran": ran, "file": uri, "rerun": rerun})
-            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s, rerun "
+            rerun_writes = [r for r in store.requests_between(m3, store.mark(public)) if r[0] in WRITES]
+            if rerun_writes:
+                rerun["upload_phase"] = [min(r[4] for r in rerun_writes) - began, max(r[5] for r in rerun_writes) - began]
+                profile[i % 2] = rerun["upload_phase"]
+            result["rounds"].append({"round": i, "kill_at": delay, "aimed": bool(aim), "killed": killed, "ran": ran, "file": uri,
+                                    "writes_before_kill": len(writes), "stage": stage, "rerun": rerun})
+            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s{' (aimed)' if aim else ''} ({stage}, {len(writes)} writes), rerun "
                   f"{'ok' if rerun['rc'] == 0 else 'FAILED'} ({rerun.get('uploaded', '?')} objects), "
                   f"device syncs so far {device.count()}", flush=True)
             last_uri, last_release = uri, release
@@ -345,6 +370,7 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
         "killed": sum(1 for r in result["rounds"] if r["killed"]),
         "reruns_ok": sum(1 for r in result["rounds"] if r["rerun"]["rc"] == 0),
         "final_verified": verified,
+        "stages": {st: sum(1 for r in result["rounds"] if r["stage"] == st) for st in {r["stage"] for r in result["rounds"]}},
     })
     result["bars"] = {
         "device_failures": [len(result["failed"]), 0, not result["failed"]],
@@ -381,7 +407,7 @@ def markdown(result):
     mb = lambda n: f"{n / 1e6:.2f} MB" if n >= 1e5 else f"{n / 1e3:.1f} KB"
     ok = lambda b: "✓" if b else "✗"
     lines = [f"## B9 publish: real release pairs to a {result['replicas']}-replica S3-compatible store (OpenStack Swift, loopback)", "",
-             "| pair | changed files | uploaded (summary / store log) | store objects added | head + layout's changed files | bytes ≤ 1.1× | write requests ≤ added + 10 | time | unchanged republish |",
+             "| pair | changed files | uploaded (summary / store log) | store objects added | head + layout's changed files | bytes ≤ 1.1× | write requests ≤ objects added + 10 | time | unchanged republish |",
              "|---|---|---|---|---|---|---|---|---|"]
     for p in result["pairs"]:
         b, rp = p["bars"], p["republish"]
@@ -390,22 +416,26 @@ def markdown(result):
             f"{p['log_write_requests']} writes, {mb(p['log_write_bytes'])} {ok(b['bytes_logged'][2])} | "
             f"{p['store_objects_added']}, {mb(p['store_bytes_added'])} | {p['layout_changed']}, {mb(p['layout_changed_bytes'])} "
             f"(head {p['head_bytes']} B) | {mb(b['bytes'][0])} / {mb(b['bytes'][1])} {ok(b['bytes'][2])} | "
-            f"{b['writes'][0]} / {b['writes'][1]} {ok(b['writes'][2])} | {p['seconds']:.2f} s | "
+            f"{b['writes'][0]} / {b['writes'][1]} {ok(b['writes'][2])} (store objects alone + 10: {b['writes_store_only'][1]} "
+            f"{ok(b['writes_store_only'][2])}) | {p['seconds']:.2f} s | "
             f"{rp['uploaded']} objects, {rp['write_requests']} writes, {rp['seconds']:.2f} s {ok(b['republish'][2])} |")
     lines += ["", "Uploaded: `publish --json`'s objects and bytes, and the writes (PUT/POST/COPY/DELETE) the proxy logged for "
               "`cenariusd-publish` with the request bytes it received. Store objects added: keys under `_cenarius/` "
               "(but `_cenarius/Routes.json.zst` and `_cenarius/index/`) the bucket lists after the publish and not before; "
-              "the layout's changed files: every other key that is new or whose ETag changed (the head among them)."]
+              "the layout's changed files: every other key that is new or whose ETag changed (the head among them). "
+              "Objects added, for the write requests' bar: both (each needs one PUT); the store objects alone beside it."]
     k = result.get("kills")
     if k:
         b = k["bars"]
         lines += ["", f"Kill test ({k['pair']}, signed): {len(k['rounds'])} publishes of releases alternating between OLD and NEW "
                   f"(a comment line appended to one .js file each round) SIGKILLed at a random instant within {k['kill_window']:.2f} s "
-                  f"({k['killed']} killed while running, the others had finished), each run again: {k['reruns_ok']} of "
+                  f"({k['killed']} killed while running, the others had finished; every 3rd and 4th of 4 aimed at the upload "
+                  f"phase of the previous rerun of its kind), each run again: {k['reruns_ok']} of "
                   f"{len(k['rounds'])} reruns completed {ok(b['reruns'][2])}. A device synced every 200 ms meanwhile: "
                   f"{k['syncs']} syncs ({', '.join(f'{v} {o}' for o, v in sorted(k['outcomes'].items()))}), "
                   f"{len(k['failed'])} failed {ok(b['device_failures'][2])}; it ended on the last release, verified: "
-                  f"{'yes' if k['final_verified'] else 'NO'}."]
+                  f"{'yes' if k['final_verified'] else 'NO'}. Where the kills landed (the proxy's log): "
+                  + ", ".join(f"{v} {st}" for st, v in sorted(k["stages"].items())) + "."]
         for s in k["failed"][:5]:
             lines.append(f"- failed sync ({s['phase']}): exit {s['rc']}, outcome {s['outcome']}: "
                          f"`{((s.get('stderr') or '').strip().splitlines() or [''])[-1][:300]}`")
