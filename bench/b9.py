@@ -15,8 +15,8 @@ For each pair of consecutive real releases that B8 fetches (b8.PAIRS, smoke: b8.
 Kill test (on the first pair, in a bucket of its own, signed with a key made by `keygen`): releases that
 alternate between OLD and NEW, each with a comment line appended to one of its .js files (another file
 each round, so every round is a release of its own), are published and SIGKILLed at a random instant
-between 0 and the time NEW's publish took (every 3rd and 4th of 4 rounds: within the upload phase of the
-previous rerun of its kind, from its first write to its last, since a publish computes first), then published again to completion, while a device runs
+between 0 and the time NEW's publish took (every 3rd and 4th of 4 rounds: once the proxy has logged its k-th write, k drawn up to
+the writes of the previous rerun of its kind, since a publish computes before it uploads), then published again to completion, while a device runs
 `cenariusd sync --public-key` against the bucket's public URL every 200 ms. Bar: no device sync fails
 (exit status ≠ 0, or an outcome other than committed/unchanged/not-modified), every rerun exits 0, and
 the device ends on the last release, verified.
@@ -222,6 +222,20 @@ def judge(row):
     return row
 
 
+class LogTail:
+    """The proxy log's lines from now on, read as they come: counts `cenariusd-publish`'s writes."""
+
+    def __init__(self, path):
+        self.file = open(path, errors="replace")
+        self.file.seek(0, os.SEEK_END)
+        self.rest = ""
+
+    def writes(self):
+        self.rest += self.file.read()
+        *lines, self.rest = self.rest.split("\n")
+        return sum(1 for l in lines if len(l.split()) > 9 and l.split()[4] in WRITES and l.split()[9] == "cenariusd-publish")
+
+
 class Device(threading.Thread):
     """`cenariusd sync` against the bucket's public URL every 200 ms (start to start), each result kept."""
 
@@ -232,7 +246,7 @@ class Device(threading.Thread):
         os.makedirs(self.preset, exist_ok=True)
         self.cmd = [bin_path, "sync", "--json", "--remote", remote, "--cache", self.cache, "--preset", self.preset,
                     "--public-key", public_key, "--timeout", "30"]
-        self.results, self.stop, self.phase = [], threading.Event(), "start"
+        self.results, self.stop, self.phase, self.not_started = [], threading.Event(), "start", []
         self.lock = threading.Lock()
 
     def sync_once(self):
@@ -242,6 +256,10 @@ class Device(threading.Thread):
             rc, out, err = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired:
             rc, out, err = "timeout", "", ""
+        except OSError as e:  # the binary could not be started (being rebuilt): no sync was attempted
+            with self.lock:
+                self.not_started.append(f"{e}")
+            return {"ok": True}
         try:
             outcome = json.loads(out).get("outcome") if out.strip() else None
         except ValueError:
@@ -295,27 +313,37 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     result = {"pair": name, "rounds": [], "kill_window": kill_window, "seed": seed}
     device.start()
     last_uri = last_release = None
-    profile = {}
+    writes_of = {}
     try:
         for i in range(rounds):
             release, uri = modified_release(old_site if i % 2 == 0 else new_site, os.path.join(work, f"release-{i % 2}"), i)
-            # Half the rounds (the 3rd and 4th of every 4) aim at the upload phase, which a whole publish spends
-            # mostly outside of (forms and patches are computed first): between the first and the last write
-            # of the previous rerun of a release of the same kind. The others: anywhere within kill_window.
-            aim = profile.get(i % 2) if i % 4 >= 2 else None
-            delay = rng.uniform(*aim) if aim else rng.uniform(0, kill_window)
+            # Half the rounds (the 3rd and 4th of every 4) aim at the upload phase, which a publish spends little
+            # of its time in (forms and patches are computed first): killed once the proxy has logged the k-th of
+            # its writes, k drawn between 1 and the writes of the previous rerun of a release of the same kind.
+            # The others: at an instant drawn between 0 and kill_window.
+            aim = writes_of.get(i % 2) if i % 4 >= 2 else None
+            target = rng.randint(1, aim) if aim else None
+            delay = None if aim else rng.uniform(0, kill_window)
             cmd = [bin_path, "publish", release, "--to", f"s3://{bucket}/{PREFIX}", "--endpoint", store.endpoint, "--json", *sign]
             device.phase = f"round {i}: publish to be killed"
             m1 = store.mark(public)
+            tail = LogTail(store.log)
             start = time.perf_counter()
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=store.child_env())
-            try:
-                proc.wait(timeout=delay)
-                killed = False
-            except subprocess.TimeoutExpired:
+            if target is None:
+                try:
+                    proc.wait(timeout=delay)
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
+                logged, deadline = 0, time.time() + 20 * kill_window + 60
+                while proc.poll() is None and logged < target and time.time() < deadline:
+                    logged += tail.writes()
+                    time.sleep(0.005)
+            killed = proc.poll() is None
+            if killed:
                 proc.kill()
-                proc.wait()
-                killed = True
+            proc.wait()
             ran = time.perf_counter() - start
             writes = [r for r in store.requests_between(m1, store.mark(public)) if r[0] in WRITES]
             head = f"/{bucket}/{PREFIX}/Routes.head"
@@ -338,12 +366,13 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
             except RuntimeError as e:
                 rerun = {"rc": 1, "error": str(e)[-800:]}
             rerun_writes = [r for r in store.requests_between(m3, store.mark(public)) if r[0] in WRITES]
+            rerun["write_requests"] = len(rerun_writes)
             if rerun_writes:
                 rerun["upload_phase"] = [min(r[4] for r in rerun_writes) - began, max(r[5] for r in rerun_writes) - began]
-                profile[i % 2] = rerun["upload_phase"]
-            result["rounds"].append({"round": i, "kill_at": delay, "aimed": bool(aim), "killed": killed, "ran": ran, "file": uri,
+                writes_of[i % 2] = len(rerun_writes)
+            result["rounds"].append({"round": i, "kill_at": delay, "kill_after_writes": target, "aimed": bool(aim), "killed": killed, "ran": ran, "file": uri,
                                     "writes_before_kill": len(writes), "stage": stage, "rerun": rerun})
-            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s{' (aimed)' if aim else ''} ({stage}, {len(writes)} writes), rerun "
+            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s{f' (aimed at write {target})' if aim else ''} ({stage}, {len(writes)} writes), rerun "
                   f"{'ok' if rerun['rc'] == 0 else 'FAILED'} ({rerun.get('uploaded', '?')} objects), "
                   f"device syncs so far {device.count()}", flush=True)
             last_uri, last_release = uri, release
@@ -366,7 +395,7 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     for s in syncs:
         outcomes[str(s["outcome"])] = outcomes.get(str(s["outcome"]), 0) + 1
     result.update({
-        "syncs": len(syncs), "failed": [s for s in syncs if not s["ok"]], "outcomes": outcomes,
+        "syncs": len(syncs), "not_started": len(device.not_started), "failed": [s for s in syncs if not s["ok"]], "outcomes": outcomes,
         "killed": sum(1 for r in result["rounds"] if r["killed"]),
         "reruns_ok": sum(1 for r in result["rounds"] if r["rerun"]["rc"] == 0),
         "final_verified": verified,
@@ -430,7 +459,7 @@ def markdown(result):
         lines += ["", f"Kill test ({k['pair']}, signed): {len(k['rounds'])} publishes of releases alternating between OLD and NEW "
                   f"(a comment line appended to one .js file each round) SIGKILLed at a random instant within {k['kill_window']:.2f} s "
                   f"({k['killed']} killed while running, the others had finished; every 3rd and 4th of 4 aimed at the upload "
-                  f"phase of the previous rerun of its kind), each run again: {k['reruns_ok']} of "
+                  f"phase: after the k-th write the proxy logged, k drawn up to the previous rerun's writes), each run again: {k['reruns_ok']} of "
                   f"{len(k['rounds'])} reruns completed {ok(b['reruns'][2])}. A device synced every 200 ms meanwhile: "
                   f"{k['syncs']} syncs ({', '.join(f'{v} {o}' for o, v in sorted(k['outcomes'].items()))}), "
                   f"{len(k['failed'])} failed {ok(b['device_failures'][2])}; it ended on the last release, verified: "

@@ -150,6 +150,7 @@ package enum Settings {
         Setting("connections", .int, 1...256, value: "n", default: .int(16), "Parallel connections to the origin."),
         Setting("timeout", .int, 1...86_400, value: "seconds", default: .int(30), "Connect timeout and stall limit in seconds."),
         Setting("routes-name", .string, value: "name", default: .string("Routes.json"), "File name of the route table."),
+        Setting("channel", .string, value: "name", default: .string("default"), "The channel this device follows: another than the default polls its head (Routes.CHANNEL.head) alone."),
         Setting("max-file-size", .int, 1...Double(ByteCount.limit), value: "bytes", default: .int(256 << 20), "Largest file accepted, in bytes."),
         Setting("min-refetch", .double, 0...Setting.year, value: "seconds", default: .double(10), "Seconds between two refreshes triggered by lookups."),
         Setting("user-agent", .string, value: "text", defaultWords: "cenariusd/<version>", "User-Agent sent to the origin."),

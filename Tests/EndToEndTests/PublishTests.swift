@@ -53,15 +53,16 @@ import TestOrigin
             return summary
         }
 
-        func sync(_ what: String) throws -> [String: Any] {
-            let run = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset"),
-                                      "--public-key", dir.path("k1.pub")] + deviceFlags)
+        /// A sync of `device`, which follows `channel`.
+        func sync(_ what: String, device: String = "device", channel: String = "default") throws -> [String: Any] {
+            let run = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset"),
+                                      "--public-key", dir.path("k1.pub"), "--channel", channel] + deviceFlags)
             #expect(run.status == 0, "\(what): \(run.stderr)")
             return (try? run.json()) ?? [:]
         }
 
-        func served() throws -> String {
-            let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset")])
+        func served(_ device: String = "device") throws -> String {
+            let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset")])
             return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
         }
 
@@ -112,6 +113,22 @@ import TestOrigin
             let all = try run(["releases", remote, "--json"] + remoteFlags)
             let names = ((try all.json()["channels"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }
             #expect(names == ["beta", "default"], "\(all.stdout)")
+
+            // A device on beta polls beta's head alone; a release published to beta reaches it and no other.
+            #expect(try sync("beta, promoted", device: "beta", channel: "beta")["outcome"] as? String == "committed")
+            #expect(try served("beta") == "<h1>release 2</h1>")
+            try publish(4, ["--channel", "beta"])
+            #expect(try sync("release 4 on beta", device: "beta", channel: "beta")["outcome"] as? String == "committed")
+            #expect(try served("beta") == "<h1>release 4</h1>")
+            #expect(["unchanged", "not-modified"].contains(try sync("the default channel meanwhile")["outcome"] as? String ?? ""))
+            #expect(try served() == "<h1>release 2</h1>", "beta's release stays on beta")
+            let missing = try Binary.run(["sync", "--remote", publicURL, "--cache", dir.path("gamma/cache"), "--preset", dir.path("gamma/preset"),
+                                          "--channel", "gamma"] + deviceFlags)
+            #expect(missing.status == 3, "a channel with no head is the remote's failure, never the default channel's release: \(missing.stderr)")
+            let tested = try run(["promote", "--from", "beta", "--to", "default", remote, "--sign-key", dir.path("k1.key")] + remoteFlags)
+            #expect(tested.status == 0, "promote: \(tested.stderr)")
+            #expect(try sync("release 4 promoted to default")["outcome"] as? String == "committed")
+            #expect(try served() == "<h1>release 4</h1>")
 
             // Prune: young objects stay whatever names them; with no window, only what the kept releases name stays.
             let young = try run(["prune", remote, "--json"] + remoteFlags)

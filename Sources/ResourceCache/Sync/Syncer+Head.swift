@@ -20,7 +20,8 @@ extension Syncer {
         } catch {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
             // it would; a head that is gone or refused sends the device back to the table.
-            guard error.isThisFile, !(cancel?.isCancelled ?? false) else { throw error }
+            // A channel has no table path to fall back to: its head is its only word.
+            guard error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
             // A first install's question, answered no: not asked again until an index names a head.
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
                 store.rememberAbsent(remote)
@@ -35,6 +36,7 @@ extension Syncer {
         case .notModified:
             guard let stored = state.text else {
                 store.forget()
+                if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
             }
             text = Array(stored.utf8)
@@ -44,12 +46,17 @@ extension Syncer {
             next.lastModified = received.lastModified
             next.text = String(decoding: body, as: UTF8.self)
         }
-        guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == ReleaseHead.defaultChannel else {
+        guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
+            if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
             store.forget()
             return nil
         }
-        // Older than a head seen already: a replay, or an edge that has not caught up. The table decides.
-        guard head.version >= state.version else { return nil }
+        // Older than a head seen already: a replay, or an edge that has not caught up. The table
+        // decides; a channel's device waits for the edge to catch up.
+        guard head.version >= state.version else {
+            guard remote.followsChannel else { return nil }
+            return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
+        }
         let current = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map(ReleaseIndex.tableDigest)
         if head.table == current {
             next.version = max(state.version, head.version)
@@ -73,21 +80,21 @@ extension Syncer {
             fetched = try headObjects(head, pending: poll.pending?.table, current: head.table == current ? poll.current : nil,
                                       remote: remote, downloader: downloader, cancel: cancel)
         } catch {
-            guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false) else { throw error }
+            guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
             store.forget()
             return nil
         }
         // Like a compressed table's: what the head gave is not the remote's word until it is
         // checked, and a refusal is not a refused release, since the table itself is asked next.
         var checking = attempt
-        checking.tableFromForm = true
+        checking.tableFromForm = !remote.followsChannel
         do {
             let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
                                    source: .head(head, index: fetched.index), downloader: downloader, attempt: checking, cancel: cancel)
             next.version = max(state.version, head.version)
             store.write(next)
             return step
-        } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) {
+        } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
             store.forget()
             return nil
         }

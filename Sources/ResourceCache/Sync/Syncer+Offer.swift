@@ -63,7 +63,8 @@ extension Syncer {
                cancel: CancelToken?) throws(CenariusError) -> OfferStep {
         let current = GenerationStore(layout: layout).current()
         let currentMeta = try? current?.meta()
-        let remoteName = Secrets.redact(remote.tableURL)
+        // A channel's releases are not the table's: recorded under the head's name.
+        let remoteName = Secrets.redact(remote.followsChannel ? remote.headURL : remote.tableURL)
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
         let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
         let poll = Poll(remote: remote, remoteName: remoteName, current: current, currentMeta: currentMeta, pending: pending,
@@ -73,6 +74,13 @@ extension Syncer {
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
         // The head, once a release index said this remote publishes one (a first install gets
         // the table, its index and a pack in as few requests through the compressed table).
+        if remote.followsChannel {
+            let state = HeadStore(layout: layout).read(for: remote).flatMap { $0.absent ? nil : $0 } ?? HeadState(url: HeadState.urlDigest(remote))
+            guard let step = try offerFromHead(poll, state: state, downloader: downloader, attempt: &attempt, cancel: cancel) else {
+                throw .remote("\(remote.headURL) gave no release of channel \(remote.channel)")
+            }
+            return step
+        }
         if let head = HeadStore(layout: layout).read(for: remote), !head.absent, let step = try offerFromHead(poll, state: head, downloader: downloader, attempt: &attempt, cancel: cancel) {
             return step
         }

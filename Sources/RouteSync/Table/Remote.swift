@@ -3,8 +3,10 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// Without a trailing slash.
     package let base: String
     package let routesName: String
+    /// The channel this device follows (`--channel`): another than the default is had from its head alone.
+    package let channel: String
 
-    package init(_ url: String, routesName: String = "Routes.json") throws(CenariusError) {
+    package init(_ url: String, routesName: String = "Routes.json", channel: String = ReleaseHead.defaultChannel) throws(CenariusError) {
         let lower = url.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("file://") else {
             throw .usage("remote \(JSONText.quoted(url)) must be an http://, https:// or file:// URL")
@@ -16,15 +18,20 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
         self.routesName = routesName
+        self.channel = channel
     }
+
+    /// A channel other than the default: its table, manifest and signature come from its head,
+    /// never from the Cenarius layout (which is the default channel's).
+    package var followsChannel: Bool { channel != ReleaseHead.defaultChannel }
 
     package var description: String { base }
     package var tableURL: String { base + "/" + Remote.escape(routesName) }
     package var signatureURL: String { tableURL + ".sig" }
     /// The release manifest beside the table (G10).
     package var manifestURL: String { tableURL + ".release" }
-    /// The default channel's head beside the table (ReleaseHead).
-    package var headURL: String { base + "/" + Remote.escape(ReleaseHead.name(routesName: routesName)) }
+    /// The channel's head beside the table (ReleaseHead).
+    package var headURL: String { base + "/" + Remote.escape(ReleaseHead.name(routesName: routesName, channel: channel)) }
     /// An object of the store (`_cenarius/...`), by its path under the remote.
     package func objectURL(_ relative: String) -> String { base + "/" + relative }
 

@@ -27,7 +27,6 @@ struct RollbackCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object.") var json = false
     @Argument(help: ArgumentHelp("Publishers: the remote whose channel goes back (a folder, file:///PATH or s3://BUCKET/PREFIX).", valueName: "dest"))
     var destination: String?
-    @Option(help: ArgumentHelp("Publishers: the channel that goes back (default: the default channel).", valueName: "channel")) var channel: String?
     @Option(name: .customLong("to"), help: ArgumentHelp("Publishers: the version to go back to (default: the release before the current one).", valueName: "version"))
     var toVersion: Int64?
     @OptionGroup var republish: RepublishOptions
@@ -35,8 +34,8 @@ struct RollbackCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        if destination == nil, channel != nil || toVersion != nil || !republish.signKey.isEmpty || republish.dryRun {
-            throw ValidationError("--channel, --to, --sign-key and --dry-run take a channel back on a remote: give DEST")
+        if destination == nil, toVersion != nil || !republish.signKey.isEmpty || republish.dryRun {
+            throw ValidationError("--to, --sign-key and --dry-run take a channel back on a remote: give DEST")
         }
     }
 
@@ -62,7 +61,7 @@ struct RollbackCommand: AsyncParsableCommand {
 extension RollbackCommand {
     /// The publisher's rollback: the channel's previous release (by its records) at its head again.
     func rollBackChannel(_ destination: String) throws {
-        let channel = channel ?? ReleaseHead.defaultChannel
+        let channel = global.channel ?? ReleaseHead.defaultChannel
         guard ReleaseHead.isChannel(channel) else { throw CenariusError.usage("--channel must be lower-case letters, digits and -, at most 32 bytes") }
         let remote = try store.open(destination, cacert: global.cacert)
         let state = try RemoteState.read(remote, channel: channel, routesName: global.routesName ?? "Routes.json")

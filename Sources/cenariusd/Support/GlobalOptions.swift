@@ -25,6 +25,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: .setting("connections")) var connections: Int?
     @Option(help: .setting("timeout")) var timeout: Int?
     @Option(help: .setting("routes-name")) var routesName: String?
+    @Option(help: .setting("channel")) var channel: String?
     @Option(help: .setting("max-file-size")) var maxFileSize: Int64?
     @Option(help: .setting("min-refetch")) var minRefetch: Double?
     @Option(help: .setting("user-agent")) var userAgent: String?
@@ -71,8 +72,10 @@ struct ResolvedSettings: Sendable {
         let routesName = source.defaulted(source.string, "routes-name")
         guard !routesName.isEmpty, !routesName.contains("/") else { throw .usage("--routes-name must be a plain file name") }
         // URLs hold no whitespace (Remote refuses it), so a list may also come as one spaced string.
+        let channel = source.defaulted(source.string, "channel")
+        guard ReleaseHead.isChannel(channel) else { throw .usage("--channel must be lower-case letters, digits and -, at most 32 bytes") }
         let remotes = try (source.strings("remote") ?? []).flatMap { $0.split(whereSeparator: \.isWhitespace) }
-            .map { url throws(CenariusError) in try Remote(String(url), routesName: routesName) }
+            .map { url throws(CenariusError) in try Remote(String(url), routesName: routesName, channel: channel) }
         // Absolute, so that every path handed out works from any working directory.
         let cacheRoot = FileSystem.absolute(source.string("cache") ?? environment.cacheHome + "/cenarius")
         let presetRoot = FileSystem.absolute(source.defaulted(source.string, "preset"))
