@@ -177,6 +177,10 @@ let package = Package(
             dependencies: ["RouteSync"]
         ),
         .testTarget(
+            name: "PublishingTests",
+            dependencies: ["Publishing", "RouteSync"]
+        ),
+        .testTarget(
             name: "FleetTests",
             dependencies: ["Fleet", "ReportHeader", "RouteSync"]
         ),

@@ -16,7 +16,7 @@ Kill test (on the first pair, in a bucket of its own, signed with a key made by 
 alternate between OLD and NEW, each with a comment line appended to one of its .js files (another file
 each round, so every round is a release of its own), are published and SIGKILLed at a random instant
 between 0 and the time NEW's publish took (every 3rd and 4th of 4 rounds: once the proxy has logged its k-th write, k drawn up to
-the writes of the previous rerun of its kind, since a publish computes before it uploads), then published again to completion, while a device runs
+the writes of the previous rerun, since a publish computes before it uploads), then published again to completion, while a device runs
 `cenariusd sync --public-key` against the bucket's public URL every 200 ms. Bar: no device sync fails
 (exit status ≠ 0, or an outcome other than committed/unchanged/not-modified), every rerun exits 0, and
 the device ends on the last release, verified.
@@ -239,8 +239,9 @@ class LogTail:
 class Device(threading.Thread):
     """`cenariusd sync` against the bucket's public URL every 200 ms (start to start), each result kept."""
 
-    def __init__(self, bin_path, remote, work, public_key):
+    def __init__(self, bin_path, remote, work, public_key, fresh=False):
         super().__init__(daemon=True)
+        self.fresh = fresh  # a new device at every sync: its cache emptied first (a first install each time)
         self.cache, self.preset = os.path.join(work, "cache"), os.path.join(work, "preset")
         shutil.rmtree(self.cache, ignore_errors=True)
         os.makedirs(self.preset, exist_ok=True)
@@ -250,6 +251,8 @@ class Device(threading.Thread):
         self.lock = threading.Lock()
 
     def sync_once(self):
+        if self.fresh:
+            shutil.rmtree(self.cache, ignore_errors=True)
         start = time.time()
         try:
             p = subprocess.run(self.cmd, capture_output=True, text=True, timeout=120)
@@ -306,12 +309,21 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     publish(bin_path, store, copy_site(old_site, os.path.join(work, "base-old")), bucket, sign)
     publish(bin_path, store, copy_site(new_site, os.path.join(work, "base-new")), bucket, sign)
     device = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "device"), key + ".pub")
+    # Beside it, a new device at every poll (an empty cache, so a first install each time): it reads what
+    # devices before heads read (`_cenarius/Routes.json.zst`, the table's sidecars), the layout's half.
+    newcomer = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "new-device"), key + ".pub", fresh=True)
+    devices = (device, newcomer)
+
+    def phase(text):
+        for d in devices:
+            d.phase = text
     first = device.sync_once()
     if not first["ok"]:
         raise RuntimeError(f"the device's first sync failed: {first}")
     rng = random.Random(seed)
     result = {"pair": name, "rounds": [], "kill_window": kill_window, "seed": seed}
-    device.start()
+    for d in devices:
+        d.start()
     last_uri = last_release = None
     writes_of = {}
     try:
@@ -319,13 +331,13 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
             release, uri = modified_release(old_site if i % 2 == 0 else new_site, os.path.join(work, f"release-{i % 2}"), i)
             # Half the rounds (the 3rd and 4th of every 4) aim at the upload phase, which a publish spends little
             # of its time in (forms and patches are computed first): killed once the proxy has logged the k-th of
-            # its writes, k drawn between 1 and the writes of the previous rerun of a release of the same kind.
+            # its writes, k drawn between 1 and the writes of the previous rerun.
             # The others: at an instant drawn between 0 and kill_window.
-            aim = writes_of.get(i % 2) if i % 4 >= 2 else None
+            aim = writes_of.get("last") if i % 4 >= 2 else None
             target = rng.randint(1, aim) if aim else None
             delay = None if aim else rng.uniform(0, kill_window)
             cmd = [bin_path, "publish", release, "--to", f"s3://{bucket}/{PREFIX}", "--endpoint", store.endpoint, "--json", *sign]
-            device.phase = f"round {i}: publish to be killed"
+            phase(f"round {i}: publish to be killed")
             m1 = store.mark(public)
             tail = LogTail(store.log)
             start = time.perf_counter()
@@ -351,12 +363,12 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
                      "during the layout" if any(not is_store_object(r[1].split("/", 2)[-1]) for r in writes) else
                      "during the store objects" if writes else "before any upload")
             # Let the device poll the state the kill left, twice, before the rerun.
-            device.phase = f"round {i}: after the kill"
+            phase(f"round {i}: after the kill")
             seen = device.count()
             deadline = time.time() + 30
             while device.count() < seen + 2 and time.time() < deadline:
                 time.sleep(0.05)
-            device.phase = f"round {i}: rerun"
+            phase(f"round {i}: rerun")
             m3 = store.mark(public)
             began = time.time()
             try:
@@ -369,17 +381,20 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
             rerun["write_requests"] = len(rerun_writes)
             if rerun_writes:
                 rerun["upload_phase"] = [min(r[4] for r in rerun_writes) - began, max(r[5] for r in rerun_writes) - began]
-                writes_of[i % 2] = len(rerun_writes)
+                writes_of["last"] = len(rerun_writes)
             result["rounds"].append({"round": i, "kill_at": delay, "kill_after_writes": target, "aimed": bool(aim), "killed": killed, "ran": ran, "file": uri,
                                     "writes_before_kill": len(writes), "stage": stage, "rerun": rerun})
             print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s{f' (aimed at write {target})' if aim else ''} ({stage}, {len(writes)} writes), rerun "
                   f"{'ok' if rerun['rc'] == 0 else 'FAILED'} ({rerun.get('uploaded', '?')} objects), "
-                  f"device syncs so far {device.count()}", flush=True)
+                  f"device syncs so far {device.count()} ({sum(not r['ok'] for r in device.results)} failed), "
+                  f"new device {newcomer.count()} ({sum(not r['ok'] for r in newcomer.results)} failed)", flush=True)
             last_uri, last_release = uri, release
     finally:
-        device.phase = "end"
-        device.stop.set()
-        device.join(timeout=180)
+        phase("end")
+        for d in devices:
+            d.stop.set()
+        for d in devices:
+            d.join(timeout=180)
     # The device ends on the last release, whole: one more sync, `verify`, and the appended file's bytes.
     final = device.sync_once()
     verified = final["ok"]
@@ -394,6 +409,11 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     outcomes = {}
     for s in syncs:
         outcomes[str(s["outcome"])] = outcomes.get(str(s["outcome"]), 0) + 1
+    new_outcomes = {}
+    for s in newcomer.results:
+        new_outcomes[str(s["outcome"])] = new_outcomes.get(str(s["outcome"]), 0) + 1
+    result["new_device"] = {"syncs": len(newcomer.results), "not_started": len(newcomer.not_started),
+                            "failed": [s for s in newcomer.results if not s["ok"]], "outcomes": new_outcomes}
     result.update({
         "syncs": len(syncs), "not_started": len(device.not_started), "failed": [s for s in syncs if not s["ok"]], "outcomes": outcomes,
         "killed": sum(1 for r in result["rounds"] if r["killed"]),
@@ -403,6 +423,7 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     })
     result["bars"] = {
         "device_failures": [len(result["failed"]), 0, not result["failed"]],
+        "new_device_failures": [len(result["new_device"]["failed"]), 0, not result["new_device"]["failed"]],
         "reruns": [result["reruns_ok"], rounds, result["reruns_ok"] == rounds],
         "final": [verified, True, bool(verified)],
     }
@@ -465,8 +486,13 @@ def markdown(result):
                   f"{len(k['failed'])} failed {ok(b['device_failures'][2])}; it ended on the last release, verified: "
                   f"{'yes' if k['final_verified'] else 'NO'}. Where the kills landed (the proxy's log): "
                   + ", ".join(f"{v} {st}" for st, v in sorted(k["stages"].items())) + "."]
-        for s in k["failed"][:5]:
-            lines.append(f"- failed sync ({s['phase']}): exit {s['rc']}, outcome {s['outcome']}: "
+        n = k.get("new_device")
+        if n:
+            lines[-1] += (f" A new device at every poll (empty cache: a first install each time) meanwhile: {n['syncs']} syncs "
+                          f"({', '.join(f'{v} {o}' for o, v in sorted(n['outcomes'].items()))}), {len(n['failed'])} failed "
+                          f"{ok(b['new_device_failures'][2])}.")
+        for who, s in [("device", s) for s in k["failed"][:5]] + [("new device", s) for s in (n or {}).get("failed", [])[:5]]:
+            lines.append(f"- failed sync of the {who} ({s['phase']}): exit {s['rc']}, outcome {s['outcome']}: "
                          f"`{((s.get('stderr') or '').strip().splitlines() or [''])[-1][:300]}`")
     lines += ["", f"Prune: {result.get('prune', 'not measured')}."]
     return lines

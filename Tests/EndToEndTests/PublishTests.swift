@@ -181,6 +181,15 @@ import TestOrigin
         #expect(object.contains("cache-control: public, max-age=31536000, immutable"), "\(object)")
         let page = try Self.headers(base + "/app/index.html")
         #expect(page.contains("content-type: text/html; charset=utf-8"), "\(page)")
+
+        // The device's-eye check: through the public URL the store serves the head just written.
+        let checked = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",
+                                         publisher.dir.path("k1.key"), "--json", "--public-url", base + "/app"] + publisher.remoteFlags)
+        let edge = try #require(try checked.json()["edge"] as? [String: Any], "\(checked.stdout) \(checked.stderr)")
+        #expect(edge["serving"] as? Bool == true && edge["objectsChecked"] as? Int == 3 && edge["maxAge"] as? Int == 60, "\(edge)")
+        let nowhere = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",
+                                         publisher.dir.path("k1.key"), "--public-url", base + "/elsewhere"] + publisher.remoteFlags)
+        #expect(nowhere.status == 3 && nowhere.stderr.contains("no head served"), "\(nowhere.stderr)")
     }
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))

@@ -26,6 +26,8 @@ package struct S3Request: Sendable {
 package struct S3Response: Sendable {
     package var status: Int
     package var body: [UInt8]
+    /// Response headers by lower-cased name (the last of a name wins).
+    package var headers: [String: String] = [:]
 
     /// `Code: Message` of an S3 error document, or the status alone.
     package var errorText: String {
@@ -37,15 +39,16 @@ package struct S3Response: Sendable {
 
 /// Runs requests through one libcurl multi handle, several at once (hot-updater uploads eight
 /// at a time; so do we), retrying what a store under load or losing a server answers
-/// transiently (a connection refused, 500, 502, 503, 504, 429) with a growing pause.
+/// transiently (a connection refused, 500, 502, 503, 504, 429) with a growing pause. Without an
+/// address the requests are anonymous: what a device or a CDN's edge is asked.
 package struct S3Client: Sendable {
-    package let address: S3Address
+    package let address: S3Address?
     package var concurrency = 8
     package var attempts = 5
     package var timeoutSeconds = 120
     package var caFile: String?
 
-    package init(address: S3Address) {
+    package init(address: S3Address?) {
         self.address = address
     }
 
@@ -58,6 +61,7 @@ package struct S3Client: Sendable {
         let request: S3Request
         var attempt: Int
         var received: [UInt8] = []
+        var responseHeaders: [String: String] = [:]
         var refused = false
         var headers: UnsafeMutablePointer<curl_slist>?
         let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -119,9 +123,9 @@ package struct S3Client: Sendable {
                 guard result == CURLE_OK else {
                     let detail = exchange.errors[0] != 0 ? String(cString: exchange.errors) : String(cString: ccurl_easy_strerror(result))
                     if exchange.refused { throw .remote("\(exchange.request.method) \(exchange.request.tag): the answer is larger than \(exchange.request.limit) bytes") }
-                    throw .remote("\(exchange.request.method) \(address.url(nil)) \(exchange.request.tag): \(detail)")
+                    throw .remote("\(exchange.request.method) \(exchange.request.url): \(detail)")
                 }
-                try answer(exchange.request, S3Response(status: status, body: exchange.received))
+                try answer(exchange.request, S3Response(status: status, body: exchange.received, headers: exchange.responseHeaders))
             }
             if !running.isEmpty || !waiting.isEmpty {
                 _ = ccurl_multi_poll(multi, running.isEmpty ? 50 : 200)
@@ -133,19 +137,22 @@ package struct S3Client: Sendable {
     private func start(_ exchange: Exchange) throws(CenariusError) -> UnsafeMutableRawPointer {
         guard let handle = ccurl_easy_init() else { throw .internal("curl_easy_init failed") }
         let request = exchange.request
-        let payload = request.body.map { ReleaseIndex.tableDigest($0) } ?? Self.emptySHA256
-        var headers = ccurl_slist_append(nil, "x-amz-content-sha256: \(payload)")
-        if let token = address.credentials.sessionToken { headers = ccurl_slist_append(headers, "x-amz-security-token: \(token)") }
+        var headers: UnsafeMutablePointer<curl_slist>?
+        if let address {
+            let payload = request.body.map { ReleaseIndex.tableDigest($0) } ?? Self.emptySHA256
+            headers = ccurl_slist_append(headers, "x-amz-content-sha256: \(payload)")
+            if let token = address.credentials.sessionToken { headers = ccurl_slist_append(headers, "x-amz-security-token: \(token)") }
+            _ = ccurl_setopt_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(address.region):s3")
+            // Not CURLOPT_USERPWD: some stores' access keys hold a colon (OpenStack Swift's `account:user`).
+            _ = ccurl_setopt_string(handle, CURLOPT_USERNAME, address.credentials.accessKey)
+            _ = ccurl_setopt_string(handle, CURLOPT_PASSWORD, address.credentials.secretKey)
+        }
         for header in request.headers { headers = ccurl_slist_append(headers, header) }
         exchange.headers = headers
         _ = ccurl_setopt_string(handle, CURLOPT_URL, request.url)
         _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = ccurl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, exchange.errors)
-        _ = ccurl_setopt_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(address.region):s3")
-        // Not CURLOPT_USERPWD: some stores' access keys hold a colon (OpenStack Swift's `account:user`).
-        _ = ccurl_setopt_string(handle, CURLOPT_USERNAME, address.credentials.accessKey)
-        _ = ccurl_setopt_string(handle, CURLOPT_PASSWORD, address.credentials.secretKey)
         _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
         _ = ccurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, 15)
         // libcurl asks a large body's way with `Expect: 100-continue` (a store refusing it answers
@@ -167,6 +174,15 @@ package struct S3Client: Sendable {
             }
         }
         _ = ccurl_setopt_ptr(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(exchange).toOpaque())
+        _ = ccurl_setopt_ptr(handle, CURLOPT_HEADERDATA, Unmanaged.passUnretained(exchange).toOpaque())
+        _ = ccurl_setopt_header_callback(handle) { data, size, count, user in
+            let exchange = Unmanaged<Exchange>.fromOpaque(user!).takeUnretainedValue()
+            let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+            if let colon = line.firstIndex(of: ":") {
+                exchange.responseHeaders[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+            }
+            return size * count
+        }
         _ = ccurl_setopt_write_callback(handle) { data, size, count, user in
             let exchange = Unmanaged<Exchange>.fromOpaque(user!).takeUnretainedValue()
             guard exchange.received.count + size * count <= exchange.request.limit else {

@@ -4,13 +4,15 @@ package import RouteSync
 /// API, MinIO, Ceph, OpenStack Swift): objects under `s3://BUCKET/PREFIX`, written with one PUT
 /// each (a store never shows half an object), eight at a time.
 package struct S3Destination: Destination {
-    package let client: S3Client
+    package let address: S3Address
+    let client: S3Client
 
-    package init(client: S3Client) {
+    package init(address: S3Address, caFile: String?) {
+        self.address = address
+        var client = S3Client(address: address)
+        client.caFile = caFile
         self.client = client
     }
-
-    private var address: S3Address { client.address }
 
     package var description: String { "s3://\(address.bucket)/\(address.prefix)" }
 

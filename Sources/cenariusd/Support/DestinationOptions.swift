@@ -21,9 +21,7 @@ struct StoreOptions: ParsableArguments {
         case .s3(let bucket, let prefix):
             let address = try S3Address(bucket: bucket, prefix: prefix, endpoint: endpoint, region: region, pathStyle: pathStyle,
                                         environment: { ProcessEnvironment()[$0] })
-            var client = S3Client(address: address)
-            client.caFile = cacert
-            return S3Destination(client: client)
+            return S3Destination(address: address, caFile: cacert)
         }
     }
 }

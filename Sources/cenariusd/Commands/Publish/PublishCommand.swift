@@ -48,6 +48,8 @@ struct PublishCommand: AsyncParsableCommand {
     var pointerMaxAge = 60
     @Option(help: "Hash algorithm of the table: md5 (Cenarius' own) or sha256.")
     var algorithm: String = "md5"
+    @Option(help: ArgumentHelp("Then fetch the head and what it names through this URL (the CDN's), as a device would, and say whether it serves the new release yet.", valueName: "url"))
+    var publicURL: String?
     @Flag(help: "Say what would be uploaded, and upload nothing.") var dryRun = false
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -65,6 +67,7 @@ struct PublishCommand: AsyncParsableCommand {
         var removed: [String]
         var baseBytesRead: Int64
         var seconds: Double
+        var edge: EdgeCheck?
     }
 
     func validate() throws {
@@ -88,7 +91,9 @@ struct PublishCommand: AsyncParsableCommand {
         if try isPublished(state: state, digest: digest) {
             summary.unchanged = true
             summary.seconds = FileSystem.monotonic() - started
+            if let head = state.head, let bytes = state.headBytes { summary.edge = checkEdge(head: head, bytes: bytes, headKey: state.headKey) }
             if json { Output.json(summary) } else { Output.line("\(remote.description): channel \(channel) already has this release (version \(state.head?.version ?? 0)); nothing uploaded") }
+            try report(summary.edge)
             return
         }
 
@@ -114,12 +119,32 @@ struct PublishCommand: AsyncParsableCommand {
         }
         try publication.upload(plan, json: json)
         summary.seconds = FileSystem.monotonic() - started
+        summary.edge = checkEdge(head: record.head, bytes: record.headBytes, headKey: state.headKey)
         if json {
             Output.json(summary)
         } else {
             Output.line("published \(build) to \(remote.description), channel \(channel): version \(record.head.version)\(record.head.signature == nil ? "" : ", signed"); "
                 + "uploaded \(plan.uploads.count) objects (\(Output.bytes(plan.bytes))), \(plan.skipped) already there, in \(Output.seconds(summary.seconds))")
         }
+        try report(summary.edge)
+    }
+
+    private func checkEdge(head: ReleaseHead, bytes: [UInt8], headKey: String) -> EdgeCheck? {
+        publicURL.map { EdgeCheck.run(publicURL: $0, headKey: headKey, head: head, headBytes: bytes, caFile: destination.cacert) }
+    }
+
+    /// The device's-eye view in words; what a device would fail on is the remote's failure (exit 3).
+    private func report(_ edge: EdgeCheck?) throws {
+        guard let edge else { return }
+        if !json {
+            if edge.serving {
+                Output.line("\(edge.url) serves the new head, and \(edge.objectsChecked) objects it names as written")
+            } else if let version = edge.servedVersion {
+                let until = edge.staleFor.map { "; it may go on serving it for \($0) s (Age \(edge.age ?? 0) of max-age \(edge.maxAge ?? 0))" } ?? ""
+                Output.line("\(edge.url) still serves version \(version)\(until)")
+            }
+        }
+        if !edge.problems.isEmpty { throw CenariusError.remote("through \(edge.url): " + edge.problems.joined(separator: "; ")) }
     }
 
     /// The channel's head names this table and manifest already, signed by every key given (or by none when none is).
