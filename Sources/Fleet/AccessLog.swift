@@ -8,6 +8,7 @@ package enum AccessLog {
     /// One line's fields; nil for a line that is not such an object (counted, skipped).
     package static func parseLine(_ line: ArraySlice<UInt8>) -> (time: Double, report: String)? {
         if let fast = scan(line) { return fast }
+        if line.first != UInt8(ascii: "{") { return swiftProxy(line) }
         guard let json = try? JSONValue.parse(Array(line), source: "log line"),
               let report = json["report"]?.string else { return nil }
         let time: Double?
@@ -43,6 +44,34 @@ package enum AccessLog {
             index += 1
         }
         return nil
+    }
+
+    /// An OpenStack Swift proxy's line (its `proxy-logging` with `access_log_headers_only =
+    /// Cenarius-Report`, docs/fleet.md): space-separated fields, the logged headers in one field as
+    /// `Name:%20value%0AName:%20value` (percent-encoded), and the request's start as unix seconds
+    /// among the fields after it.
+    static func swiftProxy(_ line: ArraySlice<UInt8>) -> (time: Double, report: String)? {
+        let fields = line.split(separator: UInt8(ascii: " "))
+        let marker = Array("Cenarius-Report:".utf8)
+        guard let at = fields.firstIndex(where: { $0.starts(with: marker) || find(Array("%0ACenarius-Report:".utf8), in: $0) != nil }) else { return nil }
+        let text = String(decoding: fields[at], as: UTF8.self)
+        guard let part = text.split(separator: "%0A").first(where: { $0.hasPrefix("Cenarius-Report:") }),
+              let report = percentDecoded(part.dropFirst("Cenarius-Report:".count)) else { return nil }
+        guard let time = fields[(at + 1)...].lazy.compactMap({ Double(String(decoding: $0, as: UTF8.self)) }).first(where: { $0 > 1e9 && $0.isFinite }) else { return nil }
+        return (time, String(report.trimmingPrefix(while: { $0 == " " })))
+    }
+
+    private static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8[...]
+        while let byte = utf8.first {
+            utf8 = utf8.dropFirst()
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
+            utf8 = utf8.dropFirst(2)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The index just past the first occurrence of `needle` in `line`.

@@ -56,7 +56,7 @@ import TestOrigin
         /// A sync of `device`, which follows `channel`.
         func sync(_ what: String, device: String = "device", channel: String = "default") throws -> [String: Any] {
             let run = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset"),
-                                      "--public-key", dir.path("k1.pub"), "--channel", channel] + deviceFlags)
+                                      "--public-key", dir.path("k1.pub"), "--channel", channel, "--device-id", device + "-" + dir.root.suffix(12)] + deviceFlags)
             #expect(run.status == 0, "\(what): \(run.stderr)")
             return (try? run.json()) ?? [:]
         }
@@ -181,6 +181,11 @@ import TestOrigin
         #expect(object.contains("cache-control: public, max-age=31536000, immutable"), "\(object)")
         let page = try Self.headers(base + "/app/index.html")
         #expect(page.contains("content-type: text/html; charset=utf-8"), "\(page)")
+
+        // Fleet from the store's own access log: the devices of this walk are counted by their reports.
+        let fleet = try Binary.run(["fleet", store.accessLog, "--json"])
+        let devices = (try? fleet.json()["devices"] as? Int) ?? 0
+        #expect(fleet.status == 0 && devices >= 2, "\(fleet.stdout) \(fleet.stderr)")
 
         // The device's-eye check: through the public URL the store serves the head just written.
         let checked = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",

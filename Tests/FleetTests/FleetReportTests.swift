@@ -51,6 +51,20 @@ import Testing
         #expect(FleetReport(headerValue: Array(#"device="d", release="r", state=held, battery=42"#.utf8))?.state == .held)
     }
 
+    /// An OpenStack Swift proxy logs the header percent-encoded among the others it was told to log.
+    @Test func anObjectStoresProxyLineCarriesTheReport() throws {
+        let line = "proxy: 127.0.0.1 127.0.0.1 26/Nov/2026/03/25/55 GET /v1/AUTH_test/site/app/Routes.head HTTP/1.0 304 - cenariusd/0.1.0 - - - - "
+            + "tx9ee1 Cenarius-Report:%20device%3D%220093d9e4deb8f6f5%22%2C%20release%3D%22a1253aec6060f305%22%2C%20state%3Dconfirmed%2C%20why%3Dcurrent"
+            + "%0AIf-None-Match:%20%22fd41%22 0.0143 - - 1795663555.054249763 1795663555.068515062 0"
+        let parsed = try #require(AccessLog.parseLine(Array(line.utf8)[...]))
+        #expect(parsed.time == 1795663555.054249763)
+        #expect(parsed.report == #"device="0093d9e4deb8f6f5", release="a1253aec6060f305", state=confirmed, why=current"#)
+        let report = try #require(FleetReport(headerValue: Array(parsed.report.utf8)))
+        #expect(report.state == .confirmed)
+        let withoutReport = "proxy: 127.0.0.1 127.0.0.1 26/Nov/2026/03/25/54 GET /v1/x HTTP/1.0 200 - curl - - 36 - tx - 0.0078 - - 1795663554.98 1795663554.99 0"
+        #expect(AccessLog.parseLine(Array(withoutReport.utf8)[...]) == nil)
+    }
+
     @Test func namesAreShortStableHashes() {
         #expect(FleetReport.releaseName(ofTable: Array("[]".utf8)).count == 16)
         // The first 16 hex digits of SHA-256("[]") (`printf '[]' | sha256sum`).

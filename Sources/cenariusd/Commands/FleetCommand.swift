@@ -100,7 +100,7 @@ struct FleetCommand: AsyncParsableCommand {
         if tally.droppedForNames > 0 {
             Output.warn("\(tally.droppedForNames) report lines naming releases beyond the first \(FleetTally.maxNames) distinct names were not counted (forged reports?)")
         }
-        if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log JSON with a report; skipped") }
+        if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log lines with a report (JSON, or an OpenStack Swift proxy's); skipped") }
     }
 
     private func print(_ summary: Summary) {
