@@ -276,6 +276,12 @@ class Device(threading.Thread):
             self.results.append(result)
         return result
 
+    def holds(self, uri, path):
+        """Whether this device's cache serves uri with path's bytes (offline resolve)."""
+        answer = subprocess.run([self.cmd[0], "resolve", uri, "--json", "--offline", "--cache", self.cache, "--preset", self.preset],
+                                capture_output=True, text=True)
+        return answer.returncode == 0 and b8.md5(json.loads(answer.stdout)["path"]) == b8.md5(path)
+
     def count(self):
         with self.lock:
             return len(self.results)
@@ -285,6 +291,46 @@ class Device(threading.Thread):
             start = time.perf_counter()
             self.sync_once()
             self.stop.wait(max(0.0, POLL_S - (time.perf_counter() - start)))
+
+
+def fetch(url):
+    req = urllib.request.Request(url, headers={"User-Agent": "b9-layout-check", "Cache-Control": "no-cache"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.read()
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return None
+        raise
+
+
+def layout_state(base):
+    """What the remote holds at base: the table the head names, Routes.json's SHA-256, the table its .sig
+    covers, whether `_cenarius/Routes.json.zst` starts with Routes.json's bytes, and how many files at their
+    uris are not what Routes.json says. `whole`: all of them agree."""
+    import concurrent.futures
+    import hashlib
+    head = json.loads(fetch(f"{base}/Routes.head") or b"{}")
+    table = fetch(f"{base}/Routes.json") or b""
+    sig = json.loads(fetch(f"{base}/Routes.json.sig") or b"{}")
+    zst = fetch(f"{base}/_cenarius/Routes.json.zst")
+    unpacked = subprocess.run(["zstd", "-dqc"], input=zst, capture_output=True).stdout if zst else b""
+    entries = json.loads(table) if table else []
+
+    def wrong(entry):
+        body = fetch(f"{base}/{urllib.parse.quote(entry['uri'])}")
+        if body is None:
+            return True
+        digest = hashlib.md5(body) if len(entry["hash"]) == 32 else hashlib.sha256(body)
+        return digest.hexdigest() != entry["hash"]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        mismatched = sum(pool.map(wrong, entries))
+    state = {"head": (head.get("table") or {}).get("sha256"), "table": hashlib.sha256(table).hexdigest(),
+             "sig": (sig.get("covers") or {}).get("table") or sig.get("table"), "zst": unpacked[:len(table)] == table,
+             "files": len(entries), "files_mismatched": mismatched}
+    state["whole"] = (state["head"] == state["table"] == state["sig"] and state["zst"] and not mismatched)
+    return state
 
 
 def modified_release(site, dest, round_no):
@@ -307,12 +353,15 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
         run([bin_path, "keygen", "--output", key])
     sign = ["--sign-key", key + ".key"]
     publish(bin_path, store, copy_site(old_site, os.path.join(work, "base-old")), bucket, sign)
-    publish(bin_path, store, copy_site(new_site, os.path.join(work, "base-new")), bucket, sign)
+    _, base_summary = publish(bin_path, store, copy_site(new_site, os.path.join(work, "base-new")), bucket, sign)
+    previous = base_summary["table"]
     device = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "device"), key + ".pub")
     # Beside it, a new device at every poll (an empty cache, so a first install each time): it reads what
     # devices before heads read (`_cenarius/Routes.json.zst`, the table's sidecars), the layout's half.
     newcomer = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "new-device"), key + ".pub", fresh=True)
     devices = (device, newcomer)
+    # And one more new device that syncs once right after each kill, on exactly what the kill left.
+    probe = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "probe-device"), key + ".pub", fresh=True)
 
     def phase(text):
         for d in devices:
@@ -362,8 +411,23 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
             stage = ("after the head" if any(r[1] == head for r in writes) else
                      "during the layout" if any(not is_store_object(r[1].split("/", 2)[-1]) for r in writes) else
                      "during the store objects" if writes else "before any upload")
-            # Let the device poll the state the kill left, twice, before the rerun.
+            # What the kill left: the layout, read back, and a first install on it.
             phase(f"round {i}: after the kill")
+            layout = layout_state(f"{public}/{PREFIX}")
+            layout["on"] = "previous" if layout["head"] == previous else "new"
+            probe.phase = f"round {i}: after the kill (probe)"
+            probed = probe.sync_once()
+            if probed["ok"]:
+                # Which release the new device installed (the one being published, or the one the head names),
+                # and where its next poll takes it.
+                probed["on"] = "new" if probe.holds(uri, os.path.join(release, uri)) else "previous"
+                probe.fresh = False
+                again = probe.sync_once()
+                probe.fresh = True
+                probed["next"] = again["outcome"] if again["ok"] else f"FAILED ({again['rc']})"
+                if again["ok"]:
+                    probed["next_on"] = "new" if probe.holds(uri, os.path.join(release, uri)) else "previous"
+            # Let the device poll the state the kill left, twice, before the rerun.
             seen = device.count()
             deadline = time.time() + 30
             while device.count() < seen + 2 and time.time() < deadline:
@@ -377,14 +441,19 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
                          "unchanged": summary.get("unchanged")}
             except RuntimeError as e:
                 rerun = {"rc": 1, "error": str(e)[-800:]}
+            if rerun["rc"] == 0:
+                previous = summary["table"]
             rerun_writes = [r for r in store.requests_between(m3, store.mark(public)) if r[0] in WRITES]
             rerun["write_requests"] = len(rerun_writes)
             if rerun_writes:
                 rerun["upload_phase"] = [min(r[4] for r in rerun_writes) - began, max(r[5] for r in rerun_writes) - began]
                 writes_of["last"] = len(rerun_writes)
             result["rounds"].append({"round": i, "kill_at": delay, "kill_after_writes": target, "aimed": bool(aim), "killed": killed, "ran": ran, "file": uri,
-                                    "writes_before_kill": len(writes), "stage": stage, "rerun": rerun})
-            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s{f' (aimed at write {target})' if aim else ''} ({stage}, {len(writes)} writes), rerun "
+                                    "writes_before_kill": len(writes), "stage": stage, "layout": layout,
+                                    "probe": {k: probed.get(k) for k in ("ok", "rc", "outcome", "stderr", "on", "next", "next_on") if k in probed},
+                                    "rerun": rerun})
+            print(f"    B9 kill round {i}: {'killed' if killed else 'finished'} at {ran:.2f} s{f' (aimed at write {target})' if aim else ''} ({stage}, {len(writes)} writes; layout {'whole' if layout['whole'] else 'NOT whole'} on the {layout['on']} release, "
+                  f"{layout['files_mismatched']} files at their uris not the table's; probe {'ok, on the ' + probed['on'] + ' release, then ' + probed['next'] + ' (' + probed.get('next_on', '?') + ')' if probed['ok'] else 'FAILED'}), rerun "
                   f"{'ok' if rerun['rc'] == 0 else 'FAILED'} ({rerun.get('uploaded', '?')} objects), "
                   f"device syncs so far {device.count()} ({sum(not r['ok'] for r in device.results)} failed), "
                   f"new device {newcomer.count()} ({sum(not r['ok'] for r in newcomer.results)} failed)", flush=True)
@@ -409,6 +478,8 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     outcomes = {}
     for s in syncs:
         outcomes[str(s["outcome"])] = outcomes.get(str(s["outcome"]), 0) + 1
+    newcomer.results += probe.results
+    newcomer.not_started += probe.not_started
     new_outcomes = {}
     for s in newcomer.results:
         new_outcomes[str(s["outcome"])] = new_outcomes.get(str(s["outcome"]), 0) + 1
@@ -419,6 +490,8 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
         "killed": sum(1 for r in result["rounds"] if r["killed"]),
         "reruns_ok": sum(1 for r in result["rounds"] if r["rerun"]["rc"] == 0),
         "final_verified": verified,
+        "layout_whole": sum(1 for r in result["rounds"] if r["layout"]["whole"]),
+        "layout_moved": sum(1 for r in result["rounds"] if r["layout"]["on"] == "new" and r["stage"] != "after the head"),
         "stages": {st: sum(1 for r in result["rounds"] if r["stage"] == st) for st in {r["stage"] for r in result["rounds"]}},
     })
     result["bars"] = {
@@ -486,9 +559,14 @@ def markdown(result):
                   f"{len(k['failed'])} failed {ok(b['device_failures'][2])}; it ended on the last release, verified: "
                   f"{'yes' if k['final_verified'] else 'NO'}. Where the kills landed (the proxy's log): "
                   + ", ".join(f"{v} {st}" for st, v in sorted(k["stages"].items())) + "."]
+        if "layout_whole" in k:
+            lines[-1] += (f" The remote right after each kill (read back: the head, `Routes.json`, the table its `.sig` covers, "
+                          f"`_cenarius/Routes.json.zst` and every file at its uri): {k['layout_whole']} of {len(k['rounds'])} whole "
+                          f"(contract, Publishing: the channel stays on its previous release, whole; not a B9 bar), "
+                          f"the head moved before the publish finished: {k['layout_moved']}.")
         n = k.get("new_device")
         if n:
-            lines[-1] += (f" A new device at every poll (empty cache: a first install each time) meanwhile: {n['syncs']} syncs "
+            lines[-1] += (f" A new device at every poll (empty cache: a first install each time) meanwhile, and one more right after each kill: {n['syncs']} syncs "
                           f"({', '.join(f'{v} {o}' for o, v in sorted(n['outcomes'].items()))}), {len(n['failed'])} failed "
                           f"{ok(b['new_device_failures'][2])}.")
         for who, s in [("device", s) for s in k["failed"][:5]] + [("new device", s) for s in (n or {}).get("failed", [])[:5]]:

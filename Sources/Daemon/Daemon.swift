@@ -151,7 +151,8 @@ package enum Daemon {
         if develop == nil && settings.remote != nil {
             // With nothing in force the first sync cannot wait: there is nothing to serve until it ends.
             let inForce = GenerationStore(layout: layout).current() != nil || FileSystem.exists(settings.preset.tablePath)
-            let jitter = inForce ? max(0, options.startJitter ?? min(options.interval, 60)) : 0
+            // `--switch-at start`: a staged release switches at start, within seconds, not after a jittered wait.
+            let jitter = inForce && !settings.install.switchAtStart ? max(0, options.startJitter ?? min(options.interval, 60)) : 0
             services.append(SchedulerService(coordinator: coordinator, interval: options.interval,
                                              startDelay: jitter * Double.random(in: 0..<1), logger: logger, liveness: liveness))
         } else if develop == nil {

@@ -17,6 +17,13 @@ package enum WhyReason: String, CaseIterable, Sendable, Codable {
     case storage
     case lock
     case developMode = "develop-mode"
+    /// Install policies (docs/install-policies.md): the download waits for a window or an unmetered link;
+    case downloadWindow = "download-window"
+    case metered
+    /// the downloaded release waits for a switch window, an inhibit file to go, or the daemon's next start.
+    case switchWindow = "switch-window"
+    case inhibited
+    case switchAtStart = "switch-at-start"
 
     /// `why`'s exit code: 0 only on the release; else the class of what stands in the way
     /// (3 the remote, 4 integrity, 5 local storage), 2 for a release not (yet) here.

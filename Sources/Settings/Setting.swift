@@ -178,6 +178,16 @@ package enum Settings {
                 "With a table in force, the first sync waits a random moment up to this many seconds."),
         Setting("report-url", .string, value: "url", reloads: false,
                 "POST the daemon's events (committed, confirmed, rolled-back, ...) here as CloudEvents batches, queued on disk until a 2xx."),
+        Setting("download-window", .list, value: "window", defaultWords: "none: download at any time",
+                "Download releases only within this local-time window (daily 22:00-06:00, Mon-Fri 01:00-05:00); repeatable, any one open is enough."),
+        Setting("metered", .string, value: "policy", default: .string("allow"),
+                "On a metered link: defer downloads, allow them, or small:SIZE (allow a release whose transfer is under SIZE, like small:5M)."),
+        Setting("metered-file", .string, value: "file", "The link is metered while this file exists (when NetworkManager does not say)."),
+        Setting("switch-window", .list, value: "window", defaultWords: "none: switch at any time",
+                "Switch to a downloaded release only within this local-time window; repeatable."),
+        Setting("switch-at", .string, value: "when", default: .string("any"),
+                "any, or start: a downloaded release switches at the daemon's next start or on POST /_cenarius/switch."),
+        Setting("inhibit-file", .list, value: "file", "While any of these files exists, switches wait (an app creates one while a customer is at the screen); repeatable."),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })

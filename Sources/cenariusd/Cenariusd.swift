@@ -22,7 +22,7 @@ struct Cenariusd: AsyncParsableCommand {
             ResolveCommand.self, SyncCommand.self, ServeCommand.self, SeedCommand.self, RoutesCommand.self,
             VerifyCommand.self, StatusCommand.self, RollbackCommand.self, ConfirmCommand.self, KeygenCommand.self, OriginCommand.self,
             FleetCommand.self, ConfigCommand.self, WhyCommand.self,
-            PublishCommand.self, ReleasesCommand.self, PromoteCommand.self, HaltCommand.self, ResumeCommand.self, PruneCommand.self,
+            SwitchCommand.self, PublishCommand.self, ReleasesCommand.self, PromoteCommand.self, HaltCommand.self, ResumeCommand.self, PruneCommand.self,
         ])
 }
 

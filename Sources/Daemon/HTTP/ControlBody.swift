@@ -47,6 +47,13 @@ package struct ControlBody: Sendable {
         return text
     }
 
+    /// An optional true or false.
+    package func flag(_ key: String) throws(CenariusError) -> Bool? {
+        guard let value = json[key], value != .null else { return nil }
+        guard case .bool(let flag) = value else { throw .usage("\"\(key)\" must be true or false, not \(value.kind)") }
+        return flag
+    }
+
     private func number(_ key: String) throws(CenariusError) -> Double {
         guard let value = json[key], value != .null else { throw .usage("\"\(key)\" is missing: the body must be \(example)") }
         guard case .number(let text) = value else { throw .usage("\"\(key)\" must be a number, not \(value.kind)") }

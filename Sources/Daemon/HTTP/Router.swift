@@ -70,6 +70,14 @@ struct DaemonRouter: HTTPResponder {
                 guard method == .POST else { throw .usage("use POST to request a sync") }
                 try authorize(head.headers)
                 return JSONBody.reply(ReceiptReply(await state.coordinator.request()), status: .accepted)
+            case "/_cenarius/switch":
+                guard method == .POST else { throw .usage("use POST (with {\"force\": true} to override the switch windows and inhibit files) to switch to a staged release") }
+                try authorize(head.headers)
+                var force = false
+                if let body, body.readableBytes > 0 {
+                    force = try ControlBody(Array(body.readableBytesView), example: "{\"force\": true}").flag("force") ?? false
+                }
+                return JSONBody.reply(ReceiptReply(await state.coordinator.request(reason: "switch", switching: force ? .force : .request)), status: .accepted)
             case "/_cenarius/ready":
                 guard method == .POST else { throw .usage("use POST with {\"generation\": N} to confirm a generation") }
                 try authorize(head.headers)
@@ -174,6 +182,7 @@ struct DaemonRouter: HTTPResponder {
         case "/_cenarius/ready": "ready"
         case "/_cenarius/events": "events"
         case "/_cenarius/rollback": "rollback"
+        case "/_cenarius/switch": "switch"
         default:
             path.hasPrefix("/_cenarius/hold") ? "hold" : path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
         }

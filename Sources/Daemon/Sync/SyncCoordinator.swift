@@ -17,6 +17,8 @@ package actor SyncCoordinator {
     private var running: Task<Result<SyncReport, CenariusError>, Never>?
     /// Why the next run of the scheduler happens, when something other than its timer woke it.
     private var pendingReason: String?
+    /// The strongest switch asked for by the requests the next run serves (POST /_cenarius/switch).
+    private var pendingSwitching: InstallPolicy.Switching?
     /// The last sync's outcome and the next scheduled one, for `/health` and `status`.
     private(set) var history = SyncHistory()
     private var lastAttempt = -Double.infinity
@@ -51,10 +53,11 @@ package actor SyncCoordinator {
     }
 
     /// `POST /_cenarius/sync` (or SIGHUP, reason `signal`): a receipt now, the sync soon.
-    package func request(reason: String = "request") -> SyncReceipt {
+    package func request(reason: String = "request", switching: InstallPolicy.Switching? = nil) -> SyncReceipt {
         let id = String(format6(nextID))
         nextID += 1
-        if pendingReason == nil { pendingReason = reason }
+        if pendingReason == nil || switching != nil { pendingReason = reason }
+        if let switching { pendingSwitching = pendingSwitching == .force ? .force : switching }
         let receipt = SyncReceipt(id: id, status: .requested, requestedAt: FileSystem.now(), reason: reason)
         receipts[id] = receipt
         receiptOrder.append(id)
@@ -85,6 +88,9 @@ package actor SyncCoordinator {
         if let running { return await running.value }
         let reason = requested == "schedule" ? pendingReason ?? requested : requested
         pendingReason = nil
+        // The daemon's first sync may make the switch `--switch-at start` keeps for it.
+        let switching = pendingSwitching ?? (requested == "start" ? .start : .scheduled)
+        pendingSwitching = nil
         let ids = pending
         pending.removeAll()
         for id in ids { receipts[id]?.reason = reason }
@@ -93,7 +99,7 @@ package actor SyncCoordinator {
         for id in ids { receipts[id]?.status = .running; receipts[id]?.startedAt = started }
         lastAttempt = FileSystem.monotonic()
         await onStart(reason)
-        let syncer = Syncer(settings: settings)
+        let syncer = { var syncer = Syncer(settings: settings); syncer.switching = switching; return syncer }()
         let cancel = cancel
         let liveness = liveness
         liveness?.progressed()

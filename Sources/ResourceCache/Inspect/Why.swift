@@ -98,6 +98,11 @@ package enum Why {
             case "compatibility": .deferredNative
             case "halted": .halted
             case "hold": .held
+            case "download-window": .downloadWindow
+            case "metered": .metered
+            case "switch-window": .switchWindow
+            case "inhibited": .inhibited
+            case "switch-at-start": .switchAtStart
             default: .deferredMoment
             }
             answer.release = deferred.release

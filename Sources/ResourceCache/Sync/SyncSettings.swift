@@ -24,6 +24,8 @@ package struct SyncSettings: Sendable {
     package var rollout = RolloutSettings()
     /// Each table request carries the device's `Cenarius-Report` (fleet visibility); `--no-report` turns it off.
     package var report = true
+    /// When a release is downloaded and when it is switched to (`serve`'s install policies).
+    package var install = InstallPolicy()
 
     package init(remote: Remote?, cache: CacheLayout, preset: Preset) {
         self.remote = remote

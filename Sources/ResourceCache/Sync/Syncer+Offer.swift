@@ -64,7 +64,7 @@ extension Syncer {
         let current = GenerationStore(layout: layout).current()
         let currentMeta = try? current?.meta()
         // A channel's releases are not the table's: recorded under the head's name.
-        let remoteName = Secrets.redact(remote.followsChannel ? remote.headURL : remote.tableURL)
+        let remoteName = Secrets.redact(remote.releaseSource)
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
         let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
         let poll = Poll(remote: remote, remoteName: remoteName, current: current, currentMeta: currentMeta, pending: pending,
@@ -98,6 +98,27 @@ extension Syncer {
             return try checked(poll, bytes: pending.table, validators: pending.record.tableValidators, source: .table(embeddedIndex: nil),
                                downloader: downloader, attempt: attempt, cancel: cancel)
         }
+    }
+
+    /// A device with no release and no preset serves nothing until it installs one: the install
+    /// policies, which choose the moment of an update, do not make it wait.
+    func hasSomethingToServe(_ current: Generation?) -> Bool {
+        current != nil || FileSystem.exists(settings.preset.tablePath)
+    }
+
+    /// What a release would download: its files the store and the preset do not hold (sizes as
+    /// the table gives them; nil when one it lacks has no size). Nothing when it is already staged.
+    func missingBytes(_ table: RouteTable) -> Int64? {
+        let objects = ObjectStore(layout: layout)
+        let preset = (try? settings.preset.table()) ?? .empty
+        let presetHashes = Set(preset.entries.map(\.hash))
+        var seen = Set<ContentHash>()
+        var bytes: Int64 = 0
+        for entry in table.entries where seen.insert(entry.hash).inserted && !presetHashes.contains(entry.hash) && !objects.contains(entry.hash) {
+            guard let size = entry.size else { return nil }
+            bytes += size
+        }
+        return bytes
     }
 
     /// The checks every offered table goes through, wherever it came from.
@@ -153,6 +174,12 @@ extension Syncer {
         if let deferral = try admission.deferral() {
             var report = poll.ended(.deferred, generation: current?.number, entries: table.count, self)
             report.deferred = deferral
+            return .ended(report)
+        }
+        // The install policy's first decision: whether to download now (a window, a metered link).
+        if !settings.install.isDefault, hasSomethingToServe(current), let wait = settings.install.download(now: settings.rollout.now(), bytes: missingBytes(table)) {
+            var report = poll.ended(.deferred, generation: current?.number, entries: table.count, self)
+            report.deferred = try admission.waiting(wait)
             return .ended(report)
         }
         return .offered(Offer(remote: remote, remoteName: poll.remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,

@@ -87,10 +87,18 @@ struct RolloutAdmission {
         return deferral
     }
 
+    /// The install policy makes the release wait: recorded as any deferral, so that a poll while it
+    /// waits costs a 304 and `status`, `why` and the events say what it waits for.
+    func waiting(_ wait: InstallPolicy.Wait) throws(CenariusError) -> SyncReport.Deferral {
+        let deferral = SyncReport.Deferral(release: release, reason: wait.reason, detail: wait.detail, place: nil, at: wait.until)
+        try record(deferral, now: settings.rollout.now())
+        return deferral
+    }
+
     private func record(_ deferral: SyncReport.Deferral, now: Double) throws(CenariusError) {
         let seenAt = previous?.release == release ? previous?.seenAt ?? now : now
         let record = PendingRelease(
-            remote: Secrets.redact(remote.tableURL), release: release, tableValidators: tableValidators, manifestValidators: manifest?.validators,
+            remote: Secrets.redact(remote.releaseSource), release: release, tableValidators: tableValidators, manifestValidators: manifest?.validators,
             reason: deferral.reason, detail: deferral.detail, place: deferral.place, moment: deferral.at, seenAt: seenAt, checkedAt: now)
         try PendingStore(layout: layout).write(record, table: table, manifest: manifest?.bytes)
     }

@@ -59,6 +59,11 @@ extension Syncer {
         if let holding = try offer.admission.holding() {
             return .held(waitingForHolds(holding, report: report, offer: offer, started: started))
         }
+        // The install policy's second decision: whether to switch now (a window, an inhibit
+        // file, --switch-at start). The release waits verified in the store, as for a hold.
+        if hasSomethingToServe(offer.current), let wait = settings.install.switch(now: settings.rollout.now(), switching: switching) {
+            return .held(waitingForHolds(try offer.admission.waiting(wait), report: report, offer: offer, started: started))
+        }
 
         let number = (GenerationStore(layout: layout).all().first?.number ?? offer.current?.number ?? 0) + 1
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(

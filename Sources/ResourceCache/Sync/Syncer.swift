@@ -8,6 +8,8 @@ import Glibc
 /// generation and switch to it atomically. Blocking; run it off any async executor.
 package struct Syncer: Sendable {
     package let settings: SyncSettings
+    /// Who asked for this sync's switch (the install policy's `--switch-at start`, a forced switch).
+    package var switching: InstallPolicy.Switching = .scheduled
 
     package init(settings: SyncSettings) {
         self.settings = settings

@@ -16,7 +16,13 @@ package enum ControlRequest {
         var body: [UInt8] = []
     }
 
-    package static func post(_ url: String, json: String, token: String?, timeoutSeconds: Int = 60) throws(CenariusError) -> Answer {
+    /// A GET of a control endpoint (a sync's receipt).
+    package static func get(_ url: String, token: String?, timeoutSeconds: Int = 60) throws(CenariusError) -> Answer {
+        try post(url, json: nil, token: token, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// `json` nil: a GET.
+    package static func post(_ url: String, json: String?, token: String?, timeoutSeconds: Int = 60) throws(CenariusError) -> Answer {
         guard ccurl_load() != 0 else { throw .internal(String(cString: ccurl_load_error())) }
         guard let multi = ccurl_multi_init() else { throw .internal("curl_multi_init failed") }
         defer { ccurl_multi_cleanup(multi) }
@@ -26,15 +32,17 @@ package enum ControlRequest {
         var headers = ccurl_slist_append(nil, "Content-Type: application/json")
         if let token { headers = ccurl_slist_append(headers, "Authorization: Bearer \(token)") }
         defer { ccurl_slist_free_all(headers) }
-        let body = Array(json.utf8CString)
+        let body = Array((json ?? "").utf8CString)
         return try withExtendedLifetime(received) { () throws(CenariusError) -> Answer in
             try body.withUnsafeBufferPointer { (pointer) throws(CenariusError) -> Answer in
                 _ = ccurl_setopt_string(handle, CURLOPT_URL, url)
                 _ = ccurl_setopt_string(handle, CURLOPT_NOPROXY, "*")
                 _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
                 _ = ccurl_setopt_long(handle, CURLOPT_TIMEOUT, timeoutSeconds)
-                _ = ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count - 1)
-                _ = ccurl_setopt_ptr(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: pointer.baseAddress))
+                if json != nil {
+                    _ = ccurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count - 1)
+                    _ = ccurl_setopt_ptr(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: pointer.baseAddress))
+                }
                 _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
                 _ = ccurl_setopt_ptr(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(received).toOpaque())
                 _ = ccurl_setopt_write_callback(handle) { data, size, count, user in

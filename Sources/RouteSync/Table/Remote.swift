@@ -25,6 +25,9 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// never from the Cenarius layout (which is the default channel's).
     package var followsChannel: Bool { channel != ReleaseHead.defaultChannel }
 
+    /// What the cache records a release as coming from: the table, or a channel's head.
+    package var releaseSource: String { followsChannel ? headURL : tableURL }
+
     package var description: String { base }
     package var tableURL: String { base + "/" + Remote.escape(routesName) }
     package var signatureURL: String { tableURL + ".sig" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Daemon
+import Daemon
 import Logging
 import ResourceCache
 import RouteSync
@@ -66,9 +67,27 @@ struct ServeCommand: AsyncParsableCommand {
                      hookTimeout: source.defaulted(source.double, "hook-timeout"))
     }
 
+    /// The install policies after precedence: a window that can never open, or a typo, is a usage error now.
+    static func installPolicy(_ source: SettingSource) throws(CenariusError) -> InstallPolicy {
+        var policy = InstallPolicy()
+        policy.downloadWindows = try (source.strings("download-window") ?? []).map { text throws(CenariusError) in try TimeWindow(text) }
+        policy.switchWindows = try (source.strings("switch-window") ?? []).map { text throws(CenariusError) in try TimeWindow(text) }
+        policy.metered = try InstallPolicy.Metered(source.defaulted(source.string, "metered"))
+        policy.meteredFile = source.string("metered-file")
+        policy.meteredProbe = NetworkManager.metered
+        switch source.defaulted(source.string, "switch-at") {
+        case "any": policy.switchAtStart = false
+        case "start": policy.switchAtStart = true
+        default: throw .usage("--switch-at must be any or start")
+        }
+        policy.inhibitFiles = source.strings("inhibit-file") ?? []
+        return policy
+    }
+
     func run() async throws {
         let source = try await global.source(commandFlags: commandFlags)
-        let settings = try ResolvedSettings.make(source)
+        var settings = try ResolvedSettings.make(source)
+        settings.sync.install = try ServeCommand.installPolicy(source)
         var options = DaemonOptions()
         options.bind = bind
         options.port = port
@@ -94,6 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
             let reread = try await global.source(commandFlags: flags)
             var sync = try ResolvedSettings.make(reread).sync
             sync.cache = cache
+            sync.install = try ServeCommand.installPolicy(reread)
             return ReloadableSettings(sync: sync, trial: ServeCommand.trialOptions(reread), unchanged: source.startOnlyChanges(in: reread))
         })
     }

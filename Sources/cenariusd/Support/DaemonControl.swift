@@ -15,10 +15,13 @@ enum DaemonControl {
         var to: Int?
         var error: Int32?
         var message: String?
+        /// A sync's receipt (`POST /_cenarius/switch`, `GET /_cenarius/sync/ID`).
+        var id: String?
+        var report: SyncReport?
     }
 
     /// The daemon's answer, or its error envelope as the error it names.
-    static func post(_ daemon: DaemonInfo, _ path: String, json: String) throws(CenariusError) -> Answer {
+    static func post(_ daemon: DaemonInfo, _ path: String, json: String?) throws(CenariusError) -> Answer {
         let reply = try ControlRequest.post(daemon.url + path, json: json, token: ProcessEnvironment()["CENARIUS_TOKEN"])
         let answer = try? JSONDecoder().decode(Answer.self, from: Data(reply.body))
         guard (200..<300).contains(reply.status), let answer else {

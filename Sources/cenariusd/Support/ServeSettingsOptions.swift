@@ -9,6 +9,12 @@ struct ServeSettingsOptions: ParsableArguments {
     @Option(help: .setting("hook-timeout")) var hookTimeout: Double?
     @Option(help: .setting("start-jitter")) var startJitter: Double?
     @Option(help: .setting("report-url")) var reportUrl: String?
+    @Option(help: .setting("download-window")) var downloadWindow: [String] = []
+    @Option(help: .setting("metered")) var metered: String?
+    @Option(help: .setting("metered-file")) var meteredFile: String?
+    @Option(help: .setting("switch-window")) var switchWindow: [String] = []
+    @Option(help: .setting("switch-at")) var switchAt: String?
+    @Option(help: .setting("inhibit-file")) var inhibitFile: [String] = []
 
     func validate() throws { try SettingFlags.validate(flagValues) }
 

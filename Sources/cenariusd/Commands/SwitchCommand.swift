@@ -1,0 +1,61 @@
+import ArgumentParser
+import Daemon
+import ResourceCache
+import RouteSync
+
+struct SwitchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "switch",
+        abstract: "Switch to the release that waits downloaded (install policies).",
+        discussion: """
+            For a device whose daemon runs with --switch-at start: the release it downloaded \
+            switches now, as at the daemon's next start (POST /_cenarius/switch does the same). \
+            --force also overrides the switch windows and inhibit files; holds, gates and a halted \
+            rollout still apply. With a daemon serving the cache, the daemon is asked and this waits \
+            for its sync; otherwise the switch is made here.
+
+            Example:
+              cenariusd switch
+              cenariusd switch --force --json
+            """)
+
+    @Flag(help: "Override --switch-window and --inhibit-file (not holds or gates).") var force = false
+    @Flag(help: "Print one JSON object.") var json = false
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var serveSettings: ServeSettingsOptions
+
+    func run() async throws {
+        let source = try await global.source(commandFlags: serveSettings.flagValues)
+        var settings = try ResolvedSettings.make(source).sync
+        settings.install = try ServeCommand.installPolicy(source)
+        let report: SyncReport
+        if let daemon = Daemon.running(cache: settings.cache) {
+            let receipt = try DaemonControl.post(daemon, "/_cenarius/switch", json: "{\"force\": \(force)}")
+            guard let id = receipt.id else { throw CenariusError.internal("the daemon's switch answer names no sync") }
+            report = try await Self.wait(for: id, daemon: daemon)
+        } else {
+            var syncer = Syncer(settings: settings)
+            syncer.switching = force ? .force : .request
+            report = try syncer.sync()
+        }
+        if json { Output.json(report); return }
+        switch report.outcome {
+        case .committed: Output.line("switched to generation \(report.generation ?? 0)")
+        case .held, .deferred: Output.line("not switched: \(report.deferred.map { "\($0.reason): \($0.detail)" } ?? report.outcome.rawValue)")
+        default: Output.line("nothing to switch to (\(report.outcome.rawValue))")
+        }
+    }
+
+    /// The daemon's sync for the request, once it has ended.
+    static func wait(for id: String, daemon: DaemonInfo) async throws -> SyncReport {
+        for _ in 0..<3000 {
+            let receipt = try DaemonControl.post(daemon, "/_cenarius/sync/\(id)", json: nil)
+            if let report = receipt.report, receipt.status != "REQUESTED", receipt.status != "RUNNING" { return report }
+            if receipt.status == "FAILED" || receipt.status == "CANCELLED" {
+                throw CenariusError(.remote, receipt.message ?? "the daemon's sync \(id) \(receipt.status?.lowercased() ?? "failed")")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw CenariusError.remote("the daemon's sync \(id) did not end within 10 minutes")
+    }
+}
