@@ -168,6 +168,9 @@ let package = Package(
         .executableTarget(name: "FuzzConfigFile", dependencies: ["RouteSync", "Settings", "FuzzSupport"], path: "Fuzz/FuzzConfigFile"),
         .executableTarget(name: "FuzzReleaseHead", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzReleaseHead"),
         .executableTarget(name: "FuzzCacheRecords", dependencies: ["RouteSync", "ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzCacheRecords"),
+        .executableTarget(name: "FuzzS3Listing", dependencies: ["Publishing", "FuzzSupport"], path: "Fuzz/FuzzS3Listing"),
+        .executableTarget(name: "FuzzDBusMessage", dependencies: ["Daemon", "FuzzSupport"], path: "Fuzz/FuzzDBusMessage"),
+        .executableTarget(name: "FuzzTimeWindow", dependencies: ["ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzTimeWindow"),
         .testTarget(
             name: "SettingsTests",
             dependencies: ["Settings", "RouteSync", "ResourceCache", "Daemon"]

@@ -491,7 +491,8 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
         "reruns_ok": sum(1 for r in result["rounds"] if r["rerun"]["rc"] == 0),
         "final_verified": verified,
         "layout_whole": sum(1 for r in result["rounds"] if r["layout"]["whole"]),
-        "layout_moved": sum(1 for r in result["rounds"] if r["layout"]["on"] == "new" and r["stage"] != "after the head"),
+        # A new device that installed the release being published while the head still named the previous one.
+        "probe_on_killed_release": sum(1 for r in result["rounds"] if r["probe"].get("on") == "new" and r["layout"]["on"] == "previous"),
         "stages": {st: sum(1 for r in result["rounds"] if r["stage"] == st) for st in {r["stage"] for r in result["rounds"]}},
     })
     result["bars"] = {
@@ -549,28 +550,32 @@ def markdown(result):
               "Objects added, for the write requests' bar: both (each needs one PUT); the store objects alone beside it."]
     k = result.get("kills")
     if k:
-        b = k["bars"]
-        lines += ["", f"Kill test ({k['pair']}, signed): {len(k['rounds'])} publishes of releases alternating between OLD and NEW "
-                  f"(a comment line appended to one .js file each round) SIGKILLed at a random instant within {k['kill_window']:.2f} s "
-                  f"({k['killed']} killed while running, the others had finished; every 3rd and 4th of 4 aimed at the upload "
-                  f"phase: after the k-th write the proxy logged, k drawn up to the previous rerun's writes), each run again: {k['reruns_ok']} of "
-                  f"{len(k['rounds'])} reruns completed {ok(b['reruns'][2])}. A device synced every 200 ms meanwhile: "
-                  f"{k['syncs']} syncs ({', '.join(f'{v} {o}' for o, v in sorted(k['outcomes'].items()))}), "
-                  f"{len(k['failed'])} failed {ok(b['device_failures'][2])}; it ended on the last release, verified: "
-                  f"{'yes' if k['final_verified'] else 'NO'}. Where the kills landed (the proxy's log): "
-                  + ", ".join(f"{v} {st}" for st, v in sorted(k["stages"].items())) + "."]
+        b, n = k["bars"], k.get("new_device") or {"syncs": 0, "failed": [], "outcomes": {}}
+        rounds = len(k["rounds"])
+        outcomes = lambda o: ", ".join(f"{v} {name}" for name, v in sorted(o.items()))
+        lines += ["", f"Kill test ({k['pair']}, signed, {rounds} publishes): releases alternating between OLD and NEW, each with a "
+                  f"comment line appended to one .js file, SIGKILLed at a random instant within {k['kill_window']:.2f} s (NEW's "
+                  "publish time), every 3rd and 4th of 4 once the proxy had logged its k-th write (k drawn up to the previous "
+                  "rerun's writes: a publish computes for most of its time and uploads last), then run again to completion; "
+                  "devices synced from the bucket's public URL meanwhile.", "",
+                  "| | measured | bar |", "|---|---|---|",
+                  f"| publishes killed while running | {k['killed']} of {rounds} (" +
+                  ", ".join(f"{v} {st}" for st, v in sorted(k["stages"].items())) + ") | |",
+                  f"| reruns completed (exit 0) | {k['reruns_ok']} of {rounds} | all {ok(b['reruns'][2])} |",
+                  f"| a device, every 200 ms: syncs failed | {len(k['failed'])} of {k['syncs']} ({outcomes(k['outcomes'])}) | "
+                  f"0 {ok(b['device_failures'][2])} |"]
+        if "new_device_failures" in b:
+            lines.append(f"| a new device (empty cache) at every poll, and one right after each kill (and its next poll): syncs failed | "
+                         f"{len(n['failed'])} of {n['syncs']} ({outcomes(n['outcomes'])}) | 0 {ok(b['new_device_failures'][2])} |")
+        lines.append(f"| the device ends on the last release, verified | {'yes' if k['final_verified'] else 'NO'} | {ok(b['final'][2])} |")
         if "layout_whole" in k:
-            lines[-1] += (f" The remote right after each kill (read back: the head, `Routes.json`, the table its `.sig` covers, "
-                          f"`_cenarius/Routes.json.zst` and every file at its uri): {k['layout_whole']} of {len(k['rounds'])} whole "
-                          f"(contract, Publishing: the channel stays on its previous release, whole; not a B9 bar), "
-                          f"the head moved before the publish finished: {k['layout_moved']}.")
-        n = k.get("new_device")
-        if n:
-            lines[-1] += (f" A new device at every poll (empty cache: a first install each time) meanwhile, and one more right after each kill: {n['syncs']} syncs "
-                          f"({', '.join(f'{v} {o}' for o, v in sorted(n['outcomes'].items()))}), {len(n['failed'])} failed "
-                          f"{ok(b['new_device_failures'][2])}.")
-        for who, s in [("device", s) for s in k["failed"][:5]] + [("new device", s) for s in (n or {}).get("failed", [])[:5]]:
-            lines.append(f"- failed sync of the {who} ({s['phase']}): exit {s['rc']}, outcome {s['outcome']}: "
-                         f"`{((s.get('stderr') or '').strip().splitlines() or [''])[-1][:300]}`")
+            lines += [f"| the remote whole right after a kill (the head, `Routes.json`, the table its `.sig` covers, "
+                      f"`_cenarius/Routes.json.zst`, every file at its uri agree) | {k['layout_whole']} of {rounds} | "
+                      "contract, not a B9 bar |",
+                      f"| a new device installed the release being published while the head named the previous one | "
+                      f"after {k['probe_on_killed_release']} of {rounds} kills | contract, not a B9 bar |"]
+        for who, f in [("device", f) for f in k["failed"][:5]] + [("new device", f) for f in n["failed"][:5]]:
+            lines.append(f"- failed sync of the {who} ({f['phase']}): exit {f['rc']}, outcome {f['outcome']}: "
+                         f"`{((f.get('stderr') or '').strip().splitlines() or [''])[-1][:300]}`")
     lines += ["", f"Prune: {result.get('prune', 'not measured')}."]
     return lines

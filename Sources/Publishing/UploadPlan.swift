@@ -5,10 +5,10 @@ package import RouteSync
 
 /// What a publish writes, in the only order that keeps every device whole (docs/publish.md):
 /// 1. store objects the remote lacks (content-addressed: present means the same bytes),
-/// 2. the release record, the Cenarius layout's files that changed (files at their uris, the
-///    index and compressed table of devices before heads, the sidecars), and the removal of a
-///    sidecar the new release no longer has,
-/// 3. `Routes.json`, then the head: the two names devices poll, last.
+/// 2. the release record and the files at their uris that changed, then the removal of a sidecar
+///    the new release no longer has,
+/// 3. one at a time: the index and compressed table of devices before heads, the sidecars,
+///    `Routes.json`, and the head, the channel's commit point, last.
 /// A publish killed anywhere leaves the channel's head on the previous release, whose objects
 /// are all still there; run again, it writes only what is missing.
 package struct UploadPlan: Sendable {
@@ -79,8 +79,9 @@ package struct UploadPlan: Sendable {
                 removals.append(sidecar)
             }
             let head = pointers.removeValue(forKey: remote.headKey)
-            layout += pointers.filter { $0.key != remote.headKey }.values.sorted { $0.key < $1.key }
-            last = [table, head].compactMap { $0 }
+            // The names that must agree with each other, one at a time and as late as they can be:
+            // a Cenarius client reading between two of them sees a mismatch for the shortest time.
+            last = pointers.values.sorted { $0.key < $1.key } + [table, head].compactMap { $0 }
         } else if let head = pointers[remote.headKey] {
             last = [head]
         }

@@ -28,14 +28,11 @@ package struct S3Destination: Destination {
                 guard response.status == 200 else { throw failure("cannot list \(description)\(prefix)", response) }
                 page = response.body
             }
-            for block in XMLText.blocks("Contents", in: page[...]) {
-                guard let key = XMLText.text("Key", in: block), key.hasPrefix(address.prefix),
-                      let size = XMLText.text("Size", in: block).flatMap({ Int64($0) }) else { continue }
-                let modified = XMLText.text("LastModified", in: block).flatMap(XMLText.time) ?? 0
-                let etag = XMLText.text("ETag", in: block).map { $0.trimmingCharacters(in: "\"").lowercased() }
-                found[String(key.dropFirst(address.prefix.count))] = StoredObject(size: size, modified: modified, etag: etag)
+            let listing = S3Listing(page)
+            for (key, object) in listing.objects where key.hasPrefix(address.prefix) {
+                found[String(key.dropFirst(address.prefix.count))] = object
             }
-            token = XMLText.first("IsTruncated", in: page) == "true" ? XMLText.first("NextContinuationToken", in: page) : nil
+            token = listing.next
         } while token != nil
         return found
     }

@@ -42,9 +42,10 @@ struct HeadStore {
         try? JSONFile.write(state, to: layout.headState, durable: false)
     }
 
-    /// Polls the table again from the next sync on (the head failed, or the remote stopped publishing one).
-    func forget() {
-        unlink(layout.headState)
+    /// Polls the table again from the next sync on (the head failed, or the remote stopped
+    /// publishing one), without asking for the head again until a release index names one.
+    func forget(_ remote: Remote) {
+        rememberAbsent(remote)
     }
 
     /// A release index said the remote publishes a head: the next poll asks for it.

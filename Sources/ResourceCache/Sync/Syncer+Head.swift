@@ -26,7 +26,7 @@ extension Syncer {
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
                 store.rememberAbsent(remote)
             } else {
-                store.forget()
+                store.forget(remote)
             }
             return nil
         }
@@ -35,7 +35,7 @@ extension Syncer {
         switch document {
         case .notModified:
             guard let stored = state.text else {
-                store.forget()
+                store.forget(remote)
                 if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
             }
@@ -48,7 +48,7 @@ extension Syncer {
         }
         guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
             if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
-            store.forget()
+            store.forget(remote)
             return nil
         }
         // Older than a head seen already: a replay, or an edge that has not caught up. The table
@@ -81,7 +81,7 @@ extension Syncer {
                                       remote: remote, downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
-            store.forget()
+            store.forget(remote)
             return nil
         }
         // Like a compressed table's: what the head gave is not the remote's word until it is
@@ -95,7 +95,7 @@ extension Syncer {
             store.write(next)
             return step
         } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
-            store.forget()
+            store.forget(remote)
             return nil
         }
     }

@@ -81,7 +81,12 @@ extension Syncer {
             }
             return step
         }
-        if let head = HeadStore(layout: layout).read(for: remote), !head.absent, let step = try offerFromHead(poll, state: head, downloader: downloader, attempt: &attempt, cancel: cancel) {
+        // A device that has not asked this remote yet asks for its head first: where the remote
+        // publishes one it is the release's commit point (`publish` writes the Cenarius layout
+        // before it), so a first install never takes a release whose publish has not finished.
+        // A remote without one answers 404 once, and is not asked again until an index names a head.
+        let head = HeadStore(layout: layout).read(for: remote) ?? HeadState(url: HeadState.urlDigest(remote))
+        if !head.absent, let step = try offerFromHead(poll, state: head, downloader: downloader, attempt: &attempt, cancel: cancel) {
             return step
         }
         let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: poll.headers,
