@@ -20,7 +20,8 @@ the writes of the previous rerun, since a publish computes before it uploads), t
 `cenariusd sync --public-key` against the bucket's public URL every 200 ms. Bar: no device sync fails
 (exit status ≠ 0, or an outcome other than committed/unchanged/not-modified), every rerun exits 0, and
 the device ends on the last release, verified.
-`prune` is not part of this run (skipped).
+After the kills, `prune --keep 1 --min-age 0` (dry run, run, run again) and a new device's install
+check that the store holds nothing prune would keep or delete wrongly.
 """
 import json
 import os
@@ -495,7 +496,9 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
         "probe_on_killed_release": sum(1 for r in result["rounds"] if r["probe"].get("on") == "new" and r["layout"]["on"] == "previous"),
         "stages": {st: sum(1 for r in result["rounds"] if r["stage"] == st) for st in {r["stage"] for r in result["rounds"]}},
     })
+    result["prune"] = prune_check(bin_path, store, bucket, public, work, key + ".pub")
     result["bars"] = {
+        "prune": [result["prune"]["ok"], True, result["prune"]["ok"]],
         "device_failures": [len(result["failed"]), 0, not result["failed"]],
         "new_device_failures": [len(result["new_device"]["failed"]), 0, not result["new_device"]["failed"]],
         "reruns": [result["reruns_ok"], rounds, result["reruns_ok"] == rounds],
@@ -504,11 +507,34 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     return result
 
 
+def prune_check(bin_path, store, bucket, public, work, public_key):
+    """After the kills: `prune --keep 1 --min-age 0` deletes only what no kept release needs. Its dry
+    run's list is what it deletes, a second prune finds nothing, and a new device installs the
+    current release from what is left (a store object prune kept or deleted wrongly would show)."""
+    base = [bin_path, "prune", f"s3://{bucket}/{PREFIX}", "--endpoint", store.endpoint, "--keep", "1", "--min-age", "0", "--json"]
+    def prune(extra=()):
+        proc = subprocess.run(base + list(extra), capture_output=True, text=True, env=store.child_env())
+        if proc.returncode != 0:
+            raise RuntimeError(f"prune failed ({proc.returncode}): {proc.stderr[-600:]}")
+        return json.loads(proc.stdout)
+    try:
+        planned = prune(["--dry-run"])
+        done = prune()
+        again = prune()
+    except RuntimeError as e:
+        return {"ok": False, "error": str(e)}
+    fresh = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "after-prune"), public_key, fresh=True)
+    installed = fresh.sync_once()
+    ok = sorted(planned["deleted"]) == sorted(done["deleted"]) and not again["deleted"] and installed["ok"]
+    return {"ok": ok, "deleted": len(done["deleted"]), "deleted_bytes": done["deletedBytes"], "kept": done["referenced"],
+            "second_prune": len(again["deleted"]), "install_after": installed.get("outcome")}
+
+
 def b9(bin_path, out, smoke=False):
     work = os.path.join(out, "b9")
     os.makedirs(work, exist_ok=True)
     fetched = os.path.join(out, "b8")  # the same downloads as B8's
-    results = {"pairs": [], "replicas": 3, "prune": "not run: B9's prune part is skipped for now"}
+    results = {"pairs": [], "replicas": 3}
     with Store(os.path.join(out, "object-store")) as store:
         kill_input = None
         for index, (package, old_v, new_v, folder) in enumerate(b8.SMOKE_PAIRS if smoke else b8.PAIRS):
@@ -577,5 +603,9 @@ def markdown(result):
         for who, f in [("device", f) for f in k["failed"][:5]] + [("new device", f) for f in n["failed"][:5]]:
             lines.append(f"- failed sync of the {who} ({f['phase']}): exit {f['rc']}, outcome {f['outcome']}: "
                          f"`{((f.get('stderr') or '').strip().splitlines() or [''])[-1][:300]}`")
-    lines += ["", f"Prune: {result.get('prune', 'not measured')}."]
+    pruned = (result.get("kills") or {}).get("prune")
+    if pruned:
+        lines += ["", f"Prune after the kills (`prune --keep 1 --min-age 0`): {'ok' if pruned['ok'] else 'FAILED'} — "
+                  f"{pruned.get('deleted', '?')} objects deleted ({pruned.get('deleted_bytes', '?')} B), {pruned.get('kept', '?')} kept, "
+                  f"a second prune deleted {pruned.get('second_prune', '?')}, a new device's install after it: {pruned.get('install_after', pruned.get('error'))}."]
     return lines

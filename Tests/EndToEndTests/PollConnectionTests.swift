@@ -23,7 +23,7 @@ import Testing
             #expect(receipt["status"] as? String == "SUCCEED", "\(receipt)")
         }
         _ = daemon.terminate()
-        let polls = origin.requests(endingWith: "Routes.json")
+        let polls = origin.requests(endingWith: "Routes.head")
         #expect(polls.count == 4, "\(polls)")
         #expect(Set(polls.map(\.connection)).count == polls.count, "\(polls)")
         #expect(polls.dropFirst().allSatisfy { $0.reused && $0.status == 304 }, "\(polls)")

@@ -169,7 +169,7 @@ import TestOrigin
             #expect(receipt["status"] as? String == "SUCCEED")
         }
         _ = daemon.terminate()
-        let polls = origin.requests(endingWith: "Routes.json")
+        let polls = origin.requests(endingWith: "Routes.head")
         #expect(polls.count >= 4, "\(polls)")
         // The first poll makes a full handshake; the later ones, within nginx's keepalive, go
         // over the same connection (a new connection would resume the session: PollConnectionTests).
