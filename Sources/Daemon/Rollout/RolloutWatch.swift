@@ -71,13 +71,14 @@ actor RolloutWatch {
             ])
         }
         moment?.cancel()
-        guard deferral.reason == "time", let at = deferral.at else { return }
+        // A rollout moment, or an install window that opens (install policies): a sync then, not a poll interval later.
+        guard ["time", "download-window", "switch-window"].contains(deferral.reason), let at = deferral.at else { return }
         // The moment is on the rollout's clock; the wait is the same length on the real one.
         let wait = max(0, at - rollout.now())
         moment = Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(Whole.sleepMilliseconds(wait) + 50))
             guard !Task.isCancelled else { return }
-            await self?.requestSync("rollout")
+            await self?.requestSync(deferral.reason == "time" ? "rollout" : "window")
         }
     }
 

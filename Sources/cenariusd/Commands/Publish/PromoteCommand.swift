@@ -41,29 +41,20 @@ struct PromoteCommand: AsyncParsableCommand {
     }
 }
 
-/// `halt` and `resume`: the rollout's halt (G10) set or cleared in the channel's head, as a new version.
-struct HaltCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "halt",
-        abstract: "Halt the rollout of a channel's release: devices that have not switched stay where they are (publishers).",
-        discussion: """
-            Republishes the channel's release with "halted": true in its manifest, under a new \
-            version. `cenariusd resume` lifts it. `fleet --halt-above` decides it from the fleet's reports.
-
-            Example:
-              cenariusd halt --channel default s3://assets/app --sign-key release.key
-            """)
-
+/// What `halt` and `resume` take: the channel, the remote, and how to sign the new head.
+struct HaltTarget: ParsableArguments {
     @Option(help: ArgumentHelp("The channel.", valueName: "channel")) var channel: String = ReleaseHead.defaultChannel
     @Argument(help: ArgumentHelp("The remote: a folder, file:///PATH or s3://BUCKET/PREFIX.", valueName: "dest")) var destination: String
     @OptionGroup var republish: RepublishOptions
     @OptionGroup var remoteOptions: DestinationOptions
     @Flag(help: "Print one JSON object.") var json = false
 
-    func run() async throws { try Self.setHalt(true, channel: channel, destination: destination, republish: republish, remoteOptions: remoteOptions, json: json) }
+    func validate() throws {
+        guard ReleaseHead.isChannel(channel) else { throw ValidationError("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+    }
 
-    static func setHalt(_ halted: Bool, channel: String, destination: String, republish: RepublishOptions, remoteOptions: DestinationOptions, json: Bool) throws {
-        guard ReleaseHead.isChannel(channel) else { throw CenariusError.usage("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+    /// The rollout's halt (G10) set or cleared in the channel's head, as a new version.
+    func setHalt(_ halted: Bool) throws {
         let remote = try remoteOptions.open(destination)
         let state = try RemoteState.read(remote, channel: channel, routesName: remoteOptions.routesName, records: 6)
         guard let head = state.head else { throw CenariusError.notFound("channel \(channel) of \(remote.description) has no head") }
@@ -80,6 +71,23 @@ struct HaltCommand: AsyncParsableCommand {
     }
 }
 
+struct HaltCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "halt",
+        abstract: "Halt the rollout of a channel's release: devices that have not switched stay where they are (publishers).",
+        discussion: """
+            Republishes the channel's release with "halted": true in its manifest, under a new \
+            version. `cenariusd resume` lifts it. `fleet --halt-above` decides it from the fleet's reports.
+
+            Example:
+              cenariusd halt --channel default s3://assets/app --sign-key release.key
+            """)
+
+    @OptionGroup var target: HaltTarget
+
+    func run() async throws { try target.setHalt(true) }
+}
+
 struct ResumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
@@ -89,11 +97,7 @@ struct ResumeCommand: AsyncParsableCommand {
               cenariusd resume --channel default s3://assets/app --sign-key release.key
             """)
 
-    @Option(help: ArgumentHelp("The channel.", valueName: "channel")) var channel: String = ReleaseHead.defaultChannel
-    @Argument(help: ArgumentHelp("The remote: a folder, file:///PATH or s3://BUCKET/PREFIX.", valueName: "dest")) var destination: String
-    @OptionGroup var republish: RepublishOptions
-    @OptionGroup var remoteOptions: DestinationOptions
-    @Flag(help: "Print one JSON object.") var json = false
+    @OptionGroup var target: HaltTarget
 
-    func run() async throws { try HaltCommand.setHalt(false, channel: channel, destination: destination, republish: republish, remoteOptions: remoteOptions, json: json) }
+    func run() async throws { try target.setHalt(false) }
 }
