@@ -57,18 +57,9 @@ package struct FolderDestination: Destination {
             try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
             let before = FileSystem.modificationTime(path)
             try FileSystem.writeAtomically(upload.bytes(), to: path)
-            if let before { Self.advance(path, past: before) }
+            if let before { FileSystem.advanceModificationTime(path, past: before) }
             progress(upload)
         }
-    }
-
-    /// nginx's ETag is the file's mtime in seconds and its size, and Last-Modified is the mtime:
-    /// a head rewritten within the same second at the same size (a rollback right after a
-    /// publish) would look unchanged to every conditional poll. Its mtime moves a second on.
-    private static func advance(_ path: String, past before: Double) {
-        guard let now = FileSystem.modificationTime(path), now.rounded(.down) <= before.rounded(.down) else { return }
-        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2 /* UTIME_OMIT: the access time stays */), timespec(tv_sec: Int(before.rounded(.down)) + 1, tv_nsec: 0)]
-        _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
     package func delete(_ keys: [String], progress: (String) -> Void) throws(CenariusError) {

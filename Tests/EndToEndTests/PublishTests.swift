@@ -216,9 +216,14 @@ import TestOrigin
         try publisher.publish(2, expectUploads: false)
         #expect(try Self.writes(store) == unchanged, "an unchanged republish writes nothing")
 
+        // One of the three object servers killed mid-publish, once the store has taken the publish's first write.
+        let writesBefore = try Self.writes(store)
+        let running = Task.detached { try publisher.publish(3)["uploaded"] as? Int ?? 0 }
+        let deadline = Date().addingTimeInterval(60)
+        while try Self.writes(store) == writesBefore, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try store.kill("object2")
         defer { try? store.revive("object2") }
-        try publisher.publish(3)
+        #expect(try await running.value > 0, "release 3 uploaded with a server killed under it")
         #expect(try publisher.sync("release 3, one object server down")["outcome"] as? String == "committed")
         #expect(try publisher.served() == "<h1>release 3</h1>")
     }

@@ -206,6 +206,17 @@ package enum FileSystem {
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 
+    /// Moves a rewritten file's modification time a second past `before` (its predecessor's) when
+    /// the rewrite landed in the same second. nginx's ETag is the mtime in seconds and the size,
+    /// and Last-Modified the mtime: a head rewritten within the second at the same size (a rollback
+    /// right after a publish, two `routes` runs in a row) would look unchanged to every conditional poll.
+    package static func advanceModificationTime(_ path: String, past before: Double) {
+        guard let now = modificationTime(path), now.rounded(.down) <= before.rounded(.down) else { return }
+        // UTIME_OMIT ((1 << 30) - 2): the access time stays.
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), timespec(tv_sec: Int(before.rounded(.down)) + 1, tv_nsec: 0)]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
+    }
+
     /// Sets a stamp file's modification time to now, creating it empty if missing. Stamps carry
     /// their time in mtime alone, so a timer that finds nothing new changes one inode field
     /// rather than writing and renaming a file (B2).
