@@ -93,10 +93,10 @@ http {{
         total = 0
         for line in open(self.log):
             parts = line.split()
-            # The table and its sidecars (.sig, .release, and the release index under _cenarius/index/
-            # that a new table is looked up with: a 404 body when there is none) are not files.
-            if len(parts) == 3 and parts[0].startswith(prefix) and not os.path.basename(parts[0]).startswith("Routes.json") \
-                    and "/_cenarius/index/" not in parts[0]:
+            # The head, the table and its sidecars (.sig, .release, and what a device looks up under
+            # _cenarius/: the table object, the index, a 404 body when there is none) are not files.
+            if len(parts) == 3 and parts[0].startswith(prefix) and not os.path.basename(parts[0]).startswith(("Routes.json", "Routes.head")) \
+                    and not any(f"/_cenarius/{kind}/" in parts[0] for kind in ("index", "t", "i")):
                 total += int(parts[2])
         return total
 

@@ -24,6 +24,9 @@ import time
 from tlsorigin import HttpsNginx
 import wire
 
+# What a device polls: the head where the remote publishes one (a first install asks for it first), else the table.
+POLLED = ("Routes.head", "Routes.json")
+
 
 class Fleet:
     def __init__(self, binary, out, url, ca, preset, count, interval):
@@ -130,7 +133,7 @@ def b7(binary, out, www, port, count, interval, outage, settle, wire_polls):
     site = fleet_site(binary, www)
     nginx = HttpsNginx(out, www, port, name="nginx-b7", workers=2)
     url = nginx.url(os.path.basename(site))
-    table = lambda rows: [r["msec"] for r in rows if r["uri"].endswith("Routes.json")]
+    table = lambda rows: [r["msec"] for r in rows if r["uri"].endswith(POLLED)]
     syns = SynCounter(out, port)
     fleet = None
     try:
@@ -167,7 +170,7 @@ def b7(binary, out, www, port, count, interval, outage, settle, wire_polls):
         time.sleep(settle)
         recovery2_end = time.time()
         rows = nginx.lines()
-        unavailable = buckets([r["msec"] for r in rows if r["uri"].endswith("Routes.json") and r["status"] == "503"],
+        unavailable = buckets([r["msec"] for r in rows if r["uri"].endswith(POLLED) and r["status"] == "503"],
                               unavailable_start, unavailable_end)
         recovery1 = buckets(table(rows), refused_end, recovery1_end)
         recovery2 = buckets(table(rows), unavailable_end, recovery2_end)

@@ -28,6 +28,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tlsorigin import HttpsNginx  # noqa: E402
 
+# What a device polls: the head where the remote publishes one (a first install asks for it first), else the table.
+POLLED = ("Routes.head", "Routes.json")
+
 
 def pcap_frames(path):
     """(frame bytes as on the wire incl. the 14-byte Ethernet header, IP bytes) of each captured packet."""
@@ -127,7 +130,7 @@ def measure(binary, out, site, port, case, polls, sessions="tickets"):
             for _ in range(polls):
                 post_sync(daemon_port)
                 time.sleep(gap)
-        rows = [r for r in nginx.lines() if r["uri"].endswith("Routes.json")]
+        rows = [r for r in nginx.lines() if r["uri"].endswith(POLLED)]
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=10)
