@@ -22,8 +22,11 @@ package struct RemoteState: Sendable {
     package var isDefaultChannel: Bool { channel == ReleaseHead.defaultChannel }
 
     /// `records`: how many of the channel's newest records to read (nil: all), since each is a request.
-    package static func read(_ destination: some Destination, channel: String, routesName: String, records recordCount: Int? = nil) throws(CenariusError) -> RemoteState {
-        let objects = try destination.list(prefix: "")
+    /// `listing`: the remote's listing when the caller has it already (one per command, not per channel).
+    package static func read(_ destination: some Destination, channel: String, routesName: String, records recordCount: Int? = nil,
+                             listing: [String: StoredObject]? = nil) throws(CenariusError) -> RemoteState {
+        let objects: [String: StoredObject]
+        if let listing { objects = listing } else { objects = try destination.list(prefix: "") }
         var state = RemoteState(objects: objects, channel: channel, routesName: routesName, records: [])
         if objects[state.headKey] != nil, let bytes = try destination.read(state.headKey, limit: ReleaseHead.maxBytes) {
             state.headBytes = bytes

@@ -51,7 +51,7 @@ struct PruneCommand: AsyncParsableCommand {
         var kept: [String: [Int64]] = [:]
         var heads: [String: [UInt8]] = [:]
         for channel in all.channels.sorted() {
-            let state = try RemoteState.read(remote, channel: channel, routesName: remoteOptions.routesName)
+            let state = try RemoteState.read(remote, channel: channel, routesName: remoteOptions.routesName, listing: all.objects)
             heads[state.headKey] = state.headBytes
             // The newest --keep tables, with every record of them (a halt or resume is the same release).
             var tables: [String] = []

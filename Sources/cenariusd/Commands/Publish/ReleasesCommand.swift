@@ -54,7 +54,7 @@ struct ReleasesCommand: AsyncParsableCommand {
         let all = try RemoteState.read(remote, channel: ReleaseHead.defaultChannel, routesName: remoteOptions.routesName)
         var channels: [Channel] = []
         for name in all.channels.sorted() where channel == nil || channel == name {
-            let state = name == all.channel ? all : try RemoteState.read(remote, channel: name, routesName: remoteOptions.routesName)
+            let state = name == all.channel ? all : try RemoteState.read(remote, channel: name, routesName: remoteOptions.routesName, listing: all.objects)
             let current = state.head?.version
             let releases = state.records.reversed().map { record in
                 let signature = record.head.signature.flatMap { try? TableSignature.parse($0, source: record.key) }
