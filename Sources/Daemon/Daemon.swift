@@ -107,6 +107,7 @@ package enum Daemon {
                     events.publish("sync-failed", generation: GenerationStore(layout: layout).current()?.number, [
                         "error": .int(Int(error.code.rawValue)), "desc": .string(error.code.name), "message": .string(error.message),
                         "reason": .string(finished.reason),
+                        "why": .string(Why.failureReason(LastSync(at: FileSystem.now(), outcome: nil, error: error)).rawValue),
                     ])
                 }
             },

@@ -39,6 +39,8 @@ package struct FleetTally: Sendable {
     private var failedLists = Interned<[Int32]>()
     /// Repeated polls of one device log the same header: parse each distinct value once.
     private var parsed: [String: FleetReport?] = [:]
+    /// When each release was first reported as a device's: the newest is the last to appear.
+    private var firstSeen: [Int32: Double] = [:]
     private let since: Double?
 
     /// A device id, as a 64-bit hash with this process's random seed: forged ids cannot be made
@@ -102,6 +104,7 @@ package struct FleetTally: Sendable {
             return dropForNames()
         }
         latest[key] = Latest(time: time, release: release, failed: list, state: report.state, why: report.why)
+        firstSeen[release] = min(firstSeen[release] ?? time, time)
     }
 
     private mutating func dropForNames() {
@@ -126,6 +129,19 @@ package struct FleetTally: Sendable {
             }
         }
         return byName.values.sorted { ($0.tried, $0.name) > ($1.tried, $1.name) }
+    }
+
+    /// The devices not on the newest release (the last to appear as a device's), per `why` code:
+    /// "3 devices not on 2026.11-b: 3 held-back". nil when the log names no release.
+    package func notOnNewest() -> (release: String, devices: Int, why: [String: Int])? {
+        guard let newest = firstSeen.max(by: { ($0.value, $0.key) < ($1.value, $1.key) })?.key else { return nil }
+        var devices = 0
+        var counts: [String: Int] = [:]
+        for entry in latest.values where entry.release != newest {
+            devices += 1
+            if let why = entry.why { counts[why.rawValue, default: 0] += 1 }
+        }
+        return (names[newest], devices, counts)
     }
 
     /// Devices per `why` code (docs/why.md), by each device's latest report; devices whose

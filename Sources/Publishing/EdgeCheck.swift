@@ -38,8 +38,8 @@ package struct EdgeCheck: Sendable, Encodable {
             check.problems.append("\(base)/\(headKey): no head served")
             return check
         }
-        check.age = served.headers["age"].flatMap { Int($0) }
-        check.maxAge = served.headers["cache-control"].flatMap(Self.maxAge)
+        check.age = served.headers["age"].flatMap(HeaderValue.age)
+        check.maxAge = served.headers["cache-control"].flatMap(HeaderValue.sharedMaxAge)
         check.servedVersion = (try? ReleaseHead.parse(served.body, source: headKey))?.version
         check.serving = served.body == headBytes
         if !check.serving, let maxAge = check.maxAge { check.staleFor = max(0, maxAge - (check.age ?? 0)) }
@@ -54,17 +54,5 @@ package struct EdgeCheck: Sendable, Encodable {
             check.objectsChecked += 1
         }
         return check
-    }
-
-    /// `max-age=N` (or `s-maxage=N`, which a shared cache obeys first) of a Cache-Control value.
-    static func maxAge(_ value: String) -> Int? {
-        var found: Int?
-        for part in value.split(separator: ",") {
-            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t\"") }
-            guard pair.count == 2, let seconds = Int(pair[1]) else { continue }
-            if pair[0].lowercased() == "s-maxage" { return seconds }
-            if pair[0].lowercased() == "max-age" { found = seconds }
-        }
-        return found
     }
 }

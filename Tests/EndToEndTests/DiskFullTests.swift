@@ -30,6 +30,8 @@ import TestOrigin
         let full = try Binary.run(["sync"] + common)
         #expect(full.status == 5, "\(full.stderr)")
         #expect(full.stderr.contains("No space left") || full.stderr.contains("free space"))
+        let why = try Binary.run(["why", "--json"] + common)
+        #expect(try why.json()["reason"] as? String == "storage" && why.status == 5, "why: \(why.stdout)")
         #expect(try String(contentsOfFile: Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "v1")
         #expect(try Binary.run(["verify"] + common).status == 0)
 

@@ -58,8 +58,14 @@ import TestOrigin
         #expect(b["devices"] as? Int == 1 && b["confirmed"] as? Int == 1 && b["failed"] as? Int == 3)
         #expect(a["devices"] as? Int == 3 && a["confirmed"] as? Int == 3 && a["failed"] as? Int == 0)
         #expect(try counted.json()["devices"] as? Int == 4)
+        // Each device by its latest report: why's code as of its poll before (docs/why.md).
+        let whys = try #require(try counted.json()["why"] as? [String: Int], "\(counted.stdout)")
+        #expect(whys == ["held-back": 3, "current": 1], "\(whys)")
+        let notOn = try #require(try counted.json()["notOnNewest"] as? [String: Any])
+        #expect(notOn["release"] as? String == "2026.11-b" && notOn["devices"] as? Int == 3 && notOn["why"] as? [String: Int] == ["held-back": 3], "\(notOn)")
         let text = try Binary.run(["fleet", log])
         #expect(text.stdout.contains("2026.11-b") && text.stdout.contains("rolled back/refused"), "\(text.stdout)")
+        #expect(text.stdout.contains("3 devices not on 2026.11-b, the newest: held-back 3"), "\(text.stdout)")
 
         // Below its sample nothing is halted; above it, the manifest says halted and exit is still 0.
         let small = try Binary.run(["fleet", log, "--halt-above", "50", "--min-devices", "10", "--remote", site])

@@ -167,6 +167,7 @@ import TestOrigin
             seen += try events.next(1, timeout: deadline.timeIntervalSinceNow)
         }
         #expect(seen.first(where: isRefusal)?.string("desc") == "INTEGRITY", "\(seen.map(\.name))")
+        #expect(seen.first(where: isRefusal)?.string("why") == "integrity", "the event carries why's code (docs/why.md)")
         origin.remove("Routes.json.release")
         for value in ["99999999999999999999", "1e308", "-5"] {
             origin.inject(.status(503, retryAfter: value), on: "Routes.json")

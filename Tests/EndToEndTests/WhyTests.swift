@@ -63,6 +63,74 @@ import TestOrigin
         #expect(try Binary.run(["why"] + common).stdout.hasPrefix("origin-unreachable: the last sync did not reach the remote"))
     }
 
+    /// `origin-unchanged` rests on the last poll's answer: a copy served by a cache on the way,
+    /// with its `Age` and `max-age`, says until when that edge may go on serving it.
+    @Test func originUnchangedNamesHowStaleTheEdgeMayBe() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        origin.publish(["index.html": "v1"])
+        origin.inject(.cached(age: 40, maxAge: 300), on: "Routes.json")
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        let run = try Binary.run(["why", "2099.1-z", "--json"] + common)
+        let answer = try run.json()
+        #expect(answer["reason"] as? String == "origin-unchanged" && run.status == 2, "\(answer)")
+        let evidence = try #require(answer["evidence"] as? [String: Any])
+        #expect(evidence["age"] as? String == "40")
+        #expect((evidence["cacheControl"] as? String)?.contains("max-age=300") == true)
+        #expect((evidence["polled"] as? String)?.hasSuffix("/Routes.json") == true)
+        #expect(evidence["status"] as? Double == 200)
+        let polledAt = try #require(evidence["polledAt"] as? Double)
+        let staleUntil = try #require(evidence["staleUntil"] as? Double)
+        #expect(abs(staleUntil - polledAt - 260) < 1, "max-age 300 less an age of 40")
+        let text = try Binary.run(["why", "2099.1-z"] + common).stdout
+        #expect(text.contains("may serve unchanged until") && text.contains("what to do:"), "\(text)")
+    }
+
+    /// A sync under way says so with its progress; a second writer meanwhile gives up on the
+    /// cache's lock, and once the first is killed that failure is the answer: `lock`.
+    @Test func aRunningDownloadIsDownloadingAndAWriterBehindItIsLock() async throws {
+        let origin = try await TestOrigin()
+        let dir = try Scratch()
+        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        func why() throws -> (reason: String?, status: Int32, json: [String: Any]) {
+            let run = try Binary.run(["why", "--json"] + common)
+            let json = (try? run.json()) ?? [:]
+            return (json["reason"] as? String, run.status, json)
+        }
+        origin.publish(["index.html": "v1"])
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        origin.publish(["index.html": "v2", "big.bin": String(repeating: "x", count: 1 << 20)])
+        origin.inject(.stall, on: "big.bin")
+        let running = Process()
+        running.executableURL = URL(fileURLWithPath: Binary.path)
+        running.arguments = ["sync"] + common
+        running.standardOutput = FileHandle.nullDevice
+        running.standardError = FileHandle.nullDevice
+        try running.run()
+        defer { if running.isRunning { kill(running.processIdentifier, SIGKILL) } }
+        try waitUntil { try why().reason == "downloading" }
+        let answer = try why()
+        #expect(answer.status == 2)
+        let evidence = try #require(answer.json["evidence"] as? [String: Any], "\(answer.json)")
+        #expect(evidence["filesTotal"] as? Double == 2 && evidence["since"] as? Double != nil, "\(evidence)")
+        #expect(try Binary.run(["why"] + common).stdout.hasPrefix("downloading: a sync is fetching"))
+
+        let behind = try Binary.run(["sync"] + common, environment: ["CENARIUS_LOCK_WAIT": "0.3"])
+        #expect(behind.status == 5 && behind.stderr.contains("locked"), "\(behind.stderr)")
+        #expect(try why().reason == "downloading", "the sync under way is the answer while it runs")
+        kill(running.processIdentifier, SIGKILL)
+        running.waitUntilExit()
+        let after = try why()
+        #expect(after.reason == "lock" && after.status == 5, "\(after.json)")
+
+        origin.clearFaults()
+        #expect(try Binary.run(["sync"] + common).status == 0)
+        #expect(try why().reason == "current")
+    }
+
     @Test func anExpiredSignatureIsSignature() throws {
         let device = try Device()
         #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)

@@ -91,9 +91,9 @@ import Testing
     }
 
     @Test func maxAgeIsReadAsASharedCacheReadsIt() {
-        #expect(EdgeCheck.maxAge("public, max-age=60, must-revalidate") == 60)
-        #expect(EdgeCheck.maxAge("max-age=60, s-maxage=5") == 5)
-        #expect(EdgeCheck.maxAge("no-store") == nil)
+        #expect(HeaderValue.sharedMaxAge("public, max-age=60, must-revalidate") == 60)
+        #expect(HeaderValue.sharedMaxAge("max-age=60, s-maxage=5") == 5)
+        #expect(HeaderValue.sharedMaxAge("no-store") == nil)
     }
 }
 

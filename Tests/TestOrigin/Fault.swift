@@ -21,4 +21,6 @@ public enum Fault: Sendable, Equatable {
     case redirect(String)
     /// Serve the file as usual, but with this `ETag` (and no `Last-Modified`).
     case etag(String)
+    /// Serve the file as usual, as a cache on the way would: with `Age` and `Cache-Control: max-age`.
+    case cached(age: Int, maxAge: Int)
 }

@@ -113,6 +113,9 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
             etag = forced
             validatorHeaders = "ETag: \(forced)\r\n"
         }
+        if case .cached(let age, let maxAge) = fault {
+            validatorHeaders += "Age: \(age)\r\nCache-Control: public, max-age=\(maxAge)\r\nDate: Thu, 26 Nov 2026 06:00:00 GMT\r\n"
+        }
         if validators, let match = request.headers["if-none-match"], match == etag {
             send(context, "HTTP/1.1 304 Not Modified\r\n\(validatorHeaders)Content-Length: 0\r\n\r\n", [])
             return

@@ -1,6 +1,7 @@
 import Logging
 import ResourceCache
 import RouteSync
+import ReportHeader
 
 /// The daemon's side of staged adoption (G10): holds with their expiry, the `deferred`, `held`
 /// and `released` events, and a sync at this device's own moment in a rollout rather than at the
@@ -38,6 +39,7 @@ actor RolloutWatch {
         logger.notice("hold", metadata: ["id": "\(hold.id)", "ttl": "\(ttl)", "reason": "\(reason)"])
         events.publish("held", generation: currentGeneration(), [
             "id": .string(hold.id), "reason": .string(reason), "expires": .double(hold.expires), "holds": .int(holds.active().count),
+            "why": .string(WhyReason.held.rawValue),
         ])
         armExpiry()
         return hold
@@ -61,7 +63,7 @@ actor RolloutWatch {
             announced = deferral
             var fields: [String: EventField] = [
                 "release": .string(deferral.release), "reason": .string(deferral.detail), "waitsFor": .string(deferral.reason),
-                "at": deferral.at.map { .double($0) } ?? .null,
+                "at": deferral.at.map { .double($0) } ?? .null, "why": .string(Why.waitingReason(deferral.reason).rawValue),
             ]
             if let place = deferral.place { fields["place"] = .double(place) }
             events.publish("deferred", generation: report.generation, fields)

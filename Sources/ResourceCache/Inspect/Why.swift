@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 package import ReportHeader
 
 /// A `why` answer: the code, the release it is about, the evidence it rests on, and a sentence.
@@ -23,6 +23,20 @@ package struct WhyAnswer: Sendable, Encodable {
     package var current: String?
     package var evidence: [String: Evidence]
     package var message: String
+    /// What a person can do about it.
+    package var advice: String { reason.advice }
+
+    enum CodingKeys: String, CodingKey { case reason, release, current, evidence, message, advice }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(reason, forKey: .reason)
+        try container.encodeIfPresent(release, forKey: .release)
+        try container.encodeIfPresent(current, forKey: .current)
+        try container.encode(evidence, forKey: .evidence)
+        try container.encode(message, forKey: .message)
+        try container.encode(advice, forKey: .advice)
+    }
 }
 
 /// What the device recorded, read into one answer. Pure: the inputs are the cache's records.
@@ -35,7 +49,12 @@ package enum Why {
         package var trialDeadline: Double?
         package var deferred: CacheStatus.Deferred?
         package var holds: [Hold] = []
+        package var lastRollback: ReleaseState.RollbackRecord?
         package var lastSync: LastSync?
+        /// The origin's answer to the last poll: what `origin-unchanged` and `current` rest on.
+        package var lastPoll: PolledResponse?
+        /// A sync downloading a release right now.
+        package var downloading: DownloadProgress?
         package var develop: Bool
         /// The release in force: its manifest's name, else the short hash of its table.
         package var currentRelease: String?
@@ -49,8 +68,9 @@ package enum Why {
                 ?? (currentMeta == nil ? (try? FileSystem.readFile(settings.preset.tablePath)).map(FleetReport.releaseName(ofTable:)) : nil)
             return Facts(checkedAt: FileSystem.modificationTime(layout.checked), generation: currentMeta?.number,
                          trialDeadline: release.trial?.generation == currentMeta?.number ? release.trial?.deadline : nil,
-                         deferred: CacheStatus.Deferred.read(layout), holds: HoldStore(layout: layout).active(),
-                         lastSync: LastSync.read(layout), develop: develop, currentRelease: currentRelease, asked: asked)
+                         deferred: CacheStatus.Deferred.read(layout), holds: HoldStore(layout: layout).active(), lastRollback: release.lastRollback,
+                         lastSync: LastSync.read(layout), lastPoll: LastPoll.read(layout), downloading: DownloadProgress.read(layout),
+                         develop: develop, currentRelease: currentRelease, asked: asked)
         }
     }
 
@@ -77,40 +97,45 @@ package enum Why {
             }
             return say(.current, "on \(asked)")
         }
+        if let running = facts.downloading, facts.asked == nil || facts.asked == running.release {
+            var evidence: [String: WhyAnswer.Evidence] = ["since": .number(running.since), "bytes": .number(Double(running.bytes)),
+                                                          "files": .number(Double(running.filesDone)), "filesTotal": .number(Double(running.filesTotal))]
+            if let expected = running.expectedBytes { evidence["expectedBytes"] = .number(Double(expected)) }
+            let of = running.expectedBytes.map { " of \(ByteText.text($0))" } ?? ""
+            answer.release = running.release
+            return say(.downloading, "a sync is fetching \(running.release): \(running.filesDone) of \(running.filesTotal) files, \(ByteText.text(running.bytes))\(of) so far", evidence)
+        }
         // The last sync failed after the last one that reached the remote: that failure is why.
         if let last = facts.lastSync, let error = last.error, last.at >= (facts.checkedAt ?? 0) - 1 {
             let message = last.message ?? error
             let evidence: [String: WhyAnswer.Evidence] = ["at": .number(last.at), "error": .text(error), "detail": .text(message)]
-            if last.locked { return say(.lock, "another process holds the cache's lock: \(message)", evidence) }
-            switch error {
-            case "REMOTE": return say(.originUnreachable, "the last sync did not reach the remote: \(message)", evidence)
-            case "STORAGE": return say(.storage, "the last sync could not write the cache: \(message)", evidence)
-            default:
-                let signed = ["signature", "signed", "expired", "rollback refused", "not signed", "rotation"].contains { message.contains($0) }
-                return say(signed ? .signature : .integrity, "the last sync refused what the remote offers: \(message)", evidence)
+            let reason = failureReason(last)
+            let text = switch reason {
+            case .lock: "another process holds the cache's lock"
+            case .originUnreachable: "the last sync did not reach the remote"
+            case .storage: "the last sync could not write the cache"
+            default: "the last sync refused what the remote offers"
             }
+            return say(reason, "\(text): \(message)", evidence)
         }
         if let deferred = facts.deferred {
             var evidence: [String: WhyAnswer.Evidence] = ["since": .number(deferred.since), "waitsFor": .text(deferred.waitsFor)]
             if let at = deferred.at { evidence["at"] = .number(at) }
             if let place = deferred.place { evidence["place"] = .number(place) }
-            let reason: WhyReason = switch deferred.waitsFor {
-            case "compatibility": .deferredNative
-            case "halted": .halted
-            case "hold": .held
-            case "download-window": .downloadWindow
-            case "metered": .metered
-            case "switch-window": .switchWindow
-            case "inhibited": .inhibited
-            case "switch-at-start": .switchAtStart
-            default: .deferredMoment
-            }
             answer.release = deferred.release
-            return say(reason, "\(deferred.release) waits: \(deferred.reason)", evidence)
+            return say(waitingReason(deferred.waitsFor), "\(deferred.release) waits: \(deferred.reason)", evidence)
         }
         if !facts.holds.isEmpty, facts.lastSync?.outcome == "held" {
             return say(.held, "a release is downloaded and waits for \(facts.holds.count) hold\(facts.holds.count == 1 ? "" : "s") to end",
                        ["holds": .text(facts.holds.map(\.id).joined(separator: ","))])
+        }
+        // Rolled back since the last sync: the release it left is still the newest the remote offered.
+        if let rollback = facts.lastRollback, rollback.at >= facts.lastSync?.at ?? 0 {
+            var evidence: [String: WhyAnswer.Evidence] = ["at": .number(rollback.at), "rolledBack": .text(rollback.reason.rawValue),
+                                                          "fromGeneration": .number(Double(rollback.from))]
+            if let detail = rollback.detail { evidence["detail"] = .text(detail) }
+            return say(.heldBack, "generation \(rollback.from) was rolled back at \(UTCTime.text(rollback.at)) (\(rollback.reason.rawValue)\(rollback.detail.map { ": " + $0 } ?? "")); "
+                       + "the release it held is not applied again", evidence)
         }
         if facts.lastSync?.outcome == "held-back" {
             return say(.heldBack, "the remote still offers the release this device rolled back from; it is not applied again")
@@ -121,9 +146,57 @@ package enum Why {
         if let deadline = facts.trialDeadline {
             return say(.trial, "\(facts.currentRelease ?? "the release") is on trial until \(UTCTime.text(deadline))", ["deadline": .number(deadline)])
         }
+        let poll = facts.lastPoll.map(pollEvidence) ?? [:]
         if let asked = facts.asked {
-            return say(.originUnchanged, "the remote does not offer \(asked) as of the last poll; on \(facts.currentRelease ?? "the preset")")
+            var message = "the remote does not offer \(asked) as of the last poll; on \(facts.currentRelease ?? "the preset")"
+            if let served = facts.lastPoll {
+                message += "; \(served.url) answered \(served.status)\(served.etag.map { " (ETag \($0))" } ?? "") at \(UTCTime.text(served.at))"
+                if let until = served.staleUntil, until > served.at {
+                    message += ", a copy a cache on the way may serve unchanged until \(UTCTime.text(until))"
+                }
+            }
+            return say(.originUnchanged, message, poll)
         }
-        return say(.current, "on \(facts.currentRelease ?? "the preset"), the newest the remote offered at the last poll")
+        return say(.current, "on \(facts.currentRelease ?? "the preset"), the newest the remote offered at the last poll", poll)
+    }
+
+    /// The last poll's answer as evidence: what was asked, what came back, and what a cache on
+    /// the way said of its copy (`Age`, `Date`, `Cache-Control`, and so until when it may serve it).
+    static func pollEvidence(_ served: PolledResponse) -> [String: WhyAnswer.Evidence] {
+        var evidence: [String: WhyAnswer.Evidence] = ["polled": .text(served.url), "status": .number(Double(served.status)), "polledAt": .number(served.at)]
+        let texts: [(String, String?)] = [("etag", served.etag), ("lastModified", served.lastModified), ("age", served.age),
+                                          ("date", served.date), ("cacheControl", served.cacheControl)]
+        for (key, value) in texts { if let value { evidence[key] = .text(value) } }
+        if let until = served.staleUntil { evidence["staleUntil"] = .number(until) }
+        return evidence
+    }
+
+    /// The code of a failed sync: the lock, the remote, local storage, else what the remote offered
+    /// was refused (its signature, or its integrity). Events and `why` say the same.
+    package static func failureReason(_ last: LastSync) -> WhyReason {
+        if last.locked { return .lock }
+        switch last.error {
+        case "REMOTE": return .originUnreachable
+        case "STORAGE": return .storage
+        default:
+            let message = last.message ?? ""
+            let signed = ["signature", "signed", "expired", "rollback refused", "not signed", "rotation"].contains { message.contains($0) }
+            return signed ? .signature : .integrity
+        }
+    }
+
+    /// The code of a release that waits, from what it waits for (`SyncReport.Deferral.reason`).
+    package static func waitingReason(_ waitsFor: String) -> WhyReason {
+        switch waitsFor {
+        case "compatibility": .deferredNative
+        case "halted": .halted
+        case "hold": .held
+        case "download-window": .downloadWindow
+        case "metered": .metered
+        case "switch-window": .switchWindow
+        case "inhibited": .inhibited
+        case "switch-at-start": .switchAtStart
+        default: .deferredMoment
+        }
     }
 }

@@ -57,6 +57,9 @@ package struct CacheLayout: Sendable {
     package var headState: String { root + "/head.json" }
     /// How the last sync ended (LastSync): what `why` answers from.
     package var lastSync: String { root + "/last-sync.json" }
+    package var lastPoll: String { root + "/last-poll.json" }
+    /// A stage's download under way (DownloadProgress), for `why` in another process.
+    package var downloading: String { root + "/downloading.json" }
     package var daemonLock: String { root + "/daemon.lock" }
     package var daemonInfo: String { root + "/daemon.json" }
 

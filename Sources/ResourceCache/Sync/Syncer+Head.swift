@@ -17,6 +17,7 @@ extension Syncer {
         do {
             document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
                                                     maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, cancel: cancel)
+            LastPoll.record(downloader.lastDocument, layout: layout)
         } catch {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
             // it would; a head that is gone or refused sends the device back to the table.

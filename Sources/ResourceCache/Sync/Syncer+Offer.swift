@@ -91,6 +91,7 @@ extension Syncer {
         }
         let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: poll.headers,
                                                        downloader: downloader, attempt: &attempt, cancel: cancel)
+        LastPoll.record(downloader.lastDocument, layout: layout)
         switch document {
         case .content(let body, let received):
             return try checked(poll, bytes: body, validators: received, source: .table(embeddedIndex: embeddedIndex),

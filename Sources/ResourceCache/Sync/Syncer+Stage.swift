@@ -33,6 +33,10 @@ extension Syncer {
         report.servedFromPreset = plan.fromPreset.count
         report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
 
+        let recorder = plan.downloads.isEmpty ? nil : DownloadProgress.Recorder(
+            layout: layout, release: offer.admission.release, files: plan.downloads.count, expectedBytes: plan.downloadBytes)
+        defer { recorder?.end() }
+        let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); progress?(done) } } ?? progress
         let held = heldCopies(objects: objects, preset: presetTable)
         let forms = formPlan(plan.downloads, table: table, tableBytes: bytes, embeddedIndex: offer.embeddedIndex, remote: remote, downloader: downloader,
                              signed: offer.signed, held: held, learnsTableForm: formsAllowed, cancel: cancel)

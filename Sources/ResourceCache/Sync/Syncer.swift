@@ -208,6 +208,8 @@ package struct Syncer: Sendable {
         }
         unlink(layout.attempted)
         unlink(layout.checked)
+        unlink(layout.lastPoll)
+        unlink(layout.headState)
         unlink(layout.presetIndex)
         lock.removeFile()
         rmdir(layout.root)

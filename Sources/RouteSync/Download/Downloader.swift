@@ -127,6 +127,7 @@ package final class Downloader {
                 switch outcome {
                 case .failure(let error): failure = error
                 case .success:
+                    self.lastDocument = PolledResponse(url: url, headers: transfer.headers, at: FileSystem.now())
                     document = transfer.status == 304
                         ? .notModified
                         : .content(transfer.body, Validators(etag: transfer.headers.etag, lastModified: transfer.headers.lastModified))
@@ -180,6 +181,9 @@ package final class Downloader {
         report?()
         return queue.results
     }
+
+    /// What the origin answered to the last document fetched (its status and cache headers).
+    package private(set) var lastDocument: PolledResponse?
 
     /// Body bytes the last `download` received, of failed and retried attempts too: what a
     /// sync reports as fetched (bytes held are what the files add up to).

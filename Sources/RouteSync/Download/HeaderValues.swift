@@ -25,6 +25,32 @@ package enum HeaderValue {
         return ByteCount(exactly: value)
     }
 
+    /// `Age` (RFC 9111 §5.1: delta-seconds); nil for anything else.
+    package static func age(_ text: String) -> Int? {
+        deltaSeconds(text)
+    }
+
+    /// The freshness lifetime a shared cache gives a response: `s-maxage`, else `max-age`
+    /// (RFC 9111 §4.2.1) of a `Cache-Control` value; nil when neither is there.
+    package static func sharedMaxAge(_ cacheControl: String) -> Int? {
+        var maxAge: Int?
+        for directive in cacheControl.split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { part in
+                String(part.filter { $0 != " " && $0 != "\t" && $0 != "\"" }).lowercased()
+            }
+            guard parts.count == 2, let seconds = deltaSeconds(parts[1]) else { continue }
+            if parts[0] == "s-maxage" { return seconds }
+            if parts[0] == "max-age" { maxAge = seconds }
+        }
+        return maxAge
+    }
+
+    /// 1*DIGIT, at most ten of them (past a century: a value no cache keeps).
+    private static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 10, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
+    }
+
     /// `Retry-After` in seconds from `now`: delay-seconds (1*DIGIT, any length) or an HTTP-date
     /// (RFC 9110 §10.2.3), clamped to `maxRetryAfter`. nil for anything else (a sign, an
     /// exponent, text): the sync's own backoff applies then. A date in the past is 0.

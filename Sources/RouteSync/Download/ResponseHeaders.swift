@@ -12,6 +12,11 @@ package struct ResponseHeaders {
     /// In `ByteCount`'s range.
     package var contentLength: Int64?
     package var acceptRanges = false
+    /// What a cache on the way says of the copy (`Age`, `Date`, `Cache-Control`), kept as
+    /// evidence of how stale an edge may be (docs/why.md); each at most `HeaderValue.maxValidatorBytes`.
+    package var age: String?
+    package var date: String?
+    package var cacheControl: String?
 
     package init() {}
 
@@ -40,6 +45,9 @@ package struct ResponseHeaders {
         case .contentLength: contentLength = HeaderValue.contentLength(value)?.value
         case .acceptRanges: acceptRanges = value.lowercased() == "bytes"
         case .retryAfter: retryAfter = HeaderValue.retryAfter(value, now: FileSystem.now())?.value
+        case .age: age = HeaderValue.validator(value)
+        case .date: date = HeaderValue.validator(value)
+        case .cacheControl: cacheControl = HeaderValue.validator(value)
         }
     }
 
@@ -59,7 +67,7 @@ package struct ResponseHeaders {
     }
 
     enum Field: CaseIterable {
-        case etag, lastModified, contentLength, acceptRanges, retryAfter
+        case etag, lastModified, contentLength, acceptRanges, retryAfter, age, date, cacheControl
 
         var lowercased: StaticString {
             switch self {
@@ -68,6 +76,9 @@ package struct ResponseHeaders {
             case .contentLength: "content-length"
             case .acceptRanges: "accept-ranges"
             case .retryAfter: "retry-after"
+            case .age: "age"
+            case .date: "date"
+            case .cacheControl: "cache-control"
             }
         }
 

@@ -73,7 +73,15 @@ struct FleetCommand: AsyncParsableCommand {
         var releases: [Release]
         /// Devices per `why` code (docs/why.md), by each device's latest report.
         var why: [String: Int] = [:]
+        /// The devices not on the newest release, per code.
+        var notOnNewest: NotOn?
         var halt: Halt?
+
+        struct NotOn: Encodable {
+            var release: String
+            var devices: Int
+            var why: [String: Int]
+        }
     }
 
     func run() async throws {
@@ -86,7 +94,7 @@ struct FleetCommand: AsyncParsableCommand {
             lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
             releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
                                                   deferred: $0.deferred, held: $0.held, failed: $0.failed) },
-            why: tally.whyCounts())
+            why: tally.whyCounts(), notOnNewest: tally.notOnNewest().map { .init(release: $0.release, devices: $0.devices, why: $0.why) })
         if let haltAbove, let remote {
             summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
                 .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
@@ -103,10 +111,18 @@ struct FleetCommand: AsyncParsableCommand {
         if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log lines with a report (JSON, or an OpenStack Swift proxy's); skipped") }
     }
 
+    /// "held-back 3, current 1": most first.
+    private static func counts(_ counts: [String: Int]) -> String {
+        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+
     private func print(_ summary: Summary) {
         Output.line("\(summary.devices) devices in \(summary.lines) lines (\(summary.withoutReport) without a report)")
         if !summary.why.isEmpty {
-            Output.line("why: " + summary.why.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            Output.line("why: " + Self.counts(summary.why))
+        }
+        if let notOn = summary.notOnNewest, notOn.devices > 0 {
+            Output.line("\(notOn.devices) device\(notOn.devices == 1 ? "" : "s") not on \(notOn.release), the newest: " + (notOn.why.isEmpty ? "no reason reported" : Self.counts(notOn.why)))
         }
         if !summary.releases.isEmpty {
             let rows = [["release", "devices", "confirmed", "trial", "deferred", "held", "rolled back/refused"]]

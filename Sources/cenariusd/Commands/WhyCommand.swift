@@ -30,7 +30,12 @@ struct WhyCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try await global.resolved()
         let answer = Self.answer(settings, asked: release)
-        if json { Output.json(answer) } else { Output.line("\(answer.reason.rawValue): \(answer.message)") }
+        if json {
+            Output.json(answer)
+        } else {
+            Output.line("\(answer.reason.rawValue): \(answer.message)")
+            if answer.reason != .current { Output.line("  what to do: \(answer.advice)") }
+        }
         if answer.reason != .current { throw ExitCode(answer.reason.exitCode) }
     }
 

@@ -98,6 +98,9 @@ struct ResolvedSettings: Sendable {
         if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
         // Test hook for rollout decisions (docs/rollout.md); read from the environment only.
         if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init), abs(offset) <= Seconds.limit { sync.rollout.clockOffset = offset }
+        // How long a writer waits for the cache's lock (default 120 s); from the environment only,
+        // for scripts that would rather fail fast than queue behind a long sync (docs/why.md's `lock`).
+        if let wait = environment["CENARIUS_LOCK_WAIT"].flatMap(Double.init).flatMap(Seconds.init(exactly:)) { sync.lockTimeout = wait.value }
         let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
         return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
     }

@@ -46,17 +46,7 @@ enum Output {
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
-    static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        let tenths = Whole.clamped(value * 10)
-        return unit == 0 ? "\(count) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
-    }
+    static func bytes(_ count: Int64) -> String { ByteText.text(count) }
 }
 
 /// A one-line progress bar on stderr (files, bytes, rate); only on a terminal and never with --json.
