@@ -43,10 +43,7 @@ package struct EdgeCheck: Sendable, Encodable {
         check.servedVersion = (try? ReleaseHead.parse(served.body, source: headKey))?.version
         check.serving = served.body == headBytes
         if !check.serving, let maxAge = check.maxAge { check.staleFor = max(0, maxAge - (check.age ?? 0)) }
-        var objects = [(ReleaseHead.tablePath(head.table), head.table)]
-        if let form = head.tableForm { objects.append((ReleaseHead.tableFormPath(form), form)) }
-        if let index = head.index { objects.append((ReleaseHead.indexPath(index), index)) }
-        for (key, digest) in objects {
+        for (key, digest) in head.objects {
             guard let response = get(key, limit: 64 << 20), response.status == 200, ReleaseIndex.tableDigest(response.body) == digest else {
                 check.problems.append("\(base)/\(key), which the new head names, is not served as it was written")
                 continue

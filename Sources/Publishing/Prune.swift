@@ -20,9 +20,8 @@ package struct Prune: Sendable {
 
     /// Every key a release's head names, directly or through its index: what devices fetch for it.
     package static func references(of head: ReleaseHead, table: RouteTable, index: ReleaseIndex) -> Set<String> {
-        var keys: Set<String> = [ReleaseHead.tablePath(head.table), ReleaseRecord.key(channel: head.channel, version: head.version)]
-        if let form = head.tableForm { keys.insert(ReleaseHead.tableFormPath(form)) }
-        if let digest = head.index { keys.insert(ReleaseHead.indexPath(digest)) }
+        var keys = Set(head.objects.map(\.path))
+        keys.insert(ReleaseRecord.key(channel: head.channel, version: head.version))
         let hashes = Set(table.entries.map(\.hash))
         for hash in hashes { keys.insert(index.plain.contains(hash) ? ReleaseIndex.plainPath(hash) : ReleaseIndex.formPath(hash)) }
         for patch in index.patches where hashes.contains(patch.target) { keys.insert(ReleaseIndex.patchPath(patch)) }

@@ -79,6 +79,9 @@ import TestOrigin
             #expect(paths.first == "Routes.head", "release \(n): \(paths)")
             #expect(paths.dropFirst().allSatisfy { $0.hasPrefix("_cenarius/") && $0 != Self.legacyForm }, "release \(n): only store objects after the head: \(paths)")
             #expect(paths.count <= 3, "release \(n) in three requests: the head, the table, the delta pack: \(paths)")
+            // The table and index arrive as a patch from the table in force, not compressed whole.
+            #expect(paths.contains { $0.hasPrefix("_cenarius/t/") && $0.hasSuffix(".patch") }, "release \(n): \(paths)")
+            #expect(!paths.contains { $0.hasPrefix("_cenarius/t/") && ($0.hasSuffix(".zst") || $0.hasSuffix(".json")) }, "release \(n): \(paths)")
             #expect(try site.served().hasPrefix("<h1>release \(n)</h1>"))
         }
         #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
@@ -103,6 +106,9 @@ import TestOrigin
 
     enum HeadFault: String, CaseIterable, Sendable {
         case gone, garbage, unknownKey, objectsMissing, objectCorrupt, older
+        /// The table patch from the device's table does not decode to what the head names: the
+        /// device takes the compressed table instead, still through the head.
+        case patchCorrupt
     }
 
     /// Whatever is wrong with the head or what it names, the device ends on the release the table
@@ -130,13 +136,27 @@ import TestOrigin
         case .objectsMissing, .objectCorrupt:
             for range in text.ranges(of: "\"sha256\": \"") + text.ranges(of: "\"zst\": \"") {
                 let digest = String(text[range.upperBound...].prefix(64))
-                for path in ["_cenarius/t/\(digest).json", "_cenarius/t/\(digest).zst"] where site.origin.file(path) != nil {
+                for path in ["_cenarius/t/\(digest).json", "_cenarius/t/\(digest).zst", "_cenarius/t/\(digest).patch"] where site.origin.file(path) != nil {
                     if fault == .objectsMissing { site.origin.remove(path) } else { site.origin.put(path, Array("not it".utf8)) }
                 }
             }
         case .older: site.origin.put("Routes.head", olderHead)
+        case .patchCorrupt:
+            var patches: [String] = []
+            for range in text.ranges(of: "\"from\": \"") {
+                let after = text[range.upperBound...]
+                if let digest = after.range(of: "\"sha256\": \"") { patches.append("_cenarius/t/\(after[digest.upperBound...].prefix(64)).patch") }
+            }
+            #expect(!patches.isEmpty, "release 3's head names table patches: \(text)")
+            for path in patches { site.origin.put(path, Array("not a patch".utf8)) }
+            site.origin.resetRequests()
         }
         _ = try site.sync("committed", "\(fault.rawValue): release 3 from the table")
+        if fault == .patchCorrupt {
+            let paths = site.origin.requests.map(\.path)
+            #expect(paths.contains { $0.hasSuffix(".patch") } && paths.contains { $0.hasPrefix("_cenarius/t/") && $0.hasSuffix(".zst") } && site.pollsTheHead,
+                    "a bad patch, then the compressed table, through the head: \(paths)")
+        }
         #expect(try site.served().hasPrefix("<h1>release 3</h1>"), "\(fault.rawValue)")
         // Release 3's index names the head again; a head that is gone or unreadable is then
         // forgotten at the next poll, which the table answers, and the one after asks only the

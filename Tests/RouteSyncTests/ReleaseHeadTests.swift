@@ -15,6 +15,23 @@ import RouteSync
         head.release = Array("{\"release\": \"r1\"}\n".utf8)
         head.signature = Array("{\"format\": \"cenarius-sig-2\", \"version\": 1795652164789}\n".utf8)
         #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
+        head.tablePatches = [ReleaseHead.TablePatch(from: String(repeating: "01", count: 32), digest: String(repeating: "23", count: 32), size: 333),
+                             ReleaseHead.TablePatch(from: String(repeating: "45", count: 32), digest: String(repeating: "67", count: 32), size: 412)]
+        #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
+        #expect(head.objects.map(\.path).contains("_cenarius/t/\(String(repeating: "23", count: 32)).patch"))
+        #expect(head.objects.count == 5, "the table, its form, the index and two patches")
+    }
+
+    /// A table patch decodes, with the earlier table as its prefix, to the new table then the index.
+    @Test func aTablePatchDecodesWithTheEarlierTableAsItsPrefix() throws {
+        let old = Array(String(repeating: #"{"uri": "a/b.js", "hash": "0123456789abcdef0123456789abcdef"},"#, count: 200).utf8)
+        let new = old + Array(#"{"uri": "c.js", "hash": "fedcba9876543210fedcba9876543210"}"#.utf8)
+        let patch = try Zstd.compress(new, prefix: old)
+        #expect(patch.count < 200, "\(patch.count) bytes")
+        let decoded = try Zstd.decompress(patch, prefix: old, limit: 1 << 20) == new
+        #expect(decoded)
+        let withAnotherBase = (try? Zstd.decompress(patch, prefix: Array("another table".utf8), limit: 1 << 20)) == new
+        #expect(!withAnotherBase, "a patch is only the new table from its own base")
     }
 
     @Test func namesFollowTheTableAndTheChannel() {
@@ -34,6 +51,8 @@ import RouteSync
         #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1e300}}"#,
         #"{"format": "cenarius-head-1", "channel": "../x", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1}}"#,
         #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1}, "release": {}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1, "patches": {}}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1, "patches": [{"from": "x"}]}}"#,
     ])
     func hostileHeadsAreRefusedWhole(_ text: String) {
         #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(text.utf8), source: "t") }

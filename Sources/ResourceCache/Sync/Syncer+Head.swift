@@ -58,7 +58,8 @@ extension Syncer {
             guard remote.followsChannel else { return nil }
             return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
-        let current = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map(ReleaseIndex.tableDigest)
+        let currentTable = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }
+        let current = currentTable.map(ReleaseIndex.tableDigest)
         if head.table == current {
             next.version = max(state.version, head.version)
             store.write(next)
@@ -78,8 +79,7 @@ extension Syncer {
         }
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
-            fetched = try headObjects(head, pending: poll.pending?.table, current: head.table == current ? poll.current : nil,
-                                      remote: remote, downloader: downloader, cancel: cancel)
+            fetched = try headObjects(head, pending: poll.pending?.table, current: currentTable, remote: remote, downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
             store.forget(remote)
@@ -102,9 +102,10 @@ extension Syncer {
     }
 
     /// The table and the index a head names, each checked against its hash: the table from the
-    /// release still pending or the generation in force when it is that one, else from the store
-    /// (compressed, with the index as its second frame, when published; else whole).
-    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: Generation?, remote: Remote, downloader: Downloader,
+    /// release still pending or the generation in force when it is that one, else from the store:
+    /// as a patch from the table in force when the head names one (table and index in a few
+    /// hundred bytes), else compressed with the index as its second frame, else whole.
+    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: [UInt8]?, remote: Remote, downloader: Downloader,
                              cancel: CancelToken?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
         func object(_ relative: String, digest: String, size: Int64) throws(CenariusError) -> [UInt8] {
             let url = remote.objectURL(relative)
@@ -114,9 +115,11 @@ extension Syncer {
             }
             return body
         }
-        var table = [pending, current.flatMap { try? FileSystem.readFile($0.tablePath) }].compactMap { $0 }
-            .first { ReleaseIndex.tableDigest($0) == head.table }
+        var table = [pending, current].compactMap { $0 }.first { ReleaseIndex.tableDigest($0) == head.table }
         var index: [UInt8]?
+        if table == nil, let current, Zstd.isAvailable, let patched = patched(head, from: current, remote: remote, downloader: downloader, cancel: cancel) {
+            (table, index) = patched
+        }
         if table == nil, let form = head.tableForm, let size = head.tableFormSize, Zstd.isAvailable {
             let bytes = try object(ReleaseHead.tableFormPath(form), digest: form, size: size)
             let frames = try? Zstd.decompressFrames(bytes, limit: RouteTable.maxBytes + (32 << 20))
@@ -133,6 +136,27 @@ extension Syncer {
             index = try object(ReleaseHead.indexPath(digest), digest: digest, size: 32 << 20)
         }
         return (bytes, index)
+    }
+
+    /// The table and index from the head's patch whose base is `current`; nil when it names none,
+    /// or the patch is missing or does not decode to what the head names: the compressed table
+    /// is fetched then, as by a device that holds another table.
+    private func patched(_ head: ReleaseHead, from current: [UInt8], remote: Remote, downloader: Downloader,
+                         cancel: CancelToken?) -> (table: [UInt8], index: [UInt8]?)? {
+        let base = ReleaseIndex.tableDigest(current)
+        guard let patch = head.tablePatches.first(where: { $0.from == base }) else { return nil }
+        let url = remote.objectURL(ReleaseHead.tablePatchPath(patch.digest))
+        let limit = RouteTable.maxBytes + (32 << 20)
+        guard patch.size <= Int64(limit),
+              case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, cancel: cancel),
+              ReleaseIndex.tableDigest(body) == patch.digest,
+              let decoded = try? Zstd.decompress(body, prefix: current, limit: limit),
+              head.tableSize <= Int64(decoded.count) else { return nil }
+        let table = Array(decoded[..<Int(head.tableSize)])
+        let rest = Array(decoded[Int(head.tableSize)...])
+        guard ReleaseIndex.tableDigest(table) == head.table else { return nil }
+        if let index = head.index { return ReleaseIndex.tableDigest(rest) == index ? (table, rest) : (table, nil) }
+        return rest.isEmpty ? (table, nil) : nil
     }
 
     /// The head's signature when keys are configured (G8): over the table, the manifest, the index

@@ -51,9 +51,18 @@ extension Zstd {
     /// Whether libzstd can be loaded (a device without it fetches plain files).
     package static var isAvailable: Bool { czstd_load() != 0 }
 
-    /// One frame decoded in memory (a compressed table), never growing past `limit` bytes.
-    package static func decompress(_ bytes: [UInt8], limit: Int) throws(FormFailure) -> [UInt8] {
-        let (out, end) = try decompressFrame(bytes[...], limit: limit)
+    /// One frame decoded in memory (a compressed table), never growing past `limit` bytes; with a
+    /// `prefix`, a frame made `--patch-from` those bytes (a table patch).
+    package static func decompress(_ bytes: [UInt8], prefix: [UInt8]? = nil, limit: Int) throws(FormFailure) -> [UInt8] {
+        let decoded: Result<([UInt8], Int), FormFailure>
+        if let prefix {
+            decoded = prefix.withUnsafeBytes { base in
+                Result { () throws(FormFailure) in try decompressFrame(bytes[...], prefix: base, limit: limit) }
+            }
+        } else {
+            decoded = Result { () throws(FormFailure) in try decompressFrame(bytes[...], limit: limit) }
+        }
+        let (out, end) = try decoded.get()
         guard end == bytes.count else { throw .truncated }
         return out
     }
@@ -71,9 +80,11 @@ extension Zstd {
     }
 
     /// The frame at the start of `bytes`, and the index just past it.
-    static func decompressFrame(_ bytes: ArraySlice<UInt8>, limit: Int) throws(FormFailure) -> ([UInt8], Int) {
+    static func decompressFrame(_ bytes: ArraySlice<UInt8>, prefix: UnsafeRawBufferPointer? = nil, limit: Int) throws(FormFailure) -> ([UInt8], Int) {
         let decoder: ZstdDecoder
-        do { decoder = try ZstdDecoder(windowLogMax: windowLog(covering: Int64(limit)), prefix: nil) } catch { throw .local(error.message) }
+        // A patch's window covers its base and its output.
+        let window = windowLog(covering: Int64(limit) + Int64(prefix?.count ?? 0))
+        do { decoder = try ZstdDecoder(windowLogMax: window, prefix: prefix) } catch { throw .local(error.message) }
         var out: [UInt8] = []
         let chunk = 64 << 10
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)

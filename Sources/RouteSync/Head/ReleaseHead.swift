@@ -3,13 +3,16 @@
 /// immutable and a CDN may cache it forever (TUF's consistent snapshots):
 ///
 ///     {"format": "cenarius-head-1", "channel": "default", "version": 1795400000123,
-///      "table": {"sha256": "<S>", "size": 4113, "zst": "<O>", "zstSize": 1012},
+///      "table": {"sha256": "<S>", "size": 4113, "zst": "<O>", "zstSize": 1012,
+///                "patches": [{"from": "<S0>", "sha256": "<P>", "size": 333}]},
 ///      "index": "<X>", "release": "<the release manifest's exact text>",
 ///      "signature": "<a Routes.json.sig-style sidecar's exact text>"}
 ///
 /// - `_cenarius/t/<S>.json` holds the table's exact bytes, `_cenarius/t/<O>.zst` (when `zst` is
 ///   given) the table compressed with the release index as a second frame, `_cenarius/i/<X>.json`
-///   the release index; each is checked against the hash that names it.
+///   the release index, `_cenarius/t/<P>.patch` the table then the index as one zstd frame made
+///   `--patch-from` an earlier table `<S0>` (a device on `<S0>` fetches that, a few hundred bytes,
+///   where the compressed table is tens of kilobytes); each is checked against the hash that names it.
 /// - The signature is a sidecar of the second format over the table, the release manifest, the
 ///   index and the channel (role `channel`: the bytes `cenarius-channel:<name>`), with the
 ///   version, expiry and key rotations of any sidecar: a head served at another channel's name,
@@ -30,12 +33,31 @@ package struct ReleaseHead: Sendable, Equatable {
     /// SHA-256 hex and size of the compressed table object (table, then index), if published.
     package var tableForm: String?
     package var tableFormSize: Int64?
+    /// Patches to the table (then the index) from earlier tables, newest base first.
+    package var tablePatches: [TablePatch] = []
     /// SHA-256 hex of the release index, if published.
     package var index: String?
     /// The release manifest's exact bytes, if the release has one.
     package var release: [UInt8]?
     /// The signature sidecar's exact bytes, if signed.
     package var signature: [UInt8]?
+
+    /// `_cenarius/t/<sha256>.patch`: the new table and index, one zstd frame whose prefix is the
+    /// exact bytes of the table named `from`.
+    package struct TablePatch: Sendable, Equatable {
+        package var from: String
+        package var digest: String
+        package var size: Int64
+
+        package init(from: String, digest: String, size: Int64) {
+            self.from = from
+            self.digest = digest
+            self.size = size
+        }
+    }
+
+    /// Table patches a head names at most (from the last few releases; older devices take the compressed table).
+    package static let maxTablePatches = 4
 
     package init(channel: String = ReleaseHead.defaultChannel, version: Int64, table: String, tableSize: Int64) {
         self.channel = channel
@@ -54,6 +76,17 @@ package struct ReleaseHead: Sendable, Equatable {
     package static func tablePath(_ digest: String) -> String { "\(ReleaseIndex.folder)/t/\(digest).json" }
     package static func tableFormPath(_ digest: String) -> String { "\(ReleaseIndex.folder)/t/\(digest).zst" }
     package static func indexPath(_ digest: String) -> String { "\(ReleaseIndex.folder)/i/\(digest).json" }
+    package static func tablePatchPath(_ digest: String) -> String { "\(ReleaseIndex.folder)/t/\(digest).patch" }
+
+    /// Every store object the head names, with the SHA-256 that names it: what a publisher checks,
+    /// uploads first and never prunes while the head is kept.
+    package var objects: [(path: String, digest: String)] {
+        var objects = [(Self.tablePath(table), table)]
+        if let tableForm { objects.append((Self.tableFormPath(tableForm), tableForm)) }
+        if let index { objects.append((Self.indexPath(index), index)) }
+        for patch in tablePatches { objects.append((Self.tablePatchPath(patch.digest), patch.digest)) }
+        return objects
+    }
 
     /// What the signature covers for the channel: its name, under a prefix no file begins with.
     package static func channelBytes(_ channel: String) -> [UInt8] { Array(("cenarius-channel:" + channel).utf8) }
@@ -74,6 +107,10 @@ package struct ReleaseHead: Sendable, Equatable {
     package func serialized() -> [UInt8] {
         var tableParts = ["\"sha256\": \"\(table)\"", "\"size\": \(tableSize)"]
         if let tableForm, let tableFormSize { tableParts += ["\"zst\": \"\(tableForm)\"", "\"zstSize\": \(tableFormSize)"] }
+        if !tablePatches.isEmpty {
+            let patches = tablePatches.map { "{\"from\": \"\($0.from)\", \"sha256\": \"\($0.digest)\", \"size\": \($0.size)}" }
+            tableParts.append("\"patches\": [" + patches.joined(separator: ", ") + "]")
+        }
         var parts = ["\"format\": \"\(Self.format)\"", "\"channel\": \(JSONText.quoted(channel))", "\"version\": \(version)",
                      "\"table\": {" + tableParts.joined(separator: ", ") + "}"]
         if let index { parts.append("\"index\": \"\(index)\"") }
@@ -110,6 +147,15 @@ package struct ReleaseHead: Sendable, Equatable {
         if let form = table["zst"], form != .null {
             head.tableForm = try digest(form, "table.zst")
             head.tableFormSize = try count(table["zstSize"], "table.zstSize", limit: ByteCount.limit)
+        }
+        if let patches = table["patches"], patches != .null {
+            guard case .array(let list) = patches else { throw refuse("table.patches must be an array") }
+            // More than a publisher writes are ignored, not refused: a later version may keep more.
+            for patch in list.prefix(maxTablePatches) {
+                guard case .object = patch else { throw refuse("table.patches holds objects") }
+                head.tablePatches.append(TablePatch(from: try digest(patch["from"], "table.patches.from"), digest: try digest(patch["sha256"], "table.patches.sha256"),
+                                                    size: try count(patch["size"], "table.patches.size", limit: ByteCount.limit)))
+            }
         }
         if let index = json["index"], index != .null { head.index = try digest(index, "index") }
         for key in ["release", "signature"] {

@@ -19,9 +19,12 @@ struct HeadWriter {
         current?.index.flatMap { try? FileSystem.readFile(FileSystem.join(directory, ReleaseHead.indexPath($0)), limit: 32 << 20) }
     }
 
-    /// Writes `_cenarius/t/<S>.json`, and with forms `_cenarius/t/<O>.zst` and `_cenarius/i/<X>.json`,
-    /// then the head naming them, signed with `keys` like the sidecar (same version, expiry and rotations).
-    func write(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, sidecar: String?, keys keyPaths: [String]) throws(CenariusError) -> ReleaseHead {
+    /// Writes `_cenarius/t/<S>.json`, and with forms `_cenarius/t/<O>.zst`, `_cenarius/i/<X>.json` and
+    /// the table's patches from `bases` (earlier tables' exact bytes: `--delta-from`'s) and from the
+    /// tables the previous head named, then the head naming them, signed with `keys` like the
+    /// sidecar (same version, expiry and rotations).
+    func write(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, bases: [[UInt8]] = [], sidecar: String?,
+               keys keyPaths: [String]) throws(CenariusError) -> ReleaseHead {
         let digest = ReleaseIndex.tableDigest(table)
         try storeObject(table, at: ReleaseHead.tablePath(digest))
         let previous = current
@@ -42,6 +45,7 @@ struct HeadWriter {
                 try storeObject(form, at: ReleaseHead.tableFormPath(formDigest))
                 head.tableForm = formDigest
                 head.tableFormSize = Int64(form.count)
+                head.tablePatches = try tablePatches(to: table + index, formSize: form.count, bases: bases, previous: previous, excluding: digest)
             }
         }
         if let signed {
@@ -66,6 +70,29 @@ struct HeadWriter {
         return head
     }
 
+    /// Patches to `target` (the table, then the index) from the last few tables: `bases`, then the
+    /// previous head's table and the bases of its patches, as the store holds them. A patch no
+    /// smaller than the compressed table is left out: a device fetches the form then.
+    private func tablePatches(to target: [UInt8], formSize: Int, bases: [[UInt8]], previous: ReleaseHead?,
+                              excluding digest: String) throws(CenariusError) -> [ReleaseHead.TablePatch] {
+        var candidates = bases.map { (ReleaseIndex.tableDigest($0), Optional($0)) }
+        for earlier in [previous?.table].compactMap({ $0 }) + (previous?.tablePatches.map(\.from) ?? []) {
+            candidates.append((earlier, nil))
+        }
+        var patches: [ReleaseHead.TablePatch] = []
+        var seen: Set<String> = [digest]
+        for (from, known) in candidates where patches.count < ReleaseHead.maxTablePatches && seen.insert(from).inserted {
+            let stored = known ?? (try? FileSystem.readFile(FileSystem.join(directory, ReleaseHead.tablePath(from)), limit: RouteTable.maxBytes))
+            guard let base = stored, ReleaseIndex.tableDigest(base) == from else { continue }
+            let patch = try Zstd.compress(target, prefix: base)
+            guard patch.count < formSize else { continue }
+            let patchDigest = ReleaseIndex.tableDigest(patch)
+            try storeObject(patch, at: ReleaseHead.tablePatchPath(patchDigest))
+            patches.append(ReleaseHead.TablePatch(from: from, digest: patchDigest, size: Int64(patch.count)))
+        }
+        return patches
+    }
+
     /// A store object: written once under the name of its content, never changed afterwards.
     private func storeObject(_ bytes: [UInt8], at relative: String) throws(CenariusError) {
         let path = FileSystem.join(directory, relative)
@@ -82,10 +109,7 @@ struct HeadWriter {
         guard head.table == ReleaseIndex.tableDigest(table), head.tableSize == Int64(table.count) else {
             return "\(headPath) names another table (devices that poll it get another release): run routes again"
         }
-        var objects = [(ReleaseHead.tablePath(head.table), head.table)]
-        if let index = head.index { objects.append((ReleaseHead.indexPath(index), index)) }
-        if let form = head.tableForm { objects.append((ReleaseHead.tableFormPath(form), form)) }
-        for (relative, digest) in objects {
+        for (relative, digest) in head.objects {
             guard let object = try? FileSystem.readFile(FileSystem.join(directory, relative), limit: 64 << 20),
                   ReleaseIndex.tableDigest(object) == digest else {
                 return "\(FileSystem.join(directory, relative)), which \(headPath) names, is missing or not what its name says: run routes again"

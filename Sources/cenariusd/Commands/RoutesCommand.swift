@@ -138,12 +138,14 @@ struct RoutesCommand: AsyncParsableCommand {
             if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
         var index: [UInt8]?
+        var bases: [[UInt8]] = []
         if compress || !deltaFrom.isEmpty {
             let olds = try deltaFrom.map { old throws(CenariusError) in
                 let path = FileSystem.join(old, routesName)
                 let bytes = try FileSystem.readFile(path)
                 return FormPublisher.Release(root: old, table: try RouteTable.parse(bytes, source: path), tableBytes: bytes)
             }
+            bases = olds.map(\.tableBytes)
             var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
             publisher.routesName = routesName
             publisher.outputRoot = root
@@ -161,7 +163,7 @@ struct RoutesCommand: AsyncParsableCommand {
         if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
         // Last: the one name devices poll, naming only what is already written.
         let writer = headWriter(root)
-        let head = try writer.write(table: bytes, manifest: manifest, index: index, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
+        let head = try writer.write(table: bytes, manifest: manifest, index: index, bases: bases, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
         summary.head = writer.headPath
         summary.headVersion = head.version
         if !quiet { Output.line("wrote \(writer.headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
