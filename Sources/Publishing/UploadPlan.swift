@@ -25,7 +25,7 @@ package struct UploadPlan: Sendable {
 
     /// The release staged in `staging` (what `routes --out-dir` wrote) and the files of `build`
     /// its table lists, against what the remote holds.
-    package init(staging: String, build: String, table: RouteTable, plain: Set<ContentHash>, record: ReleaseRecord,
+    package init(staging: String, build: String, table: RouteTable, record: ReleaseRecord,
                  remote: RemoteState, pointerMaxAge: Int) throws(CenariusError) {
         let routesName = remote.routesName
         func upload(_ key: String, _ body: Upload.Body, size: Int64) -> Upload {
@@ -44,18 +44,6 @@ package struct UploadPlan: Sendable {
                 }
             } else {
                 pointers[key] = upload(key, body, size: size)
-            }
-        }
-        // The bytes zstd cannot shrink, so the store alone holds the release whole.
-        var seen = Set<ContentHash>()
-        for entry in table.entries where plain.contains(entry.hash) && seen.insert(entry.hash).inserted {
-            let key = ReleaseIndex.plainPath(entry.hash)
-            let size = entry.size ?? FileSystem.regularFileSize(FileSystem.join(build, entry.uri.value)) ?? 0
-            if remote.objects[key] != nil {
-                skipped += 1
-                skippedBytes += size
-            } else {
-                store.append(upload(key, .file(FileSystem.join(build, entry.uri.value)), size: size))
             }
         }
         let recordBytes = record.serialized()

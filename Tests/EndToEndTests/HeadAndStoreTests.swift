@@ -24,14 +24,18 @@ import TestOrigin
         /// Release `n` in its own folder, published with patches from the one before, and uploaded
         /// over the origin (nothing deleted, as an upload does).
         @discardableResult
-        func publish(_ n: Int, key: String = "k1", upload: Bool = true) throws -> String {
+        func publish(_ n: Int, key: String = "k1", upload: Bool = true, delta: Bool = true, extra: [String: Data] = [:]) throws -> String {
             let folder = dir.path("v\(n)")
             try? FileManager.default.removeItem(atPath: folder)
+            for (path, bytes) in extra {
+                try FileManager.default.createDirectory(atPath: (folder + "/" + path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try bytes.write(to: URL(fileURLWithPath: folder + "/" + path))
+            }
             let bundle = ReleaseBytesEndToEndTests.bundle(3, 40_000) + "\n// release \(n)\n"
             try dir.write("v\(n)/js/app.\(String(repeating: String(n), count: 8)).js", bundle)
             try dir.write("v\(n)/index.html", "<h1>release \(n)</h1>")
             for m in 0..<30 { try dir.write("v\(n)/static/file-\(m).txt", "unchanged \(m)\n") }
-            let forms = n == 1 ? ["--compress"] : ["--delta-from", dir.path("v\(n - 1)")]
+            let forms = n == 1 || !delta ? ["--compress"] : ["--delta-from", dir.path("v\(n - 1)")]
             let routes = try Binary.run(["routes", folder, "--sign-key", dir.path(key + ".key")] + forms)
             #expect(routes.status == 0, "release \(n): \(routes.stderr)")
             #expect(try Binary.run(["routes", folder, "--check"]).status == 0, "release \(n): routes --check")
@@ -84,6 +88,27 @@ import TestOrigin
             #expect(!paths.contains { $0.hasPrefix("_cenarius/t/") && ($0.hasSuffix(".zst") || $0.hasSuffix(".json")) }, "release \(n): \(paths)")
             #expect(try site.served().hasPrefix("<h1>release \(n)</h1>"))
         }
+        #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
+    }
+
+    /// Files zstd cannot shrink come from the store (`_cenarius/f/<hash>`, an immutable name), and
+    /// from their uri only when the store has lost them.
+    @Test func incompressibleFilesComeFromTheStore() async throws {
+        let site = try await Site()
+        try site.publish(1)
+        _ = try site.sync("committed", "release 1")
+        let noise = (0..<2).map { _ in Data((0..<20_000).map { _ in UInt8.random(in: 0...255) }) }
+        let folder = try site.publish(2, delta: false, extra: ["img/a.bin": noise[0], "img/b.bin": noise[1]])
+        let md5 = noise.map { TestOrigin.md5(Array($0)) }
+        #expect(FileManager.default.contents(atPath: folder + "/_cenarius/f/" + md5[0]) == noise[0], "routes wrote the store's copy")
+        site.origin.remove("_cenarius/f/" + md5[1])
+        // Most of the site is new, so the device would take the pack: gone, each file is fetched alone.
+        for pack in try FileManager.default.contentsOfDirectory(atPath: folder + "/_cenarius/pack") { site.origin.remove("_cenarius/pack/" + pack) }
+        site.origin.resetRequests()
+        _ = try site.sync("committed", "release 2")
+        let paths = site.origin.requests.map(\.path)
+        #expect(paths.contains("_cenarius/f/" + md5[0]) && !paths.contains("img/a.bin"), "\(paths)")
+        #expect(paths.contains("_cenarius/f/" + md5[1]) && paths.contains("img/b.bin"), "the store lost b: its uri, after: \(paths)")
         #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
     }
 

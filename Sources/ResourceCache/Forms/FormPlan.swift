@@ -30,7 +30,7 @@ package struct FormPlan: Sendable, Equatable {
     package var packFrames: [(entry: RouteEntry, base: ContentHash?)] = []
 
     package static func == (lhs: FormPlan, rhs: FormPlan) -> Bool {
-        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.pack?.hash == rhs.pack?.hash
+        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.storedPlain == rhs.storedPlain && lhs.pack?.hash == rhs.pack?.hash
             && lhs.packFrames.map(\.entry) == rhs.packFrames.map(\.entry) && lhs.packFrames.map(\.base) == rhs.packFrames.map(\.base)
     }
 
@@ -45,6 +45,9 @@ package struct FormPlan: Sendable, Equatable {
     }
     /// The objects the chosen patches decode against: garbage collection spares them.
     package var bases: Set<ContentHash> = []
+    /// Files to fetch plain whose exact bytes the store holds (`_cenarius/f/`, an immutable name):
+    /// fetched there, with the file at its uri as the fallback.
+    package var storedPlain: Set<ContentHash> = []
 
     /// A pack is fetched when the files wanted from it are at least this share of its files' bytes.
     package static let packShare = 0.75
@@ -59,6 +62,7 @@ package struct FormPlan: Sendable, Equatable {
             for entry in downloads { sources[entry.hash] = [.plain] }
             return
         }
+        if index.storedPlain { storedPlain = index.plain.intersection(downloads.map(\.hash)) }
         var patches: [ContentHash: [ContentHash]] = [:]
         for patch in index.patches { patches[patch.target, default: []].append(patch.base) }
         var unpatched: [RouteEntry] = []

@@ -59,7 +59,7 @@ extension Syncer {
         report.importedFromPreset += imported.count
         let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects, cache: cache,
                                       held: held, report: &report, cancel: cancel)
-        try download(plain, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
+        try download(plain, stored: forms.storedPlain, remote: remote, mirrors: mirrors, with: downloader, into: objects, cache: cache, report: &report, cancel: cancel, progress: progress)
         if let holding = try offer.admission.holding() {
             return .held(waitingForHolds(holding, report: report, offer: offer, started: started))
         }

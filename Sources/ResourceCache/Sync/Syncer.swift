@@ -120,12 +120,16 @@ package struct Syncer: Sendable {
         }
     }
 
-    func download(_ entries: [RouteEntry], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
-                          cache: OpenedCache, report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
+    /// `stored`: files whose exact bytes the remote's store holds, fetched there (an immutable
+    /// name a CDN caches for good) and at their uri only when that fails.
+    func download(_ entries: [RouteEntry], stored: Set<ContentHash> = [], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
+                  cache: OpenedCache, report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
         guard !entries.isEmpty else { return }
         let files = entries.map { entry in
-            FileDownload(url: remote.fileURL(entry.uri), destination: objects.temporaryPath(entry.hash), expected: entry.hash,
-                         label: entry.uri.value, size: entry.size, mirrors: mirrors.map { $0.fileURL(entry.uri) })
+            let atURI = [remote.fileURL(entry.uri)] + mirrors.map { $0.fileURL(entry.uri) }
+            let urls = stored.contains(entry.hash) ? [remote.objectURL(ReleaseIndex.plainPath(entry.hash))] + atURI : atURI
+            return FileDownload(url: urls[0], destination: objects.temporaryPath(entry.hash), expected: entry.hash,
+                                label: entry.uri.value, size: entry.size, mirrors: Array(urls.dropFirst()))
         }
         let results = downloader.download(files, cancel: cancel, progress: progress)
         var firstError: CenariusError?

@@ -92,7 +92,7 @@ package struct FormPublisher {
     package func publish() throws(CenariusError) -> Summary {
         let root = outputRoot ?? release.root
         let folder = FileSystem.join(root, ReleaseIndex.folder)
-        for sub in ["z", "p", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
+        for sub in ["z", "p", "f", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
         let algorithm = release.table.entries.first?.hash.algorithm ?? .md5
         let matches = olds.map { BaseMatch($0.table) }
         var index = ReleaseIndex(table: ReleaseIndex.tableDigest(tableBytes))
@@ -122,7 +122,9 @@ package struct FormPublisher {
                 summary.compressedForms += 1
                 summary.compressedBytes += Int64(compressed.count)
             } else {
+                // A copy, never a link: a build that rewrites the file in place would change the object.
                 index.plain.insert(entry.hash)
+                try write(bytes, to: ReleaseIndex.plainPath(entry.hash), root: root)
             }
             for (k, (old, match)) in zip(olds, matches).enumerated() where !oldSets[k].contains(entry.hash) {
                 var frame = compressed
@@ -164,6 +166,7 @@ package struct FormPublisher {
         let table = try Zstd.compress(tableBytes)
         index.tableForm = table.count < tableBytes.count
         index.head = head
+        index.storedPlain = true
         let indexBytes = index.serialized()
         let indexPath = FileSystem.join(root, ReleaseIndex.indexPath(table: index.table))
         try FileSystem.writeAtomically(indexBytes, to: indexPath)

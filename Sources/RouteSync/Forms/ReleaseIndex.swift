@@ -71,6 +71,9 @@ package struct ReleaseIndex: Sendable, Equatable {
     /// The default channel's head is published beside the table (ReleaseHead): a device that
     /// sees it polls the head from then on.
     package var head = false
+    /// The store holds the exact bytes of every `plain` file (`plainPath`): a device fetches them
+    /// there, an immutable name, rather than at their uris.
+    package var storedPlain = false
     package var deltaPacks: [DeltaPack] = []
 
     package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
@@ -89,7 +92,8 @@ package struct ReleaseIndex: Sendable, Equatable {
     package static func patchPath(_ patch: Patch) -> String { "\(folder)/p/\(patch.target.hex)-\(patch.base.hex).zst" }
     package static func packPath(_ hash: ContentHash) -> String { "\(folder)/pack/\(hash.hex).pack" }
     /// The exact bytes of a file zstd cannot shrink (`plain`), so that the store alone holds every
-    /// release whole (`publish` writes them; `promote` and `rollback` rebuild a release from them).
+    /// release whole and devices fetch them at an immutable name (`routes --compress` writes them;
+    /// `promote` and `rollback` rebuild a release from them).
     package static func plainPath(_ hash: ContentHash) -> String { "\(folder)/f/\(hash.hex)" }
     package static func tablePath(_ routesName: String) -> String { "\(folder)/\(routesName).zst" }
 
@@ -100,6 +104,7 @@ package struct ReleaseIndex: Sendable, Equatable {
         out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
         out += "]"
         if head { out += ",\n \"head\": true" }
+        if storedPlain { out += ",\n \"storedPlain\": true" }
         if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
         if !deltaPacks.isEmpty {
             out += ",\n \"deltaPacks\": [" + deltaPacks.map { delta in
@@ -137,6 +142,9 @@ package struct ReleaseIndex: Sendable, Equatable {
                         try s.skipValue()
                     case "head":
                         index.head = s.peek() == UInt8(ascii: "t")
+                        try s.skipValue()
+                    case "storedPlain":
+                        index.storedPlain = s.peek() == UInt8(ascii: "t")
                         try s.skipValue()
                     case "plain":
                         try s.array { s throws(JSONScanner.Failure) in index.plain.insert(try hash(&s)) }

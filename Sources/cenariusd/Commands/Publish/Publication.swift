@@ -62,14 +62,13 @@ struct Publication {
             routes.deltaFrom.append(folder)
         }
         let written = try routes.write(into: staging.release, quiet: true)
-        guard let indexPath = written.forms?.index, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
+        guard written.forms?.index != nil, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
         guard written.table == FileSystem.join(staging.release, routesName), ReleaseIndex.tableDigest(try FileSystem.readFile(written.table)) == digest else {
             throw CenariusError.integrity("\(build) changed while it was published: run publish again")
         }
-        let index = try ReleaseIndex.parse(FileSystem.readFile(indexPath), source: indexPath)
         let headBytes = try FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes)
         let record = try ReleaseRecord(head: headBytes, published: FileSystem.now(), origin: origin, files: files, bytes: bytes)
-        let plan = try UploadPlan(staging: staging.release, build: build, table: table, plain: index.plain, record: record,
+        let plan = try UploadPlan(staging: staging.release, build: build, table: table, record: record,
                                   remote: state, pointerMaxAge: pointerMaxAge)
         return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead)
     }
