@@ -63,10 +63,13 @@ def fetch_site(out, package, version, folder):
 
 
 def files_of(site):
+    """The site's own files: not the table, its head and sidecars, nor the store `routes` writes beside them."""
     found = {}
-    for dirpath, _, names in os.walk(site):
+    for dirpath, dirs, names in os.walk(site):
+        if dirpath == site:
+            dirs[:] = [d for d in dirs if d != "_cenarius"]
         for n in names:
-            if n.startswith("."):
+            if n.startswith(".") or (dirpath == site and n.startswith("Routes.")):
                 continue
             path = os.path.join(dirpath, n)
             found[os.path.relpath(path, site)] = path
@@ -121,13 +124,24 @@ def references(old, new, table):
         base = old_files.get(uri) or by_stem.get(stem(uri))
         alone = zstd_size(path)
         patch += min(alone, zstd_size(path, base)) if base else alone
-    patch += zstd_size(table)
+    table_ref = zstd_size(table)
+    patch += table_ref
     gz = 0
     for path in list(new_files.values()) + [table]:
         with open(path, "rb") as f:
             gz += len(gzip.compress(f.read(), compresslevel=6))
-    return {"changed_files": changed, "changed_bytes": changed_bytes, "patch_ref": patch, "gzip_ref": gz,
+    return {"changed_files": changed, "changed_bytes": changed_bytes, "patch_ref": patch, "table_ref": table_ref, "gzip_ref": gz,
+            "pack_ref": pack_size(new, sorted(new_files) + [os.path.relpath(table, new)]),
             "files": len(new_files), "site_bytes": sum(os.path.getsize(p) for p in new_files.values())}
+
+
+def pack_size(root, names):
+    """B8 v2's first-install reference: one cross-file `tar | zstd -19 --long` pack of the site and its table."""
+    with tempfile.NamedTemporaryFile() as listing:
+        listing.write("\n".join(names).encode() + b"\n")
+        listing.flush()
+        tar = subprocess.run(["tar", "-C", root, "-cf", "-", "--no-recursion", "-T", listing.name], capture_output=True, check=True).stdout
+    return len(subprocess.run(["zstd", "-q", "-19", "--long=27", "-c"], input=tar, capture_output=True, check=True).stdout)
 
 
 class Origin:
@@ -173,16 +187,21 @@ http {{
 def timed_on_device(cmd):
     """Runs cmd in the device's namespace; wall seconds, peak RSS MiB, bytes on the device's wire, stdout."""
     before = Link.device_bytes()
+    rss = tempfile.NamedTemporaryFile()
     start = time.perf_counter()
-    proc = subprocess.Popen(Link.on_device(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # `ip netns exec` execs the command: the rusage of this child is cenariusd's own.
-    _, status, usage = os.wait4(proc.pid, 0)
+    # /usr/bin/time forks cenariusd from its own small process: a child's peak RSS starts from its
+    # parent's at the fork (Linux keeps it across exec), and this Python process is tens of MiB.
+    proc = subprocess.Popen(Link.on_device(["/usr/bin/time", "-f", "%M", "-o", rss.name] + list(cmd)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, _ = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     stdout, stderr = proc.stdout.read(), proc.stderr.read()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd[:2])} failed ({os.waitstatus_to_exitcode(status)}): {stderr[-800:]}")
     time.sleep(0.3)  # the last ACKs and FINs cross the link
-    return wall, usage.ru_maxrss / 1024, Link.device_bytes() - before, stdout
+    peak = int(open(rss.name).read().split()[-1]) / 1024
+    rss.close()
+    return wall, peak, Link.device_bytes() - before, stdout
 
 
 def verified(bin_path, cache, preset, table):
@@ -251,7 +270,7 @@ def b8(bin_path, out, smoke=False):
             plain_new = publish(bin_path, new_site, os.path.join(pair_dir, "plain-new"), [])
             refs = references(plain_old, plain_new, os.path.join(plain_new, "Routes.json"))
             old_refs = references(plain_new, plain_old, os.path.join(plain_old, "Routes.json"))
-            pair = {"name": f"{package} {old_v} → {new_v}", **refs, "first_gzip_ref": old_refs["gzip_ref"],
+            pair = {"name": f"{package} {old_v} → {new_v}", **refs, "first_gzip_ref": old_refs["gzip_ref"], "first_pack_ref": old_refs["pack_ref"],
                     "first_site_bytes": old_refs["site_bytes"], "first_files": old_refs["files"]}
             pair["today"] = measure(bin_path, os.path.join(pair_dir, "device-plain"), origin, plain_old, plain_new,
                                     os.path.join(plain_new, "Routes.json"))
@@ -279,6 +298,21 @@ def judge(pair):
         "rss": [max(row["first"]["rss"], row["release"]["rss"]), 64, max(row["first"]["rss"], row["release"]["rss"]) <= 64],
         "verified": [row["verified"], True, row["verified"]],
     }
+    # B8 v2 (the head and the store): half the patch reference where the table is more than half of
+    # it, else the reference; 3 round trips plus 1.1x the bytes; a first install at one cross-file
+    # pack's size, in 1.15x the link's floor (2 round trips plus the pack over the bandwidth).
+    if "cenariusd" in pair:
+        share = 0.5 if pair["table_ref"] > 0.5 * pair["patch_ref"] else 1.0
+        release_v2 = share * pair["patch_ref"]
+        release_v2_s = 3 * RTT_S + 1.1 * row["release"]["wire"] * 8 / RATE_BPS
+        first_v2 = pair["first_pack_ref"]
+        first_v2_s = 1.15 * (2 * RTT_S + first_v2 * 8 / RATE_BPS)
+        pair["bars_v2"] = {
+            "release_bytes": [row["release"]["wire"], release_v2, row["release"]["wire"] <= release_v2],
+            "release_seconds": [row["release"]["seconds"], release_v2_s, row["release"]["seconds"] <= release_v2_s],
+            "first_bytes": [row["first"]["wire"], first_v2, row["first"]["wire"] <= first_v2],
+            "first_seconds": [row["first"]["seconds"], first_v2_s, row["first"]["seconds"] <= first_v2_s],
+        }
     return pair
 
 
@@ -304,4 +338,15 @@ def markdown(result):
         lines.append(f"| {p['name']} | {p['changed_files']} of {p['files']} | {cell('release_bytes', mb)} | {cell('first_bytes', mb)} | "
                      f"{cell('release_seconds', lambda s: f'{s:.2f} s')} | {cell('first_seconds', lambda s: f'{s:.2f} s')} | "
                      f"{cell('rss', lambda m: f'{m:.1f}')} | {'yes' if b['verified'][2] else 'NO'} |")
+    v2 = [p for p in result["pairs"] if "bars_v2" in p]
+    if v2:
+        lines += ["", "B8 v2 (head and store): a release ≤ 0.5× the patch reference where the table is more than half of it, else ≤ 1.0×, "
+                  "in ≤ 3 RTT + 1.1× its bytes over the link; a first install ≤ 1.0× one `tar | zstd -19 --long` pack, in ≤ 1.15× the link's floor.", "",
+                  "| pair | table's share of the ref | release / bar | release time / bar | first install / pack ref | first install time / bar |",
+                  "|---|---|---|---|---|---|"]
+        for p in v2:
+            b = p["bars_v2"]
+            cell = lambda k, fmt: f"{fmt(b[k][0])} / {fmt(b[k][1])} {'✓' if b[k][2] else '✗'}"
+            lines.append(f"| {p['name']} | {p['table_ref'] / p['patch_ref']:.0%} | {cell('release_bytes', mb)} | {cell('release_seconds', lambda s: f'{s:.2f} s')} | "
+                         f"{cell('first_bytes', mb)} | {cell('first_seconds', lambda s: f'{s:.2f} s')} |")
     return lines

@@ -34,19 +34,22 @@ def sh(cmd, **kw):
 
 def timed(cmd, env=None):
     """Runs cmd as a whole process; returns (wall seconds, peak RSS MiB, stdout).
-    Wall time from a monotonic clock around fork/exec/wait, peak RSS from the kernel's rusage
-    of that one child (what /usr/bin/time -v reports, at microsecond instead of 10 ms resolution)."""
+    Wall time from a monotonic clock around fork/exec/wait; peak RSS from /usr/bin/time, which forks
+    the command from its own small process: a child's peak RSS starts from its parent's at the fork
+    (Linux keeps the high-water mark across exec), and this Python process is tens of MiB, so the
+    rusage of a child of this one reported Python's size for any small command."""
     out_path = os.path.join(OUT, "stdout.txt")
     err_path = os.path.join(OUT, "stderr.txt")
+    rss_path = os.path.join(OUT, "rss.txt")
     with open(out_path, "w") as out, open(err_path, "w") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_path] + list(cmd), stdout=out, stderr=err, env=env)
+        _, status, _ = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {open(err_path).read()[-600:]}")
-    return wall, usage.ru_maxrss / 1024, open(out_path).read()
+    return wall, int(open(rss_path).read().split()[-1]) / 1024, open(out_path).read()
 
 
 def count_files(path):

@@ -23,6 +23,19 @@ import Testing
         #expect(headers.acceptRanges)
     }
 
+    /// What a cache on the way says of its copy, kept as `why`'s evidence: until when it may serve
+    /// it unchanged is its `s-maxage` (else `max-age`) less its `Age`, from when it came.
+    @Test func aCachesAgeAndLifetimeSayHowStaleItsCopyMayBe() {
+        let headers = parse(["HTTP/1.1 200 OK\r\n", "age: 40\r\n", "Cache-Control: public, max-age=300, s-maxage=120\r\n",
+                             "Date: Thu, 26 Nov 2026 06:00:00 GMT\r\n"])
+        #expect(headers.age == "40" && headers.cacheControl == "public, max-age=300, s-maxage=120" && headers.date == "Thu, 26 Nov 2026 06:00:00 GMT")
+        let polled = PolledResponse(url: "https://user:secret@cdn.example/Routes.head", headers: headers, at: 1000)
+        #expect(polled.staleUntil == 1080, "s-maxage 120 less an age of 40")
+        #expect(!polled.url.contains("secret"), "no credentials in the cache (G11)")
+        #expect(PolledResponse(url: "u", headers: parse(["HTTP/1.1 200 OK\r\n", "Age: 9\r\n"]), at: 0).staleUntil == nil, "no lifetime: it does not say")
+        #expect(HeaderValue.age("-1") == nil && HeaderValue.age("12345678901") == nil && HeaderValue.sharedMaxAge("max-age=\"60\"") == 60)
+    }
+
     @Test func aNewStatusLineForgetsThePreviousResponse() {
         let headers = parse(["HTTP/1.1 301 Moved\r\n", "ETag: \"old\"\r\n", "HTTP/2 200\r\n", "content-length: 5\r\n"])
         #expect(headers.status == 200)
