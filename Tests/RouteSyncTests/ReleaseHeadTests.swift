@@ -15,7 +15,8 @@ import RouteSync
         head.release = Array("{\"release\": \"r1\"}\n".utf8)
         head.signature = Array("{\"format\": \"cenarius-sig-2\", \"version\": 1795652164789}\n".utf8)
         #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
-        head.tablePatches = [ReleaseHead.TablePatch(from: String(repeating: "01", count: 32), digest: String(repeating: "23", count: 32), size: 333),
+        head.tablePatches = [ReleaseHead.TablePatch(from: String(repeating: "01", count: 32), digest: String(repeating: "23", count: 32), size: 3,
+                                                    inline: [0x28, 0xB5, 0x2F]),
                              ReleaseHead.TablePatch(from: String(repeating: "45", count: 32), digest: String(repeating: "67", count: 32), size: 412)]
         #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
         #expect(head.objects.map(\.path).contains("_cenarius/t/\(String(repeating: "23", count: 32)).patch"))
@@ -53,6 +54,7 @@ import RouteSync
         #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1}, "release": {}}"#,
         #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1, "patches": {}}}"#,
         #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1, "patches": [{"from": "x"}]}}"#,
+        #"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(String(repeating: "ab", count: 32))", "size": 1, "patches": [{"from": "\#(String(repeating: "ab", count: 32))", "sha256": "\#(String(repeating: "ab", count: 32))", "size": 1, "bytes": "!!"}]}}"#,
     ])
     func hostileHeadsAreRefusedWhole(_ text: String) {
         #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(text.utf8), source: "t") }

@@ -147,9 +147,12 @@ extension Syncer {
         guard let patch = head.tablePatches.first(where: { $0.from == base }) else { return nil }
         let url = remote.objectURL(ReleaseHead.tablePatchPath(patch.digest))
         let limit = RouteTable.maxBytes + (32 << 20)
-        guard patch.size <= Int64(limit),
-              case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, cancel: cancel),
-              ReleaseIndex.tableDigest(body) == patch.digest,
+        let body = patch.inline.flatMap { ReleaseIndex.tableDigest($0) == patch.digest ? $0 : nil } ?? {
+            guard patch.size <= Int64(limit),
+                  case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, cancel: cancel) else { return nil }
+            return body
+        }()
+        guard let body, ReleaseIndex.tableDigest(body) == patch.digest,
               let decoded = try? Zstd.decompress(body, prefix: current, limit: limit),
               head.tableSize <= Int64(decoded.count) else { return nil }
         let table = Array(decoded[..<Int(head.tableSize)])

@@ -48,13 +48,20 @@ package struct ReleaseHead: Sendable, Equatable {
         package var from: String
         package var digest: String
         package var size: Int64
+        /// The patch itself, in the head (`"bytes"`, base64): the newest base's, when small, so that
+        /// a device on the previous release has the new table with the head, one round trip fewer.
+        package var inline: [UInt8]?
 
-        package init(from: String, digest: String, size: Int64) {
+        package init(from: String, digest: String, size: Int64, inline: [UInt8]? = nil) {
             self.from = from
             self.digest = digest
             self.size = size
+            self.inline = inline
         }
     }
+
+    /// The largest patch carried in the head itself.
+    package static let maxInlinePatch = 16 << 10
 
     /// Table patches a head names at most (from the last few releases; older devices take the compressed table).
     package static let maxTablePatches = 4
@@ -108,7 +115,10 @@ package struct ReleaseHead: Sendable, Equatable {
         var tableParts = ["\"sha256\": \"\(table)\"", "\"size\": \(tableSize)"]
         if let tableForm, let tableFormSize { tableParts += ["\"zst\": \"\(tableForm)\"", "\"zstSize\": \(tableFormSize)"] }
         if !tablePatches.isEmpty {
-            let patches = tablePatches.map { "{\"from\": \"\($0.from)\", \"sha256\": \"\($0.digest)\", \"size\": \($0.size)}" }
+            let patches = tablePatches.map { patch in
+                "{\"from\": \"\(patch.from)\", \"sha256\": \"\(patch.digest)\", \"size\": \(patch.size)"
+                    + (patch.inline.map { ", \"bytes\": \"\(Base64.encode($0))\"" } ?? "") + "}"
+            }
             tableParts.append("\"patches\": [" + patches.joined(separator: ", ") + "]")
         }
         var parts = ["\"format\": \"\(Self.format)\"", "\"channel\": \(JSONText.quoted(channel))", "\"version\": \(version)",
@@ -153,8 +163,16 @@ package struct ReleaseHead: Sendable, Equatable {
             // More than a publisher writes are ignored, not refused: a later version may keep more.
             for patch in list.prefix(maxTablePatches) {
                 guard case .object = patch else { throw refuse("table.patches holds objects") }
-                head.tablePatches.append(TablePatch(from: try digest(patch["from"], "table.patches.from"), digest: try digest(patch["sha256"], "table.patches.sha256"),
-                                                    size: try count(patch["size"], "table.patches.size", limit: ByteCount.limit)))
+                var entry = TablePatch(from: try digest(patch["from"], "table.patches.from"), digest: try digest(patch["sha256"], "table.patches.sha256"),
+                                       size: try count(patch["size"], "table.patches.size", limit: ByteCount.limit))
+                if let bytes = patch["bytes"], bytes != .null {
+                    // Checked against its SHA-256 where it is used, like a patch fetched from the store.
+                    guard let text = bytes.string, let decoded = Base64.decode(text), decoded.count <= maxInlinePatch else {
+                        throw refuse("table.patches.bytes must be base64 of at most \(maxInlinePatch) bytes")
+                    }
+                    entry.inline = decoded
+                }
+                head.tablePatches.append(entry)
             }
         }
         if let index = json["index"], index != .null { head.index = try digest(index, "index") }

@@ -88,7 +88,9 @@ struct HeadWriter {
             guard patch.count < formSize else { continue }
             let patchDigest = ReleaseIndex.tableDigest(patch)
             try storeObject(patch, at: ReleaseHead.tablePatchPath(patchDigest))
-            patches.append(ReleaseHead.TablePatch(from: from, digest: patchDigest, size: Int64(patch.count)))
+            // The newest base's patch rides in the head too: a device on the previous release needs no other request for its table.
+            let inline = patches.isEmpty && patch.count <= ReleaseHead.maxInlinePatch ? patch : nil
+            patches.append(ReleaseHead.TablePatch(from: from, digest: patchDigest, size: Int64(patch.count), inline: inline))
         }
         return patches
     }
