@@ -208,6 +208,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestOrigin", "Daemon", "ResourceCache", "RouteSync",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

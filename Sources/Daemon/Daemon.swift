@@ -76,47 +76,9 @@ package enum Daemon {
             logger.logLevel = options.logLevel
             return logger
         }()
-        let metrics = DaemonMetrics()
-        let generation = CurrentGeneration()
-        let events = EventHub()
-        // Before anything can publish: the start's own events are reported too.
-        let reports = develop == nil ? options.reportURL.map { url in
-            ReportService(url: url, settings: holder, queuePath: layout.root + "/report-queue",
-                          deviceHash: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), events: events, logger: logger)
-        } : nil
-        let releases = ReleaseSupervisor(settings: settings, options: options.trial, events: events, metrics: metrics,
-                                         logger: logger, switched: generation.changed)
-        let view = releases.view
-        let watch = RolloutWatch(settings: holder, events: events, logger: logger)
-        let expiry = ExpiryWatch(settings: holder, events: events, logger: logger)
-        let coordinator = SyncCoordinator(
-            settings: settings, logger: logger, metrics: metrics,
-            onStart: { reason in await releases.syncStarted(reason: reason) },
-            onFinish: { finished in
-                generation.changed()
-                // A commit is taken in by the release state whatever the sync's outcome says.
-                await releases.syncEnded()
-                expiry.check()
-                SystemdNotifier.notify("STATUS=" + SystemdNotifier.status(finished.result))
-                switch finished.result {
-                case .success(let report):
-                    await watch.afterSync(report)
-                case .failure(let error) where error.isCancelled:
-                    logger.debug("no sync-failed event: the sync was cancelled by shutdown")
-                case .failure(let error):
-                    events.publish("sync-failed", generation: GenerationStore(layout: layout).current()?.number, [
-                        "error": .int(Int(error.code.rawValue)), "desc": .string(error.code.name), "message": .string(error.message),
-                        "reason": .string(finished.reason),
-                        "why": .string(Why.failureReason(LastSync(at: FileSystem.now(), outcome: nil, error: error)).rawValue),
-                    ])
-                }
-            },
-            releaseMark: { view.mark(for: $0) })
-        let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
-                              interval: options.interval, develop: develop != nil)
-        let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,
-                                metrics: metrics, token: options.token, info: info, events: events, releases: releases, rollout: watch,
-                                writeGuard: WriteGuard(allowed: Set(options.allowOrigins), bind: options.bind), options: options)
+        let parts = DaemonParts(settings: settings, develop: develop, options: options, holder: holder, logger: logger)
+        let (state, coordinator, releases, watch, reports, router, info) =
+            (parts.state, parts.coordinator, parts.releases, parts.rollout, parts.reports, parts.router, parts.info)
         let watchdog = SystemdNotifier.watchdogPeriod()
         let liveness = Liveness(timeout: settings.transfer.timeout, period: watchdog ?? 0)
         await coordinator.watch(liveness)
@@ -125,10 +87,6 @@ package enum Daemon {
             // Before serving: a trial whose deadline passed while the daemon was down rolls back now.
             await releases.start()
         }
-        let router = DaemonRouter(state: state, files: FileServer(
-            memory: ContentCache(budget: options.memoryBudget, maxEntry: 64 << 10),
-            gzipFolder: develop == nil ? layout.compressed : nil,
-            prepared: PreparedFiles(budget: options.memoryBudget), immutable: options.immutable, fallback: options.fallback))
         let descriptors = DescriptorLimit.raiseSoftLimit()
         let maxConnections = options.maxConnections ?? DescriptorLimit.defaultMaxConnections(limit: descriptors.after)
         logger.info("descriptors", metadata: [
