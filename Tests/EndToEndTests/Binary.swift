@@ -23,6 +23,17 @@ struct Binary {
         return dir.appendingPathComponent("cenariusd").path
     }
 
+    /// The binary started and left running, its output discarded: for a test that kills it.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// `killAfter`: a watchdog for tests of things that must not hang; a run it had to end
     /// reports status -1 (instead of hanging the suite). `executable`: another program that runs
     /// `cenariusd` (strace).

@@ -40,12 +40,7 @@ import TestOrigin
         for round in 1...Self.rounds {
             publish(origin, version: round)
             for uri in Self.uris where random.next() < 0.3 { origin.inject(.delay(0.05 + random.next() * 0.15), on: uri, times: 1) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Binary.path)
-            process.arguments = ["sync"] + common
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Binary.start(["sync"] + common)
             usleep(useconds_t(random.next() * 400_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

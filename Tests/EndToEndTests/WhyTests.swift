@@ -104,12 +104,7 @@ import TestOrigin
         #expect(try Binary.run(["sync"] + common).status == 0)
         origin.publish(["index.html": "v2", "big.bin": String(repeating: "x", count: 1 << 20)])
         origin.inject(.stall, on: "big.bin")
-        let running = Process()
-        running.executableURL = URL(fileURLWithPath: Binary.path)
-        running.arguments = ["sync"] + common
-        running.standardOutput = FileHandle.nullDevice
-        running.standardError = FileHandle.nullDevice
-        try running.run()
+        let running = try Binary.start(["sync"] + common)
         defer { if running.isRunning { kill(running.processIdentifier, SIGKILL) } }
         try waitUntil { try why().reason == "downloading" }
         let answer = try why()
