@@ -87,6 +87,15 @@ import TestOrigin
     /// `sync` and `seed` start loading libcurl on a second thread at launch. One that fails
     /// before it downloads used to exit while that load ran, and about 2% of such runs died of
     /// SIGSEGV in libcurl's dependencies' exit handlers instead of exiting 5.
+    /// A channel name that is not one is a usage error (64) naming the option, on every command that takes one.
+    @Test(arguments: [["routes", "/tmp", "--channel", "Beta"], ["publish", "/tmp", "--to", "/tmp/x", "--channel", "Beta"],
+                      ["promote", "--from", "beta", "--to", "../x", "/tmp/x"], ["halt", "--channel", "b/c", "/tmp/x"],
+                      ["rollback", "--channel", "Beta", "/tmp/x"], ["sync", "--channel", "Beta", "--remote", "http://127.0.0.1:9"]])
+    func aChannelThatIsNoNameIsAUsageError(_ arguments: [String]) throws {
+        let run = try Binary.run(arguments)
+        #expect(run.status == 64 && run.stderr.contains("must be lower-case letters, digits and -"), "\(arguments): \(run.status) \(run.stderr)")
+    }
+
     @Test func aSyncThatFailsBeforeDownloadingExitsWithItsCodeEveryTime() throws {
         let dir = try Scratch()
         defer { dir.remove() }

@@ -102,6 +102,11 @@ package struct ReleaseHead: Sendable, Equatable {
     /// that it is safe in a URL and in the head's name.
     package static func isChannel(_ name: String) -> Bool { TableSignature.isRole(name) && name.utf8.count <= 32 }
 
+    /// A channel given on the command line, or a usage error (exit 64) that says what one is.
+    package static func checkChannel(_ name: String, option: String = "--channel") throws(CenariusError) {
+        guard isChannel(name) else { throw .usage("\(option) must be lower-case letters, digits and -, at most 32 bytes (\"\(name)\" is not)") }
+    }
+
     /// The files a signed head covers, by role, given the bytes they name.
     package func signedFiles(table: [UInt8], index: [UInt8]?) -> [String: [UInt8]] {
         var files = [TableSignature.tableRole: table, Self.channelRole: Self.channelBytes(channel)]

@@ -62,7 +62,7 @@ extension RollbackCommand {
     /// The publisher's rollback: the channel's previous release (by its records) at its head again.
     func rollBackChannel(_ destination: String) throws {
         let channel = global.channel ?? ReleaseHead.defaultChannel
-        guard ReleaseHead.isChannel(channel) else { throw CenariusError.usage("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        try ReleaseHead.checkChannel(channel)
         let remote = try store.open(destination, cacert: global.cacert)
         let state = try RemoteState.read(remote, channel: channel, routesName: global.routesName ?? "Routes.json")
         guard let current = state.head else { throw CenariusError.notFound("channel \(channel) of \(remote.description) has no head: nothing to roll back") }

@@ -74,7 +74,7 @@ struct RoutesCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
-        guard ReleaseHead.isChannel(channel) else { throw ValidationError("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        try ReleaseHead.validateChannel(channel)
         if outDir != nil, output != nil || check { throw ValidationError("--out-dir writes a whole release: not with --output or --check") }
         if output != nil, compress || !deltaFrom.isEmpty || !signKey.isEmpty || releaseOptions.manifestAsked {
             throw ValidationError("--output writes the table alone; write a whole release (forms, manifest, signature, head) with --out-dir")

@@ -73,7 +73,7 @@ struct ResolvedSettings: Sendable {
         guard !routesName.isEmpty, !routesName.contains("/") else { throw .usage("--routes-name must be a plain file name") }
         // URLs hold no whitespace (Remote refuses it), so a list may also come as one spaced string.
         let channel = source.defaulted(source.string, "channel")
-        guard ReleaseHead.isChannel(channel) else { throw .usage("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        try ReleaseHead.checkChannel(channel)
         let remotes = try (source.strings("remote") ?? []).flatMap { $0.split(whereSeparator: \.isWhitespace) }
             .map { url throws(CenariusError) in try Remote(String(url), routesName: routesName, channel: channel) }
         // Absolute, so that every path handed out works from any working directory.

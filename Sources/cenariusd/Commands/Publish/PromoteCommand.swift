@@ -23,7 +23,8 @@ struct PromoteCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {
-        guard ReleaseHead.isChannel(from), ReleaseHead.isChannel(to) else { throw ValidationError("a channel is lower-case letters, digits and -, at most 32 bytes") }
+        try ReleaseHead.validateChannel(from, option: "--from")
+        try ReleaseHead.validateChannel(to, option: "--to")
         guard from != to else { throw ValidationError("--from and --to name the same channel") }
     }
 
@@ -50,7 +51,7 @@ struct HaltTarget: ParsableArguments {
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {
-        guard ReleaseHead.isChannel(channel) else { throw ValidationError("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        try ReleaseHead.validateChannel(channel)
     }
 
     /// The rollout's halt (G10) set or cleared in the channel's head, as a new version.

@@ -71,7 +71,7 @@ struct PublishCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard ReleaseHead.isChannel(channel) else { throw ValidationError("--channel must be lower-case letters, digits and -, at most 32 bytes") }
+        try ReleaseHead.validateChannel(channel)
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
         guard (0...8).contains(patches) else { throw ValidationError("--patches must be 0 to 8") }
         guard (0...31_536_000).contains(pointerMaxAge) else { throw ValidationError("--pointer-max-age must be 0 to 31536000 seconds") }
