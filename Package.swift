@@ -171,6 +171,7 @@ let package = Package(
         .executableTarget(name: "FuzzS3Listing", dependencies: ["Publishing", "FuzzSupport"], path: "Fuzz/FuzzS3Listing"),
         .executableTarget(name: "FuzzDBusMessage", dependencies: ["Daemon", "FuzzSupport"], path: "Fuzz/FuzzDBusMessage"),
         .executableTarget(name: "FuzzTimeWindow", dependencies: ["ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzTimeWindow"),
+        .executableTarget(name: "FuzzSolidPack", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzSolidPack"),
         .testTarget(
             name: "SettingsTests",
             dependencies: ["Settings", "RouteSync", "ResourceCache", "Daemon"]

@@ -25,7 +25,7 @@ package struct Prune: Sendable {
         let hashes = Set(table.entries.map(\.hash))
         for hash in hashes { keys.insert(index.plain.contains(hash) ? ReleaseIndex.plainPath(hash) : ReleaseIndex.formPath(hash)) }
         for patch in index.patches where hashes.contains(patch.target) { keys.insert(ReleaseIndex.patchPath(patch)) }
-        if let pack = index.pack { keys.insert(ReleaseIndex.packPath(pack.hash)) }
+        for pack in [index.pack, index.solidPack].compactMap({ $0 }) { keys.insert(ReleaseIndex.packPath(pack.hash)) }
         for delta in index.deltaPacks { keys.insert(ReleaseIndex.packPath(delta.hash)) }
         return keys
     }

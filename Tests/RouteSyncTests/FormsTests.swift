@@ -186,3 +186,55 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
         #expect(policy.downloads(TransferOptions()).attempts == 1)
     }
 }
+
+/// The solid pack (a first install's one stream): made and cut back into its files; what is
+/// wrong with one file fails it and those after it, and the files before it stay.
+@Suite struct SolidPackTests {
+    let files = [bundle(seed: 1, bytes: 40_000), bundle(seed: 2, bytes: 9_000), [], Array("last\n".utf8)]
+
+    func members(_ folder: String, limit: Int64 = 1 << 20, hashes: [ContentHash]? = nil) -> [SolidPack.Member] {
+        files.enumerated().map { i, file in
+            SolidPack.Member(expected: hashes?[i] ?? StreamingHasher.hash(file, .md5), limit: limit, destination: folder + "/\(i)")
+        }
+    }
+
+    @Test func filesComeBackWholeAndSmallerThanPerFileFrames() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("solid-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pack = try SolidPack.make(files)
+        let perFile = try files.reduce(0) { $0 + (try Zstd.compress($1)).count }
+        #expect(pack.count < perFile, "\(pack.count) ≥ \(perFile)")
+        try FileSystem.writeAtomically(pack, to: folder + "/pack")
+        let results = SolidPack.decode(folder + "/pack", growing: nil, members: members(folder))
+        for (i, result) in results.enumerated() {
+            #expect((try? result.get()) == Int64(files[i].count))
+            #expect(FileManager.default.contents(atPath: folder + "/\(i)") == Data(files[i]))
+        }
+    }
+
+    @Test func aWrongFileFailsItAndTheRestAndKeepsThoseBefore() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("solid-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileSystem.writeAtomically(try SolidPack.make(files), to: folder + "/pack")
+        var hashes = files.map { StreamingHasher.hash($0, .md5) }
+        hashes[1] = StreamingHasher.hash(Array("another".utf8), .md5)
+        let results = SolidPack.decode(folder + "/pack", growing: nil, members: members(folder, hashes: hashes))
+        #expect((try? results[0].get()) == 40_000)
+        #expect(results.dropFirst().allSatisfy { (try? $0.get()) == nil })
+        #expect(!FileManager.default.fileExists(atPath: folder + "/1"), "a file that is not what its hash says is removed")
+        // A limit below a file's length stops the stream there.
+        let limited = SolidPack.decode(folder + "/pack", growing: nil, members: members(folder, limit: 10_000))
+        #expect((try? limited[0].get()) == nil)
+        // Cut short: the files whole before the cut (zstd gives them block by block, 128 KiB at a time) are kept.
+        let two = [bundle(seed: 3, bytes: 200_000), bundle(seed: 4, bytes: 200_000)]
+        let pack = try SolidPack.make(two)
+        try FileSystem.writeAtomically(Array(pack.prefix(pack.count * 3 / 4)), to: folder + "/cut")
+        let cut = SolidPack.decode(folder + "/cut", growing: nil, members: two.enumerated().map { i, file in
+            SolidPack.Member(expected: StreamingHasher.hash(file, .md5), limit: 1 << 20, destination: folder + "/cut-\(i)")
+        })
+        #expect((try? cut[0].get()) == 200_000 && (try? cut[1].get()) == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/cut-1"), "the file cut short is removed")
+    }
+}

@@ -28,9 +28,11 @@ package struct FormPlan: Sendable, Equatable {
     /// file it gives and the base it is a patch from (nil: a compressed file).
     package var pack: (hash: ContentHash, size: Int64)?
     package var packFrames: [(entry: RouteEntry, base: ContentHash?)] = []
+    /// The pack is the index's solid pack (SolidPack: one stream), not per-file frames.
+    package var solid = false
 
     package static func == (lhs: FormPlan, rhs: FormPlan) -> Bool {
-        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.storedPlain == rhs.storedPlain && lhs.pack?.hash == rhs.pack?.hash
+        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.storedPlain == rhs.storedPlain && lhs.solid == rhs.solid && lhs.pack?.hash == rhs.pack?.hash
             && lhs.packFrames.map(\.entry) == rhs.packFrames.map(\.entry) && lhs.packFrames.map(\.base) == rhs.packFrames.map(\.base)
     }
 
@@ -89,7 +91,9 @@ package struct FormPlan: Sendable, Equatable {
                 return
             }
         }
-        guard let pack = index.pack, pack.files == order.count, !unpatched.isEmpty else { return }
+        // The solid pack where there is one: the same files, with the context of those before each.
+        let solidPack = index.solidPack.flatMap { $0.files == order.count ? $0 : nil }
+        guard let pack = solidPack ?? index.pack, pack.files == order.count, !unpatched.isEmpty else { return }
         // Bytes when the table gives every size, else files.
         let sized = order.allSatisfy { $0.size != nil }
         let weight = { (entry: RouteEntry) in sized ? Double(entry.size!) : 1 }
@@ -97,6 +101,7 @@ package struct FormPlan: Sendable, Equatable {
         guard total > 0, wanted >= Self.packShare * total else { return }
         let unpatchedHashes = Set(unpatched.map(\.hash))
         choose(pack: (pack.hash, pack.size), frames: order.map { ($0, nil) }, wanted: unpatchedHashes)
+        solid = solidPack != nil
     }
 
     private mutating func choose(pack: (hash: ContentHash, size: Int64), frames: [(entry: RouteEntry, base: ContentHash?)], wanted: Set<ContentHash>) {

@@ -61,6 +61,7 @@ struct Unpacker: Sendable {
     /// keeping those `members` (frame → product) asks for. A frame that fails leaves it and every
     /// frame after it to their next source. One result per member.
     func unpack(_ file: GrowingFile, plan: FormPlan, members: [Int: Int], products: [FormFetcher.Product]) -> PackUnpacking.Results {
+        if plan.solid { return unpackSolid(file, plan: plan, members: members, products: products) }
         let scratch = temporary + "/skipped-frame"
         defer { unlink(scratch) }
         var results: PackUnpacking.Results = [:]
@@ -88,6 +89,24 @@ struct Unpacker: Sendable {
             } catch {
                 failAll(from: ordinal, error.description)
                 return results
+            }
+        }
+        return results
+    }
+
+    /// A solid pack: one stream, cut into its files in order; the files not asked for are checked
+    /// and dropped. A failure leaves its file and every one after it to their next source.
+    private func unpackSolid(_ file: GrowingFile, plan: FormPlan, members: [Int: Int], products: [FormFetcher.Product]) -> PackUnpacking.Results {
+        let wanted = plan.packFrames.enumerated().map { ordinal, frame in
+            let product = members[ordinal].map { products[$0] }
+            return SolidPack.Member(expected: frame.entry.hash, limit: limit(product?.size ?? frame.entry.size), destination: product?.destination)
+        }
+        var results: PackUnpacking.Results = [:]
+        for (ordinal, result) in SolidPack.decode(file.path, growing: file, members: wanted).enumerated() {
+            guard let i = members[ordinal] else { continue }
+            switch result {
+            case .success(let size): results[i] = .success(.init(size: size, patched: false))
+            case .failure(let why): results[i] = .failure(.init(reason: "solid pack file \(ordinal): \(why.description)"))
             }
         }
         return results

@@ -73,6 +73,7 @@ package struct FormPublisher {
         package var patches = 0
         package var patchBytes: Int64 = 0
         package var packBytes: Int64 = 0
+        package var solidPackBytes: Int64 = 0
     }
 
     /// The table's file name (`--routes-name`): its compressed form is `_cenarius/<name>.zst`.
@@ -106,11 +107,16 @@ package struct FormPublisher {
         var patched = Set<ReleaseIndex.Patch>()
 
         let files = release.table.packOrder
+        // The solid pack's files, kept while the site fits in memory (SolidPack.maxContent).
+        var solid: [[UInt8]]? = []
+        var solidBytes = 0
         for entry in files {
             let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
             guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
                 throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
             }
+            solidBytes += bytes.count
+            if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
             let compressed = try Zstd.compress(bytes)
@@ -154,6 +160,16 @@ package struct FormPublisher {
         if let hash = try pack.finish(root: root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
             index.pack = ReleaseIndex.Pack(hash: hash, size: pack.size, files: files.count)
             summary.packBytes = pack.size
+        }
+        // What a first install fetches: the pack's files with the context of those before each.
+        if let solid, !files.isEmpty {
+            let bytes = try SolidPack.make(solid)
+            if bytes.count < (index.pack?.size ?? summary.plainBytes) {
+                let hash = StreamingHasher.hash(bytes, algorithm)
+                try write(bytes, to: ReleaseIndex.packPath(hash), root: root)
+                index.solidPack = ReleaseIndex.Pack(hash: hash, size: Int64(bytes.count), files: files.count)
+                summary.solidPackBytes = Int64(bytes.count)
+            }
         }
         for (old, delta) in zip(olds, deltas) {
             guard let hash = try delta.finish(root: root, keep: !delta.bases.isEmpty) else { continue }

@@ -15,7 +15,12 @@
 ///
 ///     {"format": "cenarius-forms-1", "table": "<sha256>", "tableForm": true,
 ///      "plain": ["<hash>", ...], "patches": [["<hash>", "<base hash>"], ...],
-///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
+///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>},
+///      "solidPack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
+///
+/// - `_cenarius/pack/<hash>.pack` for `solidPack`: the same files as the pack, in the same order,
+///   as one zstd frame of length-prefixed files (SolidPack): each compressed with the context of
+///   those before it, what a first install fetches.
 package struct ReleaseIndex: Sendable, Equatable {
     package static let format = "cenarius-forms-1"
     /// The folder of the remote that holds everything this index names.
@@ -66,6 +71,8 @@ package struct ReleaseIndex: Sendable, Equatable {
     package var plain: Set<ContentHash> = []
     package var patches: [Patch] = []
     package var pack: Pack?
+    /// The pack's files as one stream (SolidPack), when published.
+    package var solidPack: Pack?
     /// The remote also publishes the table compressed (`tablePath`).
     package var tableForm = false
     /// The default channel's head is published beside the table (ReleaseHead): a device that
@@ -106,6 +113,7 @@ package struct ReleaseIndex: Sendable, Equatable {
         if head { out += ",\n \"head\": true" }
         if storedPlain { out += ",\n \"storedPlain\": true" }
         if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
+        if let solidPack { out += ",\n \"solidPack\": {\"form\": \"\(solidPack.hash.hex)\", \"size\": \(solidPack.size), \"files\": \(solidPack.files)}" }
         if !deltaPacks.isEmpty {
             out += ",\n \"deltaPacks\": [" + deltaPacks.map { delta in
                 "\n  {\"from\": \"\(delta.from)\", \"form\": \"\(delta.hash.hex)\", \"size\": \(delta.size), \"bases\": ["
@@ -181,7 +189,7 @@ package struct ReleaseIndex: Sendable, Equatable {
                             guard let from, let form, let size else { throw s.fail("a delta pack needs from, form and size") }
                             index.deltaPacks.append(DeltaPack(from: from, hash: form, size: size, bases: bases))
                         }
-                    case "pack":
+                    case "pack", "solidPack":
                         var form: ContentHash?, size: Int64?, files: Int64?
                         try s.object { s, key throws(JSONScanner.Failure) in
                             switch key {
@@ -192,7 +200,7 @@ package struct ReleaseIndex: Sendable, Equatable {
                             }
                         }
                         guard let form, let size, let files, let count = Int(exactly: files) else { throw s.fail("a pack needs a form, a size and a file count") }
-                        index.pack = Pack(hash: form, size: size, files: count)
+                        if name == "pack" { index.pack = Pack(hash: form, size: size, files: count) } else { index.solidPack = Pack(hash: form, size: size, files: count) }
                     default: try s.skipValue()
                     }
                 }

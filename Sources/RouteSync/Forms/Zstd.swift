@@ -38,6 +38,22 @@ package enum Zstd {
         return output
     }
 
+    /// `bytes` as one frame with this window and long-distance matching (a solid pack: `zstd -19 --long=W`).
+    package static func compress(_ bytes: [UInt8], windowLog: Int32, long: Bool, level: Int32 = level) throws(CenariusError) -> [UInt8] {
+        try load()
+        let capacity = czstd_bound(bytes.count)
+        var error: UnsafePointer<CChar>?
+        var written = 0
+        let output = bytes.withUnsafeBytes { source in
+            [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                written = czstd_compress(buffer.baseAddress, capacity, source.baseAddress, source.count, nil, 0, level, windowLog, long ? 1 : 0, &error)
+                count = written
+            }
+        }
+        guard written > 0 else { throw .internal("zstd compression failed: \(error.map { String(cString: $0) } ?? "unknown")") }
+        return output
+    }
+
     package static func compress(_ bytes: [UInt8], prefix: [UInt8]? = nil, level: Int32 = level) throws(CenariusError) -> [UInt8] {
         let result: Result<[UInt8], CenariusError> = bytes.withUnsafeBytes { source in
             guard let prefix else { return Result { () throws(CenariusError) in try compress(source, level: level) } }

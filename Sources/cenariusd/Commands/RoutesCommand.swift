@@ -156,7 +156,8 @@ struct RoutesCommand: AsyncParsableCommand {
             summary.forms = forms
             if !quiet {
                 Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
-                    + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))")
+                    + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))"
+                    + (forms.solidPackBytes > 0 ? ", a solid pack of \(Output.bytes(forms.solidPackBytes))" : ""))
             }
         }
         if index == nil { try removeTableForm(root: root) }
