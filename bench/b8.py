@@ -308,10 +308,13 @@ def judge(pair):
         release_v2_s = 4 * RTT_S + 1.1 * row["release"]["wire"] * 8 / RATE_BPS
         first_v2 = pair["first_pack_ref"]
         first_v2_s = 1.15 * (2 * RTT_S + first_v2 * 8 / RATE_BPS)
+        # Bytes against bytes: the reference is a file, so the install's HTTP bodies (`bytesFetched`),
+        # not its wire, which adds some 6% of TCP/IP headers and ACKs that no file carries.
+        first_fetched = row["first"]["fetched"] or row["first"]["wire"]
         pair["bars_v2"] = {
             "release_bytes": [row["release"]["wire"], release_v2, row["release"]["wire"] <= release_v2],
             "release_seconds": [row["release"]["seconds"], release_v2_s, row["release"]["seconds"] <= release_v2_s],
-            "first_bytes": [row["first"]["wire"], first_v2, row["first"]["wire"] <= first_v2],
+            "first_bytes": [first_fetched, first_v2, first_fetched <= first_v2],
             "first_seconds": [row["first"]["seconds"], first_v2_s, row["first"]["seconds"] <= first_v2_s],
         }
     return pair
@@ -343,8 +346,8 @@ def markdown(result):
     if v2:
         lines += ["", "B8 v2 (head and store): a release ≤ 0.5× the patch reference where the table is more than half of it, else ≤ 1.0×, "
                   "in ≤ 3 RTT after the connection (the process's time less one RTT for the TCP handshake) + 1.1× its bytes over the link; "
-                  "a first install ≤ 1.0× one `tar | zstd -19 --long` pack, in ≤ 1.15× the link's floor.", "",
-                  "| pair | table's share of the ref | release / bar | release time / bar | first install / pack ref | first install time / bar |",
+                  "a first install's bodies ≤ 1.0× one `tar | zstd -19 --long` pack, in ≤ 1.15× the link's floor.", "",
+                  "| pair | table's share of the ref | release / bar | release time / bar | first install's bodies / pack ref | first install time / bar |",
                   "|---|---|---|---|---|---|"]
         for p in v2:
             b = p["bars_v2"]
