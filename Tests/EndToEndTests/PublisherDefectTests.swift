@@ -241,8 +241,10 @@ import TestOrigin
         for n in 0..<4 { try dir.write("w/f\(n).js", ReleaseBytesEndToEndTests.bundle(UInt64(n), 30_000)) }
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
         try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
-        let packs = try FileManager.default.contentsOfDirectory(atPath: dir.path("w/_cenarius/pack"))
-        let pack = "_cenarius/pack/" + (try #require(packs.first))
+        // The pack a first install takes: the solid one the index names.
+        let indexName = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path("w/_cenarius/i")).first)
+        let index = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("w/_cenarius/i/" + indexName)))) as? [String: Any])
+        let pack = "_cenarius/pack/" + (try #require((index["solidPack"] as? [String: Any])?["form"] as? String)) + ".pack"
         let packSize = try #require(origin.file(pack)).count
         var fetchedPast: Int?
         for (n, fault) in [Fault.status(500), .corrupt].enumerated() {
