@@ -22,11 +22,7 @@ package struct Prune: Sendable {
     package static func references(of head: ReleaseHead, table: RouteTable, index: ReleaseIndex) -> Set<String> {
         var keys = Set(head.objects.map(\.path))
         keys.insert(ReleaseRecord.key(channel: head.channel, version: head.version))
-        let hashes = Set(table.entries.map(\.hash))
-        for hash in hashes { keys.insert(index.plain.contains(hash) ? ReleaseIndex.plainPath(hash) : ReleaseIndex.formPath(hash)) }
-        for patch in index.patches where hashes.contains(patch.target) { keys.insert(ReleaseIndex.patchPath(patch)) }
-        for pack in [index.pack, index.solidPack].compactMap({ $0 }) { keys.insert(ReleaseIndex.packPath(pack.hash)) }
-        for delta in index.deltaPacks { keys.insert(ReleaseIndex.packPath(delta.hash)) }
+        keys.formUnion(index.objects(for: table))
         return keys
     }
 

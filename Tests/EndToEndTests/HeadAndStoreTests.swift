@@ -226,5 +226,15 @@ import TestOrigin
         try firstHead.write(to: URL(fileURLWithPath: folder + "/Routes.head"))
         let stale = try Binary.run(["routes", folder, "--check"])
         #expect(stale.status == 4 && stale.stderr.contains("Routes.head names another table"), "\(stale.stderr)")
+
+        // A store that lost an object the release index names (an upload that skipped a folder).
+        #expect(try Binary.run(["routes", folder, "--compress", "--sign-key", site.dir.path("k1.key")]).status == 0)
+        #expect(try Binary.run(["routes", folder, "--check"]).status == 0)
+        let form = try #require(try FileManager.default.contentsOfDirectory(atPath: folder + "/_cenarius/z").first)
+        try FileManager.default.removeItem(atPath: folder + "/_cenarius/z/" + form)
+        let lost = try Binary.run(["routes", folder, "--check"])
+        #expect(lost.status == 4 && lost.stderr.contains("_cenarius/z/\(form), which the release index names, is missing"), "\(lost.stderr)")
+        #expect(try Binary.run(["routes", folder, "--compress", "--sign-key", site.dir.path("k1.key")]).status == 0, "routes writes it again")
+        #expect(try Binary.run(["routes", folder, "--check"]).status == 0)
     }
 }

@@ -104,6 +104,16 @@ package struct ReleaseIndex: Sendable, Equatable {
     package static func plainPath(_ hash: ContentHash) -> String { "\(folder)/f/\(hash.hex)" }
     package static func tablePath(_ routesName: String) -> String { "\(folder)/\(routesName).zst" }
 
+    /// Every store object this index names for `table`'s files: a form or the plain bytes of each
+    /// file, the patches to them, the packs. What a published release needs beside its head.
+    package func objects(for table: RouteTable) -> [String] {
+        let hashes = Set(table.entries.map(\.hash))
+        var keys = hashes.sorted { $0.hex < $1.hex }.map { plain.contains($0) ? Self.plainPath($0) : Self.formPath($0) }
+        keys += patches.filter { hashes.contains($0.target) }.map(Self.patchPath)
+        keys += ([pack, solidPack].compactMap { $0?.hash } + deltaPacks.map(\.hash)).map(Self.packPath)
+        return keys
+    }
+
     package func serialized() -> [UInt8] {
         var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\", \"tableForm\": \(tableForm),\n \"plain\": ["
         out += plain.map { "\"\($0.hex)\"" }.sorted().joined(separator: ", ")

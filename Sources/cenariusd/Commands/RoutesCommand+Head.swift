@@ -117,6 +117,16 @@ struct HeadWriter {
                 return "\(FileSystem.join(directory, relative)), which \(headPath) names, is missing or not what its name says: run routes again"
             }
         }
+        // What the index names for the table's files: a store that lost one (an upload that skipped
+        // a folder) costs devices a fallback at best.
+        guard let digest = head.index,
+              let bytes = try? FileSystem.readFile(FileSystem.join(directory, ReleaseHead.indexPath(digest)), limit: 32 << 20),
+              let index = try? ReleaseIndex.parse(bytes, source: headPath), let parsed = try? RouteTable.parse(table, source: headPath) else { return nil }
+        for relative in index.objects(for: parsed) where index.storedPlain || !relative.hasPrefix(ReleaseIndex.folder + "/f/") {
+            guard FileSystem.regularFileSize(FileSystem.join(directory, relative)) != nil else {
+                return "\(FileSystem.join(directory, relative)), which the release index names, is missing: run routes again (or upload the whole folder)"
+            }
+        }
         return nil
     }
 }
