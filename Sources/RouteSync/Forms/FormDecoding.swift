@@ -87,56 +87,15 @@ package struct FormDecoding: Sendable {
             decoder = try ZstdDecoder(windowLogMax: Self.windowLogMax(limit: limit, baseSize: Int64(prefix?.count ?? 0)),
                                       prefix: prefix?.count == 0 ? nil : prefix)
         } catch { throw .local(error.message) }
-        let chunk = 128 << 10
-        let inBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        let outBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer {
-            inBuffer.deallocate()
-            outBuffer.deallocate()
-        }
         var hasher = StreamingHasher(expected.algorithm)
-        var position = offset
-        var end = offset
         var produced: Int64 = 0
-        var finished = false
-        reading: while true {
-            let writerDone = growing?.isFinished ?? true
-            let got = pread(input, inBuffer.baseAddress, chunk, off_t(position))
-            guard got >= 0 else { throw .local("cannot read \(source): \(FileSystem.errnoText())") }
-            if got == 0 {
-                if let growing, !writerDone {
-                    growing.waitForMore()
-                    continue
-                }
-                guard finished else { throw .truncated }
-                break
-            }
-            // Bytes after a complete frame: not a form this decoder wrote.
-            if finished { throw .truncated }
-            position += Int64(got)
-            let input = UnsafeRawBufferPointer(rebasing: inBuffer[0..<got])
-            var inPos = 0
-            while inPos < got || !finished {
-                var outPos = 0
-                let before = inPos
-                finished = try decoder.decode(input, &inPos, into: outBuffer, &outPos)
-                if outPos > 0 {
-                    produced += Int64(outPos)
-                    // Checked as output is produced: nothing past the limit is written.
-                    guard produced <= limit else { throw .overrun(limit: limit) }
-                    let written = UnsafeRawBufferPointer(rebasing: outBuffer[0..<outPos])
-                    hasher.update(written)
-                    guard FileSystem.writeAll(output, written) else { throw .local("cannot write the decoded file: \(FileSystem.errnoText())") }
-                }
-                if finished {
-                    end = position - Int64(got) + Int64(inPos)
-                    if framesFollow { break reading }
-                    if inPos < got { throw .truncated }
-                }
-                // Needs more input (the output buffer was not filled).
-                if inPos == got && outPos < chunk { break }
-                if inPos == before && outPos == 0 { break }
-            }
+        let end = try FramePump.run(input, source: source, offset: offset, growing: growing, decoder: decoder,
+                                    framesFollow: framesFollow) { (written: UnsafeRawBufferPointer) throws(FormFailure) in
+            produced += Int64(written.count)
+            // Checked as output is produced: nothing past the limit is written.
+            guard produced <= limit else { throw .overrun(limit: limit) }
+            hasher.update(written)
+            guard FileSystem.writeAll(output, written) else { throw .local("cannot write the decoded file: \(FileSystem.errnoText())") }
         }
         let actual = hasher.finalize()
         guard actual == expected else { throw .wrongHash(expected: expected, actual: actual) }

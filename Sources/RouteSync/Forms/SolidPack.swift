@@ -66,41 +66,7 @@ package enum SolidPack {
         defer { close(input) }
         let decoder: ZstdDecoder
         do { decoder = try ZstdDecoder(windowLogMax: windowLog, prefix: nil) } catch { throw .local(error.message) }
-        let chunk = 128 << 10
-        let inBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        let outBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer {
-            inBuffer.deallocate()
-            outBuffer.deallocate()
-        }
-        var position: Int64 = 0
-        var finished = false
-        while true {
-            let writerDone = growing?.isFinished ?? true
-            let got = pread(input, inBuffer.baseAddress, chunk, off_t(position))
-            guard got >= 0 else { throw .local("cannot read \(source): \(FileSystem.errnoText())") }
-            if got == 0 {
-                if let growing, !writerDone {
-                    growing.waitForMore()
-                    continue
-                }
-                guard finished else { throw .truncated }
-                return
-            }
-            if finished { throw .truncated }
-            position += Int64(got)
-            let input = UnsafeRawBufferPointer(rebasing: inBuffer[0..<got])
-            var inPos = 0
-            while inPos < got || !finished {
-                var outPos = 0
-                let before = inPos
-                finished = try decoder.decode(input, &inPos, into: outBuffer, &outPos)
-                if outPos > 0 { try sink(UnsafeRawBufferPointer(rebasing: outBuffer[0..<outPos])) }
-                if finished, inPos < got { throw .truncated }
-                if inPos == got && outPos < chunk { break }
-                if inPos == before && outPos == 0 { break }
-            }
-        }
+        _ = try FramePump.run(input, source: source, offset: 0, growing: growing, decoder: decoder, framesFollow: false, sink: sink)
     }
 
     /// Cuts the decoded stream into its length-prefixed files, writing and hashing each.
