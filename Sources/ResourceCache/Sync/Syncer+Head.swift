@@ -58,8 +58,10 @@ extension Syncer {
             guard remote.followsChannel else { return nil }
             return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
-        let currentTable = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }
-        let current = currentTable.map(ReleaseIndex.tableDigest)
+        // The table in force and its SHA-256, read and hashed once: the head is compared with it,
+        // and a table patch starts from it.
+        let currentTable = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: ReleaseIndex.tableDigest($0)) }
+        let current = currentTable?.digest
         if head.table == current {
             next.version = max(state.version, head.version)
             store.write(next)
@@ -79,7 +81,8 @@ extension Syncer {
         }
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
-            fetched = try headObjects(head, pending: poll.pending?.table, current: currentTable, remote: remote, downloader: downloader, cancel: cancel)
+            fetched = try headObjects(head, pending: poll.pending?.table, current: currentTable, remote: remote,
+                                      downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
             store.forget(remote)
@@ -105,7 +108,7 @@ extension Syncer {
     /// release still pending or the generation in force when it is that one, else from the store:
     /// as a patch from the table in force when the head names one (table and index in a few
     /// hundred bytes), else compressed with the index as its second frame, else whole.
-    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: [UInt8]?, remote: Remote, downloader: Downloader,
+    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: (bytes: [UInt8], digest: String)?, remote: Remote, downloader: Downloader,
                              cancel: CancelToken?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
         func object(_ relative: String, digest: String, size: Int64) throws(CenariusError) -> [UInt8] {
             let url = remote.objectURL(relative)
@@ -115,7 +118,7 @@ extension Syncer {
             }
             return body
         }
-        var table = [pending, current].compactMap { $0 }.first { ReleaseIndex.tableDigest($0) == head.table }
+        var table = current?.digest == head.table ? current?.bytes : pending.flatMap { ReleaseIndex.tableDigest($0) == head.table ? $0 : nil }
         var index: [UInt8]?
         if table == nil, let current, Zstd.isAvailable, let patched = patched(head, from: current, remote: remote, downloader: downloader, cancel: cancel) {
             (table, index) = patched
@@ -141,10 +144,9 @@ extension Syncer {
     /// The table and index from the head's patch whose base is `current`; nil when it names none,
     /// or the patch is missing or does not decode to what the head names: the compressed table
     /// is fetched then, as by a device that holds another table.
-    private func patched(_ head: ReleaseHead, from current: [UInt8], remote: Remote, downloader: Downloader,
+    private func patched(_ head: ReleaseHead, from current: (bytes: [UInt8], digest: String), remote: Remote, downloader: Downloader,
                          cancel: CancelToken?) -> (table: [UInt8], index: [UInt8]?)? {
-        let base = ReleaseIndex.tableDigest(current)
-        guard let patch = head.tablePatches.first(where: { $0.from == base }) else { return nil }
+        guard let patch = head.tablePatches.first(where: { $0.from == current.digest }) else { return nil }
         let url = remote.objectURL(ReleaseHead.tablePatchPath(patch.digest))
         let limit = RouteTable.maxBytes + (32 << 20)
         let body = patch.inline.flatMap { ReleaseIndex.tableDigest($0) == patch.digest ? $0 : nil } ?? {
@@ -153,7 +155,7 @@ extension Syncer {
             return body
         }()
         guard let body, ReleaseIndex.tableDigest(body) == patch.digest,
-              let decoded = try? Zstd.decompress(body, prefix: current, limit: limit),
+              let decoded = try? Zstd.decompress(body, prefix: current.bytes, limit: limit),
               head.tableSize <= Int64(decoded.count) else { return nil }
         let table = Array(decoded[..<Int(head.tableSize)])
         let rest = Array(decoded[Int(head.tableSize)...])
