@@ -242,6 +242,26 @@ def measure(bin_path, work, origin, old_pub, new_pub, new_table):
     return row
 
 
+def largest_objects(pub):
+    """The solid pack (a first install's bulk) and the delta pack (a release's) the head of `pub` names."""
+    head = json.load(open(os.path.join(pub, "Routes.head")))
+    index = json.load(open(os.path.join(pub, "_cenarius", "i", head["index"] + ".json")))
+    solid = (index.get("solidPack") or index.get("pack") or {}).get("form")
+    delta = next((d["form"] for d in index.get("deltaPacks", [])), None)
+    return [f"_cenarius/pack/{name}.pack" if name else None for name in (solid, delta)]
+
+
+def curl_floor(origin, pub, path, rounds=2):
+    """What one curl GET of `path` takes on a fresh connection over the link (the best of `rounds`):
+    the floor the link gives one request in practice, TCP's slow start included, which the bars'
+    '2 RTT + bytes over the bandwidth' leaves out."""
+    if not path:
+        return None
+    origin.publish(pub)
+    url = f"http://{SRV_ADDR}:{PORT}/{path}"
+    return min(timed_on_device(["curl", "-sS", "-o", "/dev/null", url])[0] for _ in range(rounds))
+
+
 def publish(bin_path, site, dest, extra, age=0):
     """A copy of `site` published with `routes`; every file dated `age` seconds ago, since nginx's ETag
     is mtime and size, and two tables of one size written in the same second would look the same."""
@@ -279,6 +299,8 @@ def b8(bin_path, out, smoke=False):
                 new_pub = publish(bin_path, new_site, os.path.join(pair_dir, "new"), ["--delta-from", old_pub])
                 pair["cenariusd"] = measure(bin_path, os.path.join(pair_dir, "device"), origin, old_pub, new_pub,
                                             os.path.join(new_pub, "Routes.json"))
+                pair["curl_first_s"] = curl_floor(origin, old_pub, largest_objects(old_pub)[0])
+                pair["curl_release_s"] = curl_floor(origin, new_pub, largest_objects(new_pub)[1])
             results["pairs"].append(judge(pair))
     return results
 
@@ -343,15 +365,22 @@ def markdown(result):
                      f"{cell('release_seconds', lambda s: f'{s:.2f} s')} | {cell('first_seconds', lambda s: f'{s:.2f} s')} | "
                      f"{cell('rss', lambda m: f'{m:.1f}')} | {'yes' if b['verified'][2] else 'NO'} |")
     v2 = [p for p in result["pairs"] if "bars_v2" in p]
+    secs = lambda v: f"{v:.2f} s" if v is not None else "–"
     if v2:
         lines += ["", "B8 v2 (head and store): a release ≤ 0.5× the patch reference where the table is more than half of it, else ≤ 1.0×, "
                   "in ≤ 3 RTT after the connection (the process's time less one RTT for the TCP handshake) + 1.1× its bytes over the link; "
                   "a first install's bodies ≤ 1.0× one `tar | zstd -19 --long` pack, in ≤ 1.15× the link's floor.", "",
-                  "| pair | table's share of the ref | release / bar | release time / bar | first install's bodies / pack ref | first install time / bar |",
-                  "|---|---|---|---|---|---|"]
+                  "| pair | table's share of the ref | release / bar | release time / bar | first install's bodies / pack ref | first install time / bar "
+                  "| curl, one GET: delta pack / solid pack |",
+                  "|---|---|---|---|---|---|---|"]
         for p in v2:
             b = p["bars_v2"]
             cell = lambda k, fmt: f"{fmt(b[k][0])} / {fmt(b[k][1])} {'✓' if b[k][2] else '✗'}"
             lines.append(f"| {p['name']} | {p['table_ref'] / p['patch_ref']:.0%} | {cell('release_bytes', mb)} | {cell('release_seconds', lambda s: f'{s:.2f} s')} | "
-                         f"{cell('first_bytes', mb)} | {cell('first_seconds', lambda s: f'{s:.2f} s')} |")
+                         f"{cell('first_bytes', mb)} | {cell('first_seconds', lambda s: f'{s:.2f} s')} | "
+                         f"{secs(p.get('curl_release_s'))} / {secs(p.get('curl_first_s'))} |")
+        lines += ["", "curl, one GET: the largest object of the release (its delta pack) and of the first install (the solid "
+                  "pack) fetched alone by curl on a fresh connection over the same link, best of two. It is what the link gives "
+                  "one request in practice: the time bars' floor (round trips plus bytes over the bandwidth) leaves out TCP's "
+                  "slow start from ten segments, which costs a fresh connection about 0.3 s here (docs/release-bytes.md)."]
     return lines

@@ -33,7 +33,7 @@ extension Syncer {
             return (try downloader.fetchDocument(remote.tableURL, validators: attempt.formsAllowed ? validators : nil, headers: headers, cancel: cancel), nil)
         }
         do {
-            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, cancel: cancel) {
+            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, encoded: false, cancel: cancel) {
             case .notModified:
                 return (.notModified, nil)
             case .content(let body, let received):

@@ -16,7 +16,7 @@ extension Syncer {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
-                                                    maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, cancel: cancel)
+                                                    maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, encoded: false, cancel: cancel)
             LastPoll.record(downloader.lastDocument, layout: layout)
         } catch {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
@@ -112,7 +112,7 @@ extension Syncer {
                              cancel: CancelToken?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
         func object(_ relative: String, digest: String, size: Int64) throws(CenariusError) -> [UInt8] {
             let url = remote.objectURL(relative)
-            guard case .content(let body, _) = try downloader.fetchDocument(url, validators: nil, maxBytes: min(size, Int64(RouteTable.maxBytes)), cancel: cancel),
+            guard case .content(let body, _) = try downloader.fetchDocument(url, validators: nil, maxBytes: min(size, Int64(RouteTable.maxBytes)), encoded: false, cancel: cancel),
                   ReleaseIndex.tableDigest(body) == digest else {
                 throw .integrity("\(url), which \(remote.headURL) names, is not what its name says")
             }
@@ -151,7 +151,7 @@ extension Syncer {
         let limit = RouteTable.maxBytes + (32 << 20)
         let body = patch.inline.flatMap { ReleaseIndex.tableDigest($0) == patch.digest ? $0 : nil } ?? {
             guard patch.size <= Int64(limit),
-                  case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, cancel: cancel) else { return nil }
+                  case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, encoded: false, cancel: cancel) else { return nil }
             return body
         }()
         guard let body, ReleaseIndex.tableDigest(body) == patch.digest,

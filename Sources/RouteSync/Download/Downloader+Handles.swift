@@ -80,7 +80,7 @@ extension Downloader {
                 _ = ccurl_setopt_long(handle, CURLOPT_TCP_KEEPIDLE, KeptConnections.maxIdle + 2)
             }
             // Tables compress well; files are fetched as identity so that Range offsets are file offsets.
-            _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
+            if transfer.acceptsEncoding { _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "") }
             // A server ignores If-Modified-Since beside If-None-Match (RFC 9110, 13.1.3): the date
             // goes only to an origin that gave no ETag. Every byte counts in a poll (B7).
             for header in transfer.extraHeaders { headers = ccurl_slist_append(headers, header) }

@@ -105,10 +105,12 @@ package final class Downloader {
     }
 
     /// Fetches a small document, conditionally when `validators` are given.
+    /// `encoded`: whether the origin may send it compressed (Accept-Encoding).
     package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = Int64(RouteTable.maxBytes), headers: [String] = [],
-                               cancel: CancelToken? = nil) throws(CenariusError) -> Document {
+                               encoded: Bool = true, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
         let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
         transfer.extraHeaders = headers
+        transfer.acceptsEncoding = encoded
         transfer.policy = documentPolicy
         var document: Document = .notModified
         var failure: CenariusError?

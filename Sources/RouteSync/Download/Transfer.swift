@@ -57,6 +57,10 @@ final class Transfer {
     var keepConnection = true
     /// Headers of this request alone (a poll's Cenarius-Report), sent to the document's own host only.
     var extraHeaders: [String] = []
+    /// False: no Accept-Encoding. A head and the store's objects gain nothing from it (a head is
+    /// a few hundred bytes, the objects are compressed already), and it is 42 bytes of every
+    /// unchanged poll (B7).
+    var acceptsEncoding = true
     /// The start of an error response's body (nginx names a refused client certificate only there).
     var errorBody: [UInt8] = []
 
