@@ -56,22 +56,9 @@ package enum AccessLog {
         guard let at = fields.firstIndex(where: { $0.starts(with: marker) || find(Array("%0ACenarius-Report:".utf8), in: $0) != nil }) else { return nil }
         let text = String(decoding: fields[at], as: UTF8.self)
         guard let part = text.split(separator: "%0A").first(where: { $0.hasPrefix("Cenarius-Report:") }),
-              let report = percentDecoded(part.dropFirst("Cenarius-Report:".count)) else { return nil }
+              let report = URIPath.percentDecoded(part.dropFirst("Cenarius-Report:".count)) else { return nil }
         guard let time = fields[(at + 1)...].lazy.compactMap({ Double(String(decoding: $0, as: UTF8.self)) }).first(where: { $0 > 1e9 && $0.isFinite }) else { return nil }
         return (time, String(report.trimmingPrefix(while: { $0 == " " })))
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var utf8 = text.utf8[...]
-        while let byte = utf8.first {
-            utf8 = utf8.dropFirst()
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(value)
-            utf8 = utf8.dropFirst(2)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The index just past the first occurrence of `needle` in `line`.

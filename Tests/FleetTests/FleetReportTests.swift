@@ -63,6 +63,9 @@ import Testing
         #expect(report.state == .confirmed)
         let withoutReport = "proxy: 127.0.0.1 127.0.0.1 26/Nov/2026/03/25/54 GET /v1/x HTTP/1.0 200 - curl - - 36 - tx - 0.0078 - - 1795663554.98 1795663554.99 0"
         #expect(AccessLog.parseLine(Array(withoutReport.utf8)[...]) == nil)
+        // One percent-decoder for the project: `%+1` is no escape (`UInt8("+1", radix: 16)` would take it for 0x01).
+        let signed = line.replacingOccurrences(of: "why%3Dcurrent", with: "why%3Dcurrent%+1")
+        #expect(AccessLog.parseLine(Array(signed.utf8)[...]) == nil)
     }
 
     @Test func namesAreShortStableHashes() {
