@@ -203,7 +203,7 @@ import Testing
         var machine = confirmedAt(5)
         _ = machine.committed(6, provenance: fresh, now: 1000)
         machine.holdsChanged(until: 2000)
-        #expect(!machine.allowsCommit(now: 1001))
+        #expect(machine.permitCommit(now: 1001) == nil)
         guard case .refused = machine.rollbackRequested(kept: [5, 6], now: 1001) else { Issue.record("not refused"); return }
         guard case .switchBack = machine.deadlineReached(6, now: 1060).first else { Issue.record("a failed trial is not held"); return }
     }

@@ -174,7 +174,8 @@ actor ReleaseSupervisor {
     /// commit that lands first supersedes the switch (which then finds `current` moved).
     private func makeSwitch(_ record: ReleaseState.RollbackRecord) async -> ReleaseMachine.SwitchOutcome {
         let settings = settings
-        let outcome = await onThread("cenariusd-rollback") { Rollback.make(record, settings: settings) }
+        guard let permit = machine.permitSwitch(record) else { return .superseded }
+        let outcome = await onThread("cenariusd-rollback") { Rollback.make(record, permit: permit, settings: settings) }
         if outcome == .made { switched() }
         // A commit made before the lock was ours is taken in first: it superseded this switch.
         if outcome == .superseded { await observe() }

@@ -34,13 +34,28 @@ package enum LocalRelease {
             case .refused(let error):
                 throw error
             case .switching(let record):
-                let outcome = try Rollback.makeLocked(record, layout: layout)
+                guard let permit = machine.permitSwitch(record) else { throw .internal("the release machine decided a switch it does not permit") }
+                let outcome = try Rollback.makeLocked(record, permit: permit, layout: layout)
                 _ = machine.switchFinished(record, outcome)
                 guard outcome == .made else { throw .notFound("generation \(record.from) is no longer current") }
                 state = machine.state
                 return Rollback.Result(from: record.from, to: record.to)
             }
         }
+    }
+
+    /// A sync's switch: run `body` with the machine's leave, under `release.lock`, when the
+    /// machine, loaded with the cache's holds, gives it; nil when a hold is active. Holds are
+    /// added under the same lock, so a hold is either seen here or made after the switch.
+    package static func whenCommitPermitted<T>(layout: CacheLayout, now: @autoclosure () -> Double = FileSystem.now(),
+                                               _ body: (ReleaseMachine.SwitchPermit) throws(CenariusError) -> T) throws(CenariusError) -> T? {
+        let lock = try WriterLock(path: layout.releaseLock, timeout: 10, purpose: "switch (holds)")
+        defer { withExtendedLifetime(lock) {} }
+        let at = now()
+        var machine = ReleaseMachine(state: ReleaseStore(layout: layout).read(), policy: nil, current: GenerationStore(layout: layout).current()?.number)
+        machine.holdsChanged(until: HoldStore(layout: layout).active(now: at).map(\.expires).max())
+        guard let permit = machine.permitCommit(now: at) else { return nil }
+        return try body(permit)
     }
 
     /// The machine as the cache records it. No `start`: the trial's policy is the daemon's, and

@@ -23,6 +23,13 @@ package import RouteSync
 ///    confirmations are answered "busy" and no other switch is decided, so nothing decided on a
 ///    view of the world is carried out after the world changed.
 package struct ReleaseMachine: Sendable, Equatable {
+    /// Leave to move `current`. Only the release machine makes one (the initialiser is private to
+    /// this file), and each of GenerationStore's moves (`commit`, `activate`, `deactivate`) takes
+    /// one: no path switches a release without the machine having allowed that switch.
+    package struct SwitchPermit: Sendable {
+        fileprivate init() {}
+    }
+
     /// How a switch is proven. nil timeout and no health check: no trials at all.
     package struct Policy: Sendable, Equatable {
         /// Seconds a new generation has to be confirmed.
@@ -181,9 +188,15 @@ package struct ReleaseMachine: Sendable, Equatable {
         return [.endTrialWork] + start(current: seen, committedAt: committedAt, provenance: provenance, now: now)
     }
 
-    /// Whether a sync may switch to a new generation now (no hold is active).
-    package func allowsCommit(now: Double) -> Bool {
-        !holdActive(now: now)
+    /// Leave for a sync to switch to a new generation now: given while no hold is active (invariant 5).
+    package func permitCommit(now: Double) -> SwitchPermit? {
+        holdActive(now: now) ? nil : SwitchPermit()
+    }
+
+    /// Leave to make the switch back this machine decided (`switching`), and only that one
+    /// (invariant 6): a record made up elsewhere, or one already made or abandoned, gets none.
+    package func permitSwitch(_ record: ReleaseState.RollbackRecord) -> SwitchPermit? {
+        switching == record ? SwitchPermit() : nil
     }
 
     /// A sync made `generation` current. Without a policy it is confirmed at once, and so is a

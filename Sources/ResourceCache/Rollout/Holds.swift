@@ -59,16 +59,6 @@ package struct HoldStore: Sendable {
         }
     }
 
-    /// Runs `body` (a switch) under `release.lock` when no hold is active; nil when one is. A hold
-    /// is added under the same lock, so it is either seen here or made after the switch.
-    package func unlessHeld<T>(now: @autoclosure () -> Double = FileSystem.now(),
-                               _ body: () throws(CenariusError) -> T) throws(CenariusError) -> T? {
-        let lock = try WriterLock(path: layout.releaseLock, timeout: 10, purpose: "switch (holds)")
-        defer { withExtendedLifetime(lock) {} }
-        guard active(now: now()).isEmpty else { return nil }
-        return try body()
-    }
-
     /// Read, drop the expired, change, write, under `release.lock`.
     private func update<T>(now: Double, _ change: (inout [Hold]) -> T) throws(CenariusError) -> T {
         try JSONFile.update(path, lock: layout.releaseLock, empty: [], durable: true) { (holds: inout [Hold]) -> T in

@@ -54,7 +54,7 @@ package struct GenerationStore: Sendable {
     /// then swap the `current` symlink by rename(2). A crash before the last rename leaves the
     /// old generation current (G2, G3). Every step is relative to the cache's folders, opened
     /// without following links.
-    package func commit(building: String, number: Int) throws(CenariusError) -> Generation {
+    package func commit(building: String, number: Int, permit: ReleaseMachine.SwitchPermit) throws(CenariusError) -> Generation {
         let cache = try OpenedCache(layout: layout)
         // One syncfs for every file and link written in this sync, instead of an fsync per file.
         if cplatform_syncfs(cache.root.descriptor) != 0 { throw FileSystem.failure("cannot sync", layout.root) }
@@ -69,7 +69,7 @@ package struct GenerationStore: Sendable {
     }
 
     /// Makes an older committed generation current again (rollback).
-    package func activate(_ generation: Generation) throws(CenariusError) {
+    package func activate(_ generation: Generation, permit: ReleaseMachine.SwitchPermit) throws(CenariusError) {
         guard let root = try CacheFolder.root(layout.root, create: false) else { throw .storage("no cache at \(layout.root)") }
         try point(root, at: generation.number)
     }
@@ -85,7 +85,7 @@ package struct GenerationStore: Sendable {
     }
 
     /// No generation current: the preset's table is in force again (a failed first trial).
-    package func deactivate() throws(CenariusError) {
+    package func deactivate(permit: ReleaseMachine.SwitchPermit) throws(CenariusError) {
         guard let root = try CacheFolder.root(layout.root, create: false) else { return }
         root.remove("current")
         try root.sync()

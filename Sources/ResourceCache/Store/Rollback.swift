@@ -23,23 +23,23 @@ package enum Rollback {
     /// flight): `record.from` goes, `record.to` (nil: the preset) comes back, and the table rolled
     /// back from is held back. Superseded, and nothing is done, when `current` no longer names
     /// `record.from` by the time the lock is held (a newer release replaced it meanwhile).
-    package static func make(_ record: ReleaseState.RollbackRecord, settings: SyncSettings) -> ReleaseMachine.SwitchOutcome {
+    package static func make(_ record: ReleaseState.RollbackRecord, permit: ReleaseMachine.SwitchPermit, settings: SyncSettings) -> ReleaseMachine.SwitchOutcome {
         let layout = settings.cache
         do throws(CenariusError) {
             let purpose = record.reason == .manual ? "roll back" : "roll back a failed trial"
             let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: purpose)
             defer { withExtendedLifetime(lock) {} }
-            return try makeLocked(record, layout: layout)
+            return try makeLocked(record, permit: permit, layout: layout)
         } catch {
             return .failed(error.message)
         }
     }
 
     /// `make` with the writer lock already held.
-    static func makeLocked(_ record: ReleaseState.RollbackRecord, layout: CacheLayout) throws(CenariusError) -> ReleaseMachine.SwitchOutcome {
+    static func makeLocked(_ record: ReleaseState.RollbackRecord, permit: ReleaseMachine.SwitchPermit, layout: CacheLayout) throws(CenariusError) -> ReleaseMachine.SwitchOutcome {
         let store = GenerationStore(layout: layout)
         guard let current = store.current(), current.number == record.from else { return .superseded }
-        try switchBack(store, from: current, to: record.to.map { store.generation($0) })
+        try switchBack(store, from: current, to: record.to.map { store.generation($0) }, permit: permit)
         return .made
     }
 
@@ -48,15 +48,16 @@ package enum Rollback {
         Set(GenerationStore(layout: layout).all().map(\.number))
     }
 
-    private static func switchBack(_ store: GenerationStore, from current: Generation, to target: Generation?) throws(CenariusError) {
+    private static func switchBack(_ store: GenerationStore, from current: Generation, to target: Generation?,
+                                   permit: ReleaseMachine.SwitchPermit) throws(CenariusError) {
         if let target { _ = try target.table() }
         let bytes = try FileSystem.readFile(current.tablePath)
         try FileSystem.writeAtomically(Array(fingerprint(bytes).utf8), to: store.layout.heldBack)
         FailedReleases(layout: store.layout).record((try? current.meta())?.release ?? FleetReport.releaseName(ofTable: bytes))
         if let target {
-            try store.activate(target)
+            try store.activate(target, permit: permit)
         } else {
-            try store.deactivate()
+            try store.deactivate(permit: permit)
         }
     }
 

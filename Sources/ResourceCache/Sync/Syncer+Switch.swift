@@ -9,10 +9,10 @@ extension Syncer {
     func switchTo(_ staged: Staged, started: Double) throws(CenariusError) -> SyncReport {
         let store = GenerationStore(layout: layout)
         let offer = staged.offer
-        // Holds are checked again, under their own lock, at the switch itself: a hold answered
-        // 201 while this generation was built stops this switch (ReleaseMachine, invariant 5).
-        let switched = try HoldStore(layout: layout).unlessHeld { () throws(CenariusError) in
-            try store.commit(building: staged.generation, number: staged.number)
+        // The release machine's leave, under the lock holds are added with, at the switch itself:
+        // a hold answered 201 while this generation was built stops this switch (invariant 5).
+        let switched = try LocalRelease.whenCommitPermitted(layout: layout) { permit throws(CenariusError) in
+            try store.commit(building: staged.generation, number: staged.number, permit: permit)
         }
         guard switched != nil else {
             FileSystem.removeTree(staged.generation)
