@@ -114,4 +114,29 @@ import TestOrigin
         let served = await daemon.request(.GET, "/index.html")
         #expect(served.status == 200 && served.body == "v1", "\(served.status) \(served.body)")
     }
+
+    /// The actors whose work is the cache's files run on FileWork's thread, never on Swift's
+    /// shared pool, which the router and the scheduler need; the router's own file reads run on
+    /// NIO's thread pool. Checked from inside each actor, and from the router's blocking path.
+    @Test func fileWorkIsNeverOnTheSharedPool() async throws {
+        let daemon = try await Daemon()
+        #expect(await daemon.parts.releases.isOnFileWork())
+        #expect(await daemon.parts.rollout.isOnFileWork())
+        #expect(await daemon.parts.coordinator.isOnFileWork())
+        let store = ReportStore(path: NSTemporaryDirectory() + "report-queue-\(UUID().uuidString)", logger: Logger(label: "test"))
+        #expect(await store.isOnFileWork())
+        // NIO names its pool's threads `TP-#<n>` (the singleton's `SGLTN-TP-#<n>`).
+        let thread = try await daemon.parts.router.blocking { () throws(CenariusError) in (Self.threadName(), FileWork.loop.inEventLoop) }
+        #expect(thread.0.contains("TP-#") && !thread.1, "\(thread)")
+    }
+
+    /// The calling thread's name, as the kernel has it.
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+    }
 }
+
+extension ReleaseSupervisor { func isOnFileWork() -> Bool { FileWork.loop.inEventLoop } }
+extension RolloutWatch { func isOnFileWork() -> Bool { FileWork.loop.inEventLoop } }
+extension SyncCoordinator { func isOnFileWork() -> Bool { FileWork.loop.inEventLoop } }
+extension ReportStore { func isOnFileWork() -> Bool { FileWork.loop.inEventLoop } }

@@ -1,9 +1,7 @@
-import Dispatch
 import Logging
 import ResourceCache
 import RouteSync
 import ServiceLifecycle
-import Synchronization
 
 /// `--report-url`: the daemon's events posted as CloudEvents batches, at least once each. A
 /// service of its own, fed by the event hub through a stream, so a slow or absent sink never
@@ -59,7 +57,7 @@ struct ReportService: Service {
                 continue
             }
             let (url, transfer) = (self.url, settings.current.sync.transfer)
-            let result = await Self.cancellableOnThread { HTTPPost.send(url, body: batch.body, contentType: CloudEvent.batchContentType, options: transfer) }
+            let result = await onThreadUntilCancelled("cenariusd-report") { HTTPPost.send(url, body: batch.body, contentType: CloudEvent.batchContentType, options: transfer) }
             guard let result else { return }
             let problem: String
             switch result {
@@ -78,24 +76,6 @@ struct ReportService: Service {
             logger.log(level: failures == 1 ? .warning : .debug, "reports not delivered; retrying", metadata: [
                 "url": "\(shown)", "error": "\(Secrets.redact(problem))", "queued": "\(queued)", "in": "\(Int(delay.rounded(.up))) s"])
             do { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) } catch { return }
-        }
-    }
-
-    /// Runs blocking `body` on its own thread; nil when the task is cancelled first (shutdown does
-    /// not wait for a sink that hangs: the batch stays queued and goes again next run).
-    static func cancellableOnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? {
-        let slot = Mutex<CheckedContinuation<T?, Never>?>(nil)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-                slot.withLock { $0 = continuation }
-                if Task.isCancelled { slot.withLock { $0.take() }?.resume(returning: nil) }
-                DispatchQueue(label: "cenariusd-report").async {
-                    let value = body()
-                    slot.withLock { $0.take() }?.resume(returning: value)
-                }
-            }
-        } onCancel: {
-            slot.withLock { $0.take() }?.resume(returning: nil)
         }
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import RouteSync
 
@@ -6,13 +5,14 @@ import RouteSync
 /// a crash leaves the queue before or after the change, never a torn line. Events are few (a
 /// handful per sync), so a whole rewrite of at most 1 MiB is cheap.
 actor ReportStore {
+    /// File work, never on Swift's shared pool (FileWork).
+    nonisolated var unownedExecutor: UnownedSerialExecutor { FileWork.executor }
     let path: String
     let logger: Logger
     private var queue = ReportQueue()
     /// Yields when an event is queued: the sender waits on it when the queue is empty.
     nonisolated let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
-    private let io = DispatchQueue(label: "cenariusd-report-io")
 
     init(path: String, logger: Logger) {
         self.path = path
@@ -29,13 +29,10 @@ actor ReportStore {
     func load() async {
         let path = path
         // Through the cache's folder, never following a link planted at the queue's name (G5).
-        let bytes = await onThread("cenariusd-report-load") { () -> [UInt8]? in
-            let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
-            let folder = slash.map { String(path[..<$0]) } ?? "."
-            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-            return try? CacheFolder.root(folder, create: false)?.readFile(name, limit: 4 * ReportQueue.defaultMaxBytes)
-        }
-        guard let bytes else { return }
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let bytes = try? CacheFolder.root(folder, create: false)?.readFile(name, limit: 4 * ReportQueue.defaultMaxBytes) else { return }
         queue = ReportQueue.parse(bytes)
         if !queue.isEmpty { logger.info("reports queued by an earlier run", metadata: ["events": "\(queue.count)", "dropped": "\(queue.dropped)"]) }
     }
@@ -46,7 +43,7 @@ actor ReportStore {
             logger.warning("report queue full; oldest events dropped", metadata: [
                 "dropped": "\(removed)", "total dropped": "\(queue.dropped)", "queued": "\(queue.count)"])
         }
-        await save()
+        save()
         wake.yield()
     }
 
@@ -54,23 +51,17 @@ actor ReportStore {
 
     func acknowledge(through last: Int) async {
         queue.acknowledge(through: last)
-        await save()
+        save()
     }
 
-    /// Writes go through one serial queue, enqueued in the actor's order: an older snapshot
+    /// Written on the actor's own thread (FileWork), in the actor's order: an older snapshot
     /// never lands after a newer one.
-    private func save() async {
-        let (bytes, path, logger, io) = (queue.serialized(), path, logger, io)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            io.async {
-                do throws(CenariusError) {
-                    try FileSystem.writeAtomically(bytes, to: path)
-                } catch {
-                    // The queue in memory still goes out; only a restart before it does would lose it.
-                    logger.error("cannot keep the report queue on disk", metadata: ["message": "\(error.message)"])
-                }
-                continuation.resume()
-            }
+    private func save() {
+        do throws(CenariusError) {
+            try FileSystem.writeAtomically(queue.serialized(), to: path)
+        } catch {
+            // The queue in memory still goes out; only a restart before it does would lose it.
+            logger.error("cannot keep the report queue on disk", metadata: ["message": "\(error.message)"])
         }
     }
 }

@@ -7,6 +7,8 @@ import ReportHeader
 /// and `released` events, and a sync at this device's own moment in a rollout rather than at the
 /// next periodic poll.
 actor RolloutWatch {
+    /// File work, never on Swift's shared pool (FileWork).
+    nonisolated var unownedExecutor: UnownedSerialExecutor { FileWork.executor }
     private let layout: CacheLayout
     private let settings: SettingsHolder
     /// Read at each use: SIGHUP may change the device's id, native version or clock.

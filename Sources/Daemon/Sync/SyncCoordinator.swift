@@ -7,6 +7,8 @@ package import RouteSync
 /// lookup that found nothing current. One runs at a time; callers arriving while one runs share
 /// its result (single-flight), and requests made meanwhile are served by the next run.
 package actor SyncCoordinator {
+    /// File work, never on Swift's shared pool (FileWork).
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { FileWork.executor }
     private(set) var settings: SyncSettings
     private let logger: Logger
     private let metrics: DaemonMetrics?

@@ -14,6 +14,8 @@ import RouteSync
 /// link is read before every event and once a second, so a switch made by a `sync` or `resolve`
 /// process is taken in as the commit it was (its trial starts now, not at the next restart).
 actor ReleaseSupervisor {
+    /// File work, never on Swift's shared pool (FileWork).
+    nonisolated var unownedExecutor: UnownedSerialExecutor { FileWork.executor }
     private var settings: SyncSettings
     private var options: TrialOptions
     private let events: EventHub
