@@ -22,8 +22,7 @@ import TestOrigin
     }
 
     @Test func everyFileArrivesOnceAndVerifiedAcrossSeveralLoops() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.transfer.loops = 3
         f.settings.transfer.connections = 6
         let files = Self.files(300, version: 1)
@@ -89,8 +88,7 @@ import TestOrigin
     /// small ones (FileQueue); a file of unknown size is not taken for a small one. Without sizes
     /// the files go in table order. One connection: the origin sees the order they are taken in.
     @Test func largerFilesAreFetchedFirstWhenTheTableGivesSizes() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.transfer.connections = 1
         let sizes = [("a.bin", 10), ("b.bin", 300_000), ("c.bin", 2_000), ("d.bin", 1_500_000), ("e.bin", 2_000), ("f.bin", 70_000)]
         let files = Dictionary(uniqueKeysWithValues: sizes.enumerated().map { ($1.0, [UInt8](repeating: UInt8($0), count: $1.1)) })

@@ -24,6 +24,20 @@ struct Fixture {
         if !preset.isEmpty { try writePreset(preset) }
     }
 
+    /// A fixture whose cleanup runs when the test ends (`.awaitsCleanups`).
+    static func registered(preset: [String: String] = [:]) async throws -> Fixture {
+        let f = try await Fixture(preset: preset)
+        Cleanups.add { await f.cleanup() }
+        return f
+    }
+
+    /// The origin publishes `files` and a sync takes them.
+    @discardableResult
+    func release(_ files: [String: String]) throws(CenariusError) -> SyncReport {
+        origin.publish(files)
+        return try sync()
+    }
+
     /// Writes files and a matching Routes.json into the preset folder.
     func writePreset(_ files: [String: String], table: [String: String]? = nil) throws {
         var lines: [String] = []

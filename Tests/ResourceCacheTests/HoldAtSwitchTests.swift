@@ -10,8 +10,7 @@ import TestOrigin
 /// (it used to be read once, without the lock, before the build).
 @Suite(.awaitsCleanups) struct HoldAtSwitchTests {
     @Test func aHoldMadeDuringTheBuildStopsItsSwitch() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["index.html": "v1"])
         _ = try f.sync()
         f.origin.publish(["index.html": "v2"])

@@ -6,8 +6,7 @@ import TestOrigin
 
 @Suite(.awaitsCleanups) struct LookupTests {
     @Test func shippedPresetAnswersOfflineAsCurrent() async throws {
-        let f = try await Fixture(preset: ["index.html": "shipped"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["index.html": "shipped"])
         let r = try f.resolve("index.html?x=1#top", offline: true)
         #expect(r.source == .preset)
         #expect(r.stale == false)
@@ -15,8 +14,7 @@ import TestOrigin
     }
 
     @Test func missingPresetFileIsRefetchedFromTheRemote() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         try f.writePreset([:], table: ["late.js": "late"])
         f.origin.publish(["late.js": "late"])
         let r = try f.resolve("late.js")
@@ -25,24 +23,21 @@ import TestOrigin
     }
 
     @Test func emptyCacheWithoutPresetFetchesTheTableOnFirstLookup() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         let r = try f.resolve("a.txt")
         #expect(f.content(r) == "a")
     }
 
     @Test func notInTheTableIsNotFound() async throws {
-        let f = try await Fixture(preset: ["index.html": "x"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["index.html": "x"])
         #expect(expectError(.notFound) { _ = try f.resolve("nope.html", offline: true) }?.code == .notFound)
         #expect(expectError(.notFound) { _ = try f.resolve("../preset/index.html", offline: true) }?.code == .notFound)
         #expect(expectError(.notFound) { _ = try f.resolve("%2e%2e/preset/index.html", offline: true) }?.code == .notFound)
     }
 
     @Test func originDownServesTheNewestCopyAsStaleAndStrictRefuses() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "v1", "b.txt": "b"])
         _ = try f.sync()
         // A new table is committed by hand-crafted means: sync v2 while a.txt fails would not
@@ -63,8 +58,7 @@ import TestOrigin
     }
 
     @Test func nothingHeldAndOriginDownIsARemoteError() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         try f.writePreset([:], table: ["a.txt": "a"])
         await f.origin.shutdown()
         #expect(expectError(.remote) { _ = try f.resolve("a.txt") }?.code == .remote)
@@ -72,8 +66,7 @@ import TestOrigin
     }
 
     @Test func refetchesAreThrottledByMinRefetch() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.minRefetch = 60
         try f.writePreset([:], table: ["a.txt": "a"])
         f.origin.publish(["b.txt": "b"])
@@ -85,8 +78,7 @@ import TestOrigin
     }
 
     @Test func concurrentRefetchesShareOneRequest() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.minRefetch = 60
         try f.writePreset([:], table: ["a.txt": "a"])
         f.origin.publish(["a.txt": "a"])
@@ -103,8 +95,7 @@ import TestOrigin
     }
 
     @Test func developModeServesTheFolderWithoutNetworkAndNeverEscapes() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let dev = f.root + "/dev"
         try FileManager.default.createDirectory(atPath: dev + "/js", withIntermediateDirectories: true)
         try Data("dev".utf8).write(to: URL(fileURLWithPath: dev + "/js/app.js"))
@@ -124,8 +115,7 @@ import TestOrigin
     }
 
     @Test func presetSymlinksOutsideAreIgnored() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         try Data("secret".utf8).write(to: URL(fileURLWithPath: f.root + "/secret.txt"))
         try f.writePreset([:], table: ["link.txt": "secret"])
         try FileManager.default.createSymbolicLink(atPath: f.root + "/preset/link.txt", withDestinationPath: f.root + "/secret.txt")
@@ -135,8 +125,7 @@ import TestOrigin
     /// A preset file that is a link resolving inside the folder is served, verified and copied
     /// by the file it points to (files are otherwise opened without following links).
     @Test func presetSymlinksInsideAreServedVerifiedAndImported() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         try f.writePreset(["js/a.js": "shared"], table: ["js/a.js": "shared", "js/b.js": "shared"])
         try FileManager.default.createSymbolicLink(atPath: f.root + "/preset/js/b.js", withDestinationPath: "a.js")
         #expect(f.content(try f.resolve("js/b.js", offline: true)) == "shared")
@@ -150,8 +139,7 @@ import TestOrigin
     }
 
     @Test func handedOutPathsSurviveASwitch() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "v1"])
         _ = try f.sync()
         let before = try f.resolve("a.txt")

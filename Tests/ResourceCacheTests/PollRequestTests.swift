@@ -6,8 +6,7 @@ import TestOrigin
 /// carries what the origin needs to answer 304 and nothing it would ignore.
 @Suite(.awaitsCleanups) struct PollRequestTests {
     @Test func anUnchangedPollSendsTheETagAloneAndNoAccept() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         _ = try f.sync()
         f.origin.resetRequests()

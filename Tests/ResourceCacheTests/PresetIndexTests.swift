@@ -8,8 +8,7 @@ import TestOrigin
 /// that index describes the table on disk.
 @Suite(.awaitsCleanups) struct PresetIndexTests {
     @Test func firstLookupIndexesThePresetAndLaterOnesUseIt() async throws {
-        let f = try await Fixture(preset: ["index.html": "shipped", "js/app.js": "app"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["index.html": "shipped", "js/app.js": "app"])
         #expect(!FileManager.default.fileExists(atPath: f.settings.cache.presetIndex))
         let first = try f.resolve("index.html", offline: true)
         #expect(first.source == .preset)
@@ -26,8 +25,7 @@ import TestOrigin
     }
 
     @Test func anIndexOfAnotherTableIsNeverUsed() async throws {
-        let f = try await Fixture(preset: ["index.html": "v1"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["index.html": "v1"])
         _ = try f.resolve("index.html", offline: true)
         let planted = String(repeating: "cd", count: 16)
         try writeIndex(f, identity: "1-2.3-4.5-6-7 /elsewhere/Routes.json", lines: ["index.html\t\(planted)\tP"])
@@ -42,8 +40,7 @@ import TestOrigin
     }
 
     @Test func aSyncedGenerationTakesOverFromThePresetIndex() async throws {
-        let f = try await Fixture(preset: ["index.html": "shipped"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["index.html": "shipped"])
         _ = try f.resolve("index.html", offline: true)
         f.origin.publish(["index.html": "synced"])
         _ = try f.sync()

@@ -112,8 +112,7 @@ fileprivate struct Release {
     var formRequests: (Fixture) -> [String] { { f in f.origin.requests.map(\.path).filter { $0.hasPrefix("_cenarius/") } } }
 
     @Test func aReleaseIsFetchedAsPatches() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (old, new) = try releases(f)
         try old.upload(to: f.origin)
         let first = try f.sync()
@@ -150,8 +149,7 @@ fileprivate struct Release {
     }
 
     @Test func aCompressedTableThatIsGoneOrBrokenCostsOneMoreRequest() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (_, new) = try atRelease(f)
         // Broken: the table itself, in the same sync.
         f.origin.put("_cenarius/Routes.json.zst", Array("not zstd".utf8))
@@ -172,8 +170,7 @@ fileprivate struct Release {
     @Test func everyBrokenFormFallsBackToTheNextSource() async throws {
         let faults: [Fault] = [.status(404), .truncate, .corrupt, .status(500), .drop]
         for fault in faults {
-            let f = try await Fixture()
-            do { let g = f; Cleanups.add { await g.cleanup() } }
+            let f = try await Fixture.registered()
             let (_, new) = try atRelease(f)
             let index = try new.index
             // Every patch and compressed form broken: the plain files remain.
@@ -205,8 +202,7 @@ fileprivate struct Release {
     /// A first install takes the solid pack (one stream, SolidPack); cut short, it is resumed by
     /// Range and its decoding goes on where the bytes stopped.
     @Test func aPackCutShortIsResumedByRange() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (old, _) = try releases(f)
         try old.upload(to: f.origin)
         let pack = try #require(try old.index.solidPack)
@@ -222,8 +218,7 @@ fileprivate struct Release {
     }
 
     @Test func aBrokenPatchFallsBackToTheCompressedForm() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (_, new) = try atRelease(f)
         for patch in try new.index.patches { f.origin.inject(.status(404), on: ReleaseIndex.patchPath(patch)) }
         for delta in try new.index.deltaPacks { f.origin.inject(.status(404), on: ReleaseIndex.packPath(delta.hash)) }
@@ -241,8 +236,7 @@ fileprivate struct Release {
     /// An index that lies (a patch against another base, a bomb, another file's form), its forms
     /// named by their true hashes so that only decoding can tell: every file still arrives right.
     @Test func lyingFormsAreDroppedForThePlainFile() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (old, new) = try atRelease(f)
         let main = new.hash("assets/main.9f8e7d6c.js"), vendor = new.hash("assets/vendor.js"), html = new.hash("index.html")
         // Wrong base: a patch made against other bytes, offered from a base the device holds.
@@ -267,8 +261,7 @@ fileprivate struct Release {
     }
 
     @Test func aLyingDeltaPackLeavesItsFilesToTheirPatches() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (_, new) = try atRelease(f)
         // A pack named by its true hash whose frames are other files: only decoding can tell.
         var index = try new.index
@@ -287,8 +280,7 @@ fileprivate struct Release {
 
     @Test func oversizeOutputStopsAtMaxFileSize() async throws {
         // A table without sizes: the limit is --max-file-size.
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.transfer.maxFileSize = 1 << 20
         let table = f.origin.publish(["a.txt": "small"])
         let bomb = try Zstd.compress([UInt8](repeating: 0, count: 8 << 20), level: 1)
@@ -302,8 +294,7 @@ fileprivate struct Release {
     }
 
     @Test func thePresetIsABase() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (old, new) = try releases(f)
         // The device ships with the old release as its preset and has never synced.
         try FileManager.default.removeItem(atPath: f.root + "/preset")
@@ -316,8 +307,7 @@ fileprivate struct Release {
     }
 
     @Test func aRemoteWithoutFormsWorksAsBefore() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let plain = try Release(Self.old, in: f.root + "/plain", compress: false)
         try plain.upload(to: f.origin)
         let report = try f.sync()
@@ -339,8 +329,7 @@ fileprivate struct Release {
     /// its first install from the table in the same sync, and the refusal is remembered like a 404.
     @Test func aRefusedProbeFallsBackToTheTable() async throws {
         for (status, remembered) in [(403, true), (410, true)] {
-            let f = try await Fixture()
-            do { let g = f; Cleanups.add { await g.cleanup() } }
+            let f = try await Fixture.registered()
             let plain = try Release(Self.old, in: f.root + "/plain", compress: false)
             try plain.upload(to: f.origin)
             f.origin.inject(.status(status), on: ReleaseIndex.tablePath("Routes.json"))
@@ -353,8 +342,7 @@ fileprivate struct Release {
         }
         // A server in trouble (503) is the origin down, as it would be for the table: the sync
         // fails, and nothing is remembered, so the next first sync asks again.
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         try Release(Self.old, in: f.root + "/plain", compress: false).upload(to: f.origin)
         f.origin.inject(.status(503), on: ReleaseIndex.tablePath("Routes.json"))
         _ = expectError(.remote) { _ = try f.sync() }
@@ -362,8 +350,7 @@ fileprivate struct Release {
     }
 
     @Test func signedTablesUseOnlyTheIndexTheyCover() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         let (key, publicKey) = SigningKeys.generate()
         f.settings.tableVerifier = TableSignatureVerifier(key: publicKey)
         let (old, new) = try releases(f)
@@ -394,8 +381,7 @@ fileprivate struct Release {
     /// With `--signatures-required 2`, an index is used only when two trusted keys vouch for it,
     /// as the table needs: one key alone (a stolen one) cannot choose what the device fetches.
     @Test func anIndexNeedsAsManySignaturesAsTheTable() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         let (first, firstPublic) = SigningKeys.generate()
         let (second, secondPublic) = SigningKeys.generate()
         f.settings.tableVerifier = TableSignatureVerifier(keys: [firstPublic, secondPublic], required: 2)
@@ -428,8 +414,7 @@ fileprivate struct Release {
     }
 
     @Test func seedGoesThroughPatches() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let (old, new) = try releases(f)
         try FileManager.default.removeItem(atPath: f.root + "/preset")
         try FileManager.default.copyItem(atPath: old.root, toPath: f.root + "/preset")

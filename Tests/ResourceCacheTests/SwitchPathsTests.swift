@@ -29,11 +29,9 @@ import TestOrigin
     }
 
     @Test func aSyncUnderAHoldWaitsAndTheHoldsEndLetsItThroughWithoutASecondDownload() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let layout = f.settings.cache
-        f.origin.publish(["index.html": "v1", "app.js": "one"])
-        #expect(try f.sync().outcome == .committed)
+        #expect(try f.release(["index.html": "v1", "app.js": "one"]).outcome == .committed)
         f.origin.publish(["index.html": "v2", "app.js": "two"])
         let hold = try HoldStore(layout: layout).add(ttl: 60, reason: "payment")
         let held = try f.sync()
@@ -51,13 +49,10 @@ import TestOrigin
     }
 
     @Test func anOperatorsRollbackIsRefusedUnderAHoldAndMadeAfterIt() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let layout = f.settings.cache
-        f.origin.publish(["index.html": "v1"])
-        _ = try f.sync()
-        f.origin.publish(["index.html": "v2"])
-        _ = try f.sync()
+        try f.release(["index.html": "v1"])
+        try f.release(["index.html": "v2"])
         #expect(GenerationStore(layout: layout).current()?.number == 2)
 
         let hold = try HoldStore(layout: layout).add(ttl: 60, reason: "payment")
@@ -74,13 +69,10 @@ import TestOrigin
     }
 
     @Test func aFailedTrialsSwitchBackIsMadeUnderAHold() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let layout = f.settings.cache
-        f.origin.publish(["index.html": "v1"])
-        _ = try f.sync()
-        f.origin.publish(["index.html": "v2"])
-        _ = try f.sync()
+        try f.release(["index.html": "v1"])
+        try f.release(["index.html": "v2"])
         _ = try HoldStore(layout: layout).add(ttl: 60, reason: "payment")
 
         var machine = ReleaseMachine(state: ReleaseState(confirmed: 1), policy: .init(confirmTimeout: 60, healthCheck: false), current: 1)

@@ -40,11 +40,9 @@ import TestOrigin
     }
 
     @Test func eachStepChangesOnlyWhatItOwns() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let layout = f.settings.cache
-        f.origin.publish(["index.html": "v1"])
-        _ = try f.sync()
+        try f.release(["index.html": "v1"])
         f.origin.publish(["index.html": "v2", "app.js": "two()"])
         var steps = try Steps(f)
         let objectsBefore = Self.objectCount(layout)
@@ -67,11 +65,9 @@ import TestOrigin
     }
 
     @Test func aHoldBetweenTheStageAndTheSwitchKeepsTheOldGeneration() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let layout = f.settings.cache
-        f.origin.publish(["index.html": "v1"])
-        _ = try f.sync()
+        try f.release(["index.html": "v1"])
         f.origin.publish(["index.html": "v2"])
         var steps = try Steps(f)
         guard case .staged(let staged) = try steps.stage(try steps.offer()) else { Issue.record("not staged"); return }

@@ -6,8 +6,7 @@ import TestOrigin
 
 @Suite(.awaitsCleanups) struct SyncTests {
     @Test func firstSyncDownloadsEverythingAndResolvesFromCache() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["index.html": "<h1>v1</h1>", "js/app.js": "console.log(1)"])
         let report = try f.sync()
         #expect(report.outcome == .committed)
@@ -21,8 +20,7 @@ import TestOrigin
     }
 
     @Test func unchangedTableCostsOneConditionalRequest() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a", "b.txt": "b"])
         _ = try f.sync()
         f.origin.resetRequests()
@@ -34,8 +32,7 @@ import TestOrigin
     }
 
     @Test func sameTableWithoutValidatorsDoesNoFileWork() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.setValidators(false)
         f.origin.publish(["a.txt": "a"])
         _ = try f.sync()
@@ -46,8 +43,7 @@ import TestOrigin
     }
 
     @Test func presetFilesWithTheSameHashAreNotDownloaded() async throws {
-        let f = try await Fixture(preset: ["index.html": "same", "old.js": "old"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["index.html": "same", "old.js": "old"])
         f.origin.publish(["index.html": "same", "old.js": "new"])
         let report = try f.sync()
         #expect(report.servedFromPreset == 1)
@@ -60,8 +56,7 @@ import TestOrigin
 
     @Test func presetFileWithAnotherHashIsNotServedAsCurrent() async throws {
         // The preset's table claims the right hash, but the file on disk is a different build.
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         try f.writePreset(["app.js": "stale build"], table: ["app.js": "v2"])
         f.origin.publish(["app.js": "v3"])
         _ = try f.sync()
@@ -71,8 +66,7 @@ import TestOrigin
     }
 
     @Test func sameContentUnderTwoUrisIsDownloadedOnce() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a/logo.png": "PNG", "b/logo.png": "PNG", "c.txt": "c"])
         let report = try f.sync()
         #expect(report.downloadedFiles == 2)
@@ -81,8 +75,7 @@ import TestOrigin
     }
 
     @Test func contentInThePresetUnderAnotherUriIsCopiedNotDownloaded() async throws {
-        let f = try await Fixture(preset: ["old/name.css": "body{}"])
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered(preset: ["old/name.css": "body{}"])
         f.origin.publish(["new/name.css": "body{}"])
         let report = try f.sync()
         #expect(report.importedFromPreset == 1)
@@ -91,8 +84,7 @@ import TestOrigin
     }
 
     @Test func corruptFileLeavesThePreviousGenerationInForceAndOnlyMissingFilesAreRefetched() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.js": "a1", "b.js": "b1", "c.js": "c1"])
         _ = try f.sync()
         f.origin.publish(["a.js": "a2", "b.js": "b2", "c.js": "c1"])
@@ -116,8 +108,7 @@ import TestOrigin
 
     /// The body buffer is sized from Content-Length; more than that must still reach the file.
     @Test func aBodyLongerThanItsContentLengthIsKeptWhole() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let bodies = ["small.js": String(repeating: "ab", count: 3_000), "large.bin": String(repeating: "0123456789", count: 30_000)]
         f.origin.publish(bodies)
         for path in bodies.keys { f.origin.inject(.chunkedUnderstated, on: path) }
@@ -127,8 +118,7 @@ import TestOrigin
     }
 
     @Test func truncatedBodiesAreRetriedThenFailWithARemoteError() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.setValidators(false)
         f.origin.publish(["big.bin": String(repeating: "x", count: 100_000)])
         f.origin.inject(.truncate, on: "big.bin")
@@ -139,8 +129,7 @@ import TestOrigin
     }
 
     @Test func interruptedDownloadResumesWithRangeAndIfRange() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let body = String(repeating: "0123456789", count: 20_000)
         f.origin.publish(["big.bin": body])
         f.origin.inject(.truncate, on: "big.bin", times: 1)
@@ -154,8 +143,7 @@ import TestOrigin
     }
 
     @Test func emptyAndBufferSizedFilesArriveIntact() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         // Empty, exactly one write buffer, one byte over: the whole-body and the streamed paths.
         let files = ["empty.txt": "", "full.bin": String(repeating: "x", count: 64 << 10),
                      "over.bin": String(repeating: "y", count: (64 << 10) + 1), "small.css": "a{}"]
@@ -168,8 +156,7 @@ import TestOrigin
     }
 
     @Test func transientServerErrorsAreRetried() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         f.origin.inject(.status(500), on: "a.txt", times: 1)
         f.origin.inject(.drop, on: "Routes.json", times: 1)
@@ -179,8 +166,7 @@ import TestOrigin
     }
 
     @Test func retryAfterIsHonoured() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         f.origin.inject(.status(429, retryAfter: "1"), on: "a.txt", times: 1)
         let started = Date()
@@ -190,8 +176,7 @@ import TestOrigin
     }
 
     @Test func notFoundFileFailsWithoutRetry() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         f.origin.remove("a.txt")
         let error = expectError(.remote) { _ = try f.sync() }
@@ -200,8 +185,7 @@ import TestOrigin
     }
 
     @Test func hostileTablesAreRejectedWholeAndTheOldTableStays() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         _ = try f.sync()
         f.origin.publish(["a.txt": "changed"], extraEntries: #"{"uri": "../../etc/passwd", "hash": "0123456789abcdef0123456789abcdef"}"#)
@@ -213,8 +197,7 @@ import TestOrigin
     }
 
     @Test func oversizedBodiesAreRefused() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.transfer.maxFileSize = 1000
         f.origin.publish(["big.bin": String(repeating: "x", count: 5000)])
         let error = expectError(.integrity) { _ = try f.sync() }
@@ -222,8 +205,7 @@ import TestOrigin
     }
 
     @Test func endlessBodyWithoutLengthIsCappedAndStalledBodyTimesOut() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.transfer.maxFileSize = 1 << 20
         f.settings.transfer.timeout = 1
         f.settings.transfer.attempts = 1
@@ -236,16 +218,14 @@ import TestOrigin
     }
 
     @Test func redirectsToOtherSchemesAreRefused() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a"])
         f.origin.inject(.redirect("file:///etc/passwd"), on: "a.txt")
         #expect(expectError(.remote) { _ = try f.sync() }?.code == .remote)
     }
 
     @Test func garbageCollectionKeepsCurrentPlusOne() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.grace = 0
         for version in 1...4 {
             f.origin.publish(["a.txt": "v\(version)"])
@@ -257,8 +237,7 @@ import TestOrigin
     }
 
     @Test func graceKeepsRecentlyRetiredGenerations() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         for version in 1...3 {
             f.origin.publish(["a.txt": "v\(version)"])
             _ = try f.sync()
@@ -299,8 +278,7 @@ import TestOrigin
 
 @Suite(.awaitsCleanups) struct CompressedCopyCollectionTests {
     @Test func gzipCopiesOfContentNoGenerationListsAreRemoved() async throws {
-        var f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        var f = try await Fixture.registered()
         f.settings.grace = 0
         f.settings.keepGenerations = 1
         f.origin.publish(["a.css": "v1"])
@@ -323,8 +301,7 @@ import TestOrigin
 @Suite(.awaitsCleanups) struct HugeTableTests {
     /// A table past the 64 MiB cap is refused while it streams in: memory stays bounded.
     @Test func tablesOverTheCapAreRefused() async throws {
-        let f = try await Fixture()
-        do { let g = f; Cleanups.add { await g.cleanup() } }
+        let f = try await Fixture.registered()
         let entry = Array(#"{"uri":"a/very/long/path/to/some/file.js","hash":"0123456789abcdef0123456789abcdef"},"#.utf8)
         var table: [UInt8] = [UInt8(ascii: "[")]
         table.reserveCapacity((65 << 20) + entry.count)
