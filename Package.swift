@@ -114,9 +114,19 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // What the settings' values mean for a device and its daemon: the sync's settings, the
+        // trial, the install policies, and what a SIGHUP hands the running daemon.
+        .target(
+            name: "DeviceSettings",
+            dependencies: [
+                "Settings", "RouteSync", "ResourceCache", "Daemon",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "cenariusd",
             dependencies: [
+                "DeviceSettings",
                 "RouteSync",
                 "ResourceCache",
                 "Daemon",
@@ -174,7 +184,7 @@ let package = Package(
         .executableTarget(name: "FuzzSolidPack", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzSolidPack"),
         .testTarget(
             name: "SettingsTests",
-            dependencies: ["Settings", "RouteSync", "ResourceCache", "Daemon"]
+            dependencies: ["Settings", "DeviceSettings", "RouteSync", "ResourceCache", "Daemon"]
         ),
         .testTarget(
             name: "RouteSyncTests",

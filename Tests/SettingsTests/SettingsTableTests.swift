@@ -182,6 +182,8 @@ import Testing
             "max-rate": .int(Int(transfer.maxRate)), "keep": .int(sync.keepGenerations), "grace": .double(sync.grace),
             "min-refetch": .double(sync.minRefetch), "report": .bool(sync.report), "hook-timeout": .double(TrialOptions().hookTimeout),
             "routes-name": .string(Preset(root: "/p").routesName),
+            "port": .int(DaemonOptions().port), "bind": .string(DaemonOptions().bind), "interval": .double(DaemonOptions().interval),
+            "fail-when-expired": .bool(DaemonOptions().failWhenExpired),
         ]
         for (key, value) in expected {
             #expect(Settings.byKey[key]?.defaultValue == value, "\(key)")

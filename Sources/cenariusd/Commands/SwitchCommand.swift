@@ -1,3 +1,4 @@
+import DeviceSettings
 import ArgumentParser
 import Daemon
 import ResourceCache
@@ -27,7 +28,7 @@ struct SwitchCommand: AsyncParsableCommand {
     func run() async throws {
         let source = try await global.source(commandFlags: serveSettings.flagValues)
         var settings = try ResolvedSettings.make(source).sync
-        settings.install = try ServeCommand.installPolicy(source)
+        settings.install = try ServeSettings.installPolicy(source)
         let report: SyncReport
         if let daemon = Daemon.running(cache: settings.cache) {
             let receipt = try DaemonControl.post(daemon, "/_cenarius/switch", json: "{\"force\": \(force)}")

@@ -1,3 +1,4 @@
+import DeviceSettings
 import ArgumentParser
 import ResourceCache
 import RouteSync

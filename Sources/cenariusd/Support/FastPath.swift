@@ -1,3 +1,4 @@
+import DeviceSettings
 import ResourceCache
 import RouteSync
 import Settings

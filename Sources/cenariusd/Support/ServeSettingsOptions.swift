@@ -1,7 +1,20 @@
+import DeviceSettings
 import ArgumentParser
 
 /// `serve`'s settings of the table (`Settings.serve`): the daemon's own, which `config` shows too.
 struct ServeSettingsOptions: ParsableArguments {
+    @Option(help: .setting("port")) var port: Int?
+    @Option(help: .setting("bind")) var bind: String?
+    @Option(help: .setting("interval")) var interval: Double?
+    @Option(help: .setting("token")) var token: String?
+    @Option(help: .setting("log-format")) var logFormat: String?
+    @Option(help: .setting("log-level")) var logLevel: String?
+    @Option(help: .setting("allow-origin")) var allowOrigin: [String] = []
+    @Option(help: .setting("health-max-age")) var healthMaxAge: Double?
+    @Flag(inversion: .prefixedNo, help: .setting("fail-when-expired")) var failWhenExpired: Bool?
+    @Option(help: .setting("immutable")) var immutable: [String] = []
+    @Option(help: .setting("fallback")) var fallback: String?
+    @Option(help: .setting("max-connections")) var maxConnections: Int?
     @Option(help: .setting("confirm-timeout")) var confirmTimeout: Double?
     @Option(help: .setting("health-cmd")) var healthCmd: String?
     @Option(help: .setting("health-url")) var healthUrl: String?

@@ -1,11 +1,11 @@
-import ResourceCache
-import RouteSync
-import Settings
+package import ResourceCache
+package import RouteSync
+package import Settings
 
 extension ResolvedSettings {
     /// `--cacert`, `--client-cert`/`--client-key`, `--header` and `--max-rate`, checked here so that
     /// a typo is a usage error at start rather than a TLS failure at every poll.
-    static func applyTransport(_ source: SettingSource, to sync: inout SyncSettings) throws(CenariusError) {
+    package static func applyTransport(_ source: SettingSource, to sync: inout SyncSettings) throws(CenariusError) {
         var transfer = sync.transfer
         transfer.caFile = try readableFile(source.string("cacert"), setting: "cacert")
         transfer.clientCertificate = try readableFile(source.string("client-cert"), setting: "client-cert")
@@ -30,7 +30,7 @@ extension ResolvedSettings {
     }
 
     /// "Name: value", with a token for a name and nothing that could split the request.
-    static func checkedHeader(_ line: String) throws(CenariusError) -> String {
+    package static func checkedHeader(_ line: String) throws(CenariusError) -> String {
         let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         // Registered before anything can print it, a malformed line's message included (G11).
         if parts.count == 2 { Secrets.register(parts[1].drop { $0 == " " || $0 == "\t" }) }

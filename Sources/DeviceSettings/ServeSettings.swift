@@ -1,0 +1,91 @@
+package import Daemon
+import Logging
+package import ResourceCache
+package import RouteSync
+package import Settings
+
+/// What `serve`'s settings mean for the daemon, read at start and again at every SIGHUP: the
+/// trial, the install policies, where events go, and what a reload hands the running daemon.
+package enum ServeSettings {
+    /// How the daemon runs: its listener, logs, schedule, request path and the rest of `serve`'s
+    /// own settings, after precedence (their ranges are the table's, checked as they were read).
+    package static func daemonOptions(_ source: SettingSource) throws(CenariusError) -> DaemonOptions {
+        var options = DaemonOptions()
+        options.bind = source.defaulted(source.string, "bind")
+        options.port = source.defaulted(source.int, "port")
+        options.interval = source.defaulted(source.double, "interval")
+        options.startJitter = source.double("start-jitter")
+        options.token = source.string("token")
+        switch source.defaulted(source.string, "log-format") {
+        case "text": options.jsonLogs = false
+        case "json": options.jsonLogs = true
+        default: throw .usage("--log-format must be text or json")
+        }
+        guard let level = Logger.Level(rawValue: source.defaulted(source.string, "log-level")) else {
+            throw .usage("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        options.logLevel = level
+        options.trial = trialOptions(source)
+        options.reportURL = try reportURL(source)
+        options.healthMaxAge = source.double("health-max-age")
+        options.failWhenExpired = source.defaulted(source.bool, "fail-when-expired")
+        options.immutable = source.strings("immutable") ?? []
+        options.fallback = source.string("fallback")
+        options.maxConnections = source.int("max-connections")
+        options.allowOrigins = (source.strings("allow-origin") ?? []).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        if !isLoopback(options.bind) && options.token == nil {
+            throw .usage("binding \(options.bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
+        }
+        return options
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "localhost" || address == "::1" || address.hasPrefix("127.")
+    }
+
+    /// The trial settings after precedence (their ranges are the table's, checked as they were read).
+    package static func trialOptions(_ source: SettingSource) -> TrialOptions {
+        TrialOptions(confirmTimeout: source.double("confirm-timeout"), healthCommand: source.string("health-cmd"),
+                     healthURL: source.string("health-url"), onSwitch: source.string("on-switch"),
+                     hookTimeout: source.defaulted(source.double, "hook-timeout"))
+    }
+
+    /// The install policies after precedence: a window that can never open, or a typo, is a usage error now.
+    package static func installPolicy(_ source: SettingSource) throws(CenariusError) -> InstallPolicy {
+        var policy = InstallPolicy()
+        policy.downloadWindows = try (source.strings("download-window") ?? []).map { text throws(CenariusError) in try TimeWindow(text) }
+        policy.switchWindows = try (source.strings("switch-window") ?? []).map { text throws(CenariusError) in try TimeWindow(text) }
+        policy.metered = try InstallPolicy.Metered(source.defaulted(source.string, "metered"))
+        policy.meteredFile = source.string("metered-file")
+        policy.meteredProbe = NetworkManager.metered
+        switch source.defaulted(source.string, "switch-at") {
+        case "any": policy.switchAtStart = false
+        case "start": policy.switchAtStart = true
+        default: throw .usage("--switch-at must be any or start")
+        }
+        policy.inhibitFiles = source.strings("inhibit-file") ?? []
+        return policy
+    }
+
+    /// An http(s) URL, checked at start: a typo is a usage error, not a report that never arrives.
+    package static func reportURL(_ source: SettingSource) throws(CenariusError) -> String? {
+        guard let url = source.string("report-url"), !url.isEmpty else { return nil }
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > (lower.hasPrefix("https") ? 8 : 7),
+              !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            // Not echoed: the URL may carry a password.
+            throw .usage("report-url must be an http:// or https:// URL with no spaces")
+        }
+        return url
+    }
+
+    /// What a SIGHUP hands the running daemon: every setting as `reread` has it, but those the
+    /// table reads at start only (`reloads: false`), which keep their value from `start` and are
+    /// named for the log. The cache is the daemon's, whose lock is on it.
+    package static func reloaded(_ reread: SettingSource, start: SettingSource, cache: CacheLayout) throws(CenariusError) -> ReloadableSettings {
+        var sync = try ResolvedSettings.make(reread).sync
+        sync.cache = cache
+        sync.install = try installPolicy(reread)
+        return ReloadableSettings(sync: sync, trial: trialOptions(reread), unchanged: start.startOnlyChanges(in: reread))
+    }
+}
