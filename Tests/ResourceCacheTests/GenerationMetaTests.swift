@@ -9,7 +9,7 @@ import RouteSync
     static let meta = GenerationMeta(
         number: 3, remote: "https://cdn.example/app/Routes.json", validators: Validators(etag: "\"abc\"", lastModified: "Wed, 25 Nov 2026 20:00:00 GMT"),
         committedAt: 1795640615.25, cachedFiles: 12, cachedBytes: 34567, signedVersion: 1795640615123, entries: 40, release: "2026.11-a",
-        signedAt: 1795640615, signatureExpires: 1796245415)
+        signedAt: 1795640615, signatureExpires: 1796245415, tableSHA256: "2eb8d391bb9d8b2658ba3ee1672f8f753b4a803d0e52e87d76b5ef6b56e015c3")
 
     static let golden = """
         {
@@ -23,6 +23,7 @@ import RouteSync
           "signatureExpires": 1796245415,
           "signedAt": 1795640615,
           "signedVersion": 1795640615123,
+          "tableSHA256": "2eb8d391bb9d8b2658ba3ee1672f8f753b4a803d0e52e87d76b5ef6b56e015c3",
           "validators": {"etag": "\\"abc\\"", "lastModified": "Wed, 25 Nov 2026 20:00:00 GMT"}
         }
 
@@ -62,10 +63,20 @@ import RouteSync
     }
 
     @Test func recordsWrittenBeforeReadTheSame() throws {
-        #expect(try read(Self.written) == Self.meta)
+        var before = Self.meta
+        before.tableSHA256 = nil
+        #expect(try read(Self.written) == before)
         var bare = Self.meta
-        (bare.signedVersion, bare.entries, bare.release, bare.signedAt, bare.signatureExpires) = (nil, nil, nil, nil, nil)
+        (bare.signedVersion, bare.entries, bare.release, bare.signedAt, bare.signatureExpires, bare.tableSHA256) = (nil, nil, nil, nil, nil, nil)
         bare.validators = Validators()
         #expect(try read(String(decoding: bare.encoded(), as: UTF8.self)) == bare)
+    }
+
+    /// A digest that is not 64 lower-case hex digits is no digest: the table is hashed instead.
+    @Test func aMalformedTableDigestIsNone() throws {
+        for bad in ["XYZ", String(repeating: "A", count: 64), String(repeating: "a", count: 63)] {
+            let text = Self.golden.replacingOccurrences(of: Self.meta.tableSHA256!, with: bad)
+            #expect(try read(text).tableSHA256 == nil, "\(bad)")
+        }
     }
 }

@@ -19,6 +19,22 @@ import TestOrigin
         #expect(f.content(r) == "console.log(1)")
     }
 
+    /// ext4 never shrinks a directory: a `tmp/` that once held thousands of downloads would cost
+    /// every later sync a read of all its blocks. Emptied, it is made anew.
+    @Test func aTmpFolderGrownLargeIsMadeAnew() async throws {
+        let f = try await Fixture.registered()
+        try f.release(["index.html": "v1"])
+        let tmp = f.settings.cache.tmp
+        let name = String(repeating: "x", count: 40)
+        for i in 0..<10_000 { _ = FileManager.default.createFile(atPath: "\(tmp)/\(name)-\(i)", contents: nil) }
+        let grown = try #require(try FileManager.default.attributesOfItem(atPath: tmp)[.size] as? Int)
+        #expect(grown > Syncer.largeFolderBytes, "\(grown): the test's folder did not grow (a file system that shrinks folders)")
+        #expect(try f.sync().outcome == .notModified)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp).isEmpty)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: tmp)[.size] as? Int)
+        #expect(size <= 16 << 10, "tmp/ is \(size) bytes after it was emptied")
+    }
+
     @Test func unchangedTableCostsOneConditionalRequest() async throws {
         let f = try await Fixture.registered()
         f.origin.publish(["a.txt": "a", "b.txt": "b"])

@@ -20,9 +20,14 @@ package struct GenerationMeta: Sendable, Equatable {
     package var entries: Int?
     /// The name the fleet knows the release by: its manifest's, else a short hash of the table (nil in caches written before).
     package var release: String?
+    /// SHA-256 of the table's exact bytes, which a head names it by: a poll compares it without
+    /// reading and hashing a table of megabytes (nil in caches written before).
+    package var tableSHA256: String?
 
     package init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
-                signedVersion: Int64? = nil, entries: Int? = nil, release: String? = nil, signedAt: Int64? = nil, signatureExpires: Int64? = nil) {
+                signedVersion: Int64? = nil, entries: Int? = nil, release: String? = nil, signedAt: Int64? = nil, signatureExpires: Int64? = nil,
+                tableSHA256: String? = nil) {
+        self.tableSHA256 = tableSHA256
         self.signedAt = signedAt
         self.signatureExpires = signatureExpires
         self.entries = entries
@@ -70,7 +75,12 @@ package struct Generation: Sendable {
             validators: Validators(etag: json["validators"]?["etag"]?.string, lastModified: json["validators"]?["lastModified"]?.string),
             committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
             signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) }, release: json["release"]?.string,
-            signedAt: json["signedAt"]?.int64, signatureExpires: json["signatureExpires"]?.int64)
+            signedAt: json["signedAt"]?.int64, signatureExpires: json["signatureExpires"]?.int64,
+            tableSHA256: json["tableSHA256"]?.string.flatMap { $0.utf8.count == 64 && $0.utf8.allSatisfy(Self.isLowerHex) ? $0 : nil })
+    }
+
+    private static func isLowerHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 }
 
@@ -92,6 +102,7 @@ extension GenerationMeta {
         if let signatureExpires { fields.append(("signatureExpires", String(signatureExpires))) }
         if let signedAt { fields.append(("signedAt", String(signedAt))) }
         if let signedVersion { fields.append(("signedVersion", String(signedVersion))) }
+        if let tableSHA256 { fields.append(("tableSHA256", JSONText.quoted(tableSHA256))) }
         let body = fields.sorted { $0.0 < $1.0 }.map { "  \"\($0.0)\": \($0.1)" }.joined(separator: ",\n")
         return Array("{\n\(body)\n}\n".utf8)
     }

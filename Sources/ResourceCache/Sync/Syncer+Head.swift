@@ -58,13 +58,22 @@ extension Syncer {
             guard remote.followsChannel else { return nil }
             return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
-        // The table in force and its SHA-256, read and hashed once: the head is compared with it,
-        // and a table patch starts from it.
-        let currentTable = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: ReleaseIndex.tableDigest($0)) }
-        let current = currentTable?.digest
+        // The table in force's SHA-256, as its stage recorded it; read and hashed only when a
+        // cache written before has none. Its bytes are read only when the head names another
+        // table (a patch starts from them): an unchanged poll of a 20,000-entry table reads none.
+        let recorded = poll.currentMeta?.tableSHA256
+        var loaded: (bytes: [UInt8], digest: String)??
+        func currentTable() -> (bytes: [UInt8], digest: String)? {
+            if let loaded { return loaded }
+            let table = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: recorded ?? ReleaseIndex.tableDigest($0)) }
+            loaded = .some(table)
+            return table
+        }
+        let current = recorded ?? currentTable()?.digest
         if head.table == current {
             next.version = max(state.version, head.version)
-            store.write(next)
+            // An unchanged poll rewrites nothing.
+            if next != state { store.write(next) }
             // Nothing new, unless the table in force was signed again (a later expiry): that is checked and recorded.
             let resigned = settings.tableVerifier != nil && head.version > (poll.currentMeta?.signedVersion ?? .max)
             if case .content = document, resigned {} else {
@@ -76,12 +85,12 @@ extension Syncer {
         // the head names): nothing is fetched for it, poll after poll.
         if let held = try? FileSystem.readFile(layout.heldBack), held == Array(head.table.utf8) {
             next.version = max(state.version, head.version)
-            store.write(next)
+            if next != state { store.write(next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
-            fetched = try headObjects(head, pending: poll.pending?.table, current: currentTable, remote: remote,
+            fetched = try headObjects(head, pending: poll.pending?.table, current: currentTable(), remote: remote,
                                       downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }

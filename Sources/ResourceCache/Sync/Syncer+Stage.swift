@@ -73,7 +73,8 @@ extension Syncer {
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(
             number: number, remote: offer.remoteName, validators: offer.validators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: offer.signed?.version, entries: table.count,
-            release: offer.admission.release, signedAt: offer.signed?.signedAt, signatureExpires: offer.signed?.expires))
+            release: offer.admission.release, signedAt: offer.signed?.signedAt, signatureExpires: offer.signed?.expires,
+            tableSHA256: ReleaseIndex.tableDigest(bytes)))
         return .staged(Staged(offer: offer, number: number, generation: generation, report: report))
     }
 

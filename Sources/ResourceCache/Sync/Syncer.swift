@@ -62,9 +62,8 @@ package struct Syncer: Sendable {
         let started = FileSystem.monotonic()
         FileSystem.touch(layout.attempted)
         // Opened again under the lock, repairing whatever was planted meanwhile (G5).
-        let cache = try OpenedCache(layout: layout)
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
-        cleanTemporaries(cache)
+        let cache = try cleanTemporaries(try OpenedCache(layout: layout))
         let downloader = try Downloader(options: settings.transfer)
         return try Mirrors.first(remotes) { (remote, others) throws(Mirrors.Failure) in
             var attempt = TableAttempt()
@@ -220,10 +219,19 @@ package struct Syncer: Sendable {
     }
 
     /// Empties `tmp/` by descriptor: a link planted there is removed, never followed (G5).
-    func cleanTemporaries(_ cache: OpenedCache) {
+    /// A folder that once held a first install's thousands of downloads keeps its size (ext4
+    /// never shrinks a directory) and every later listing reads all of it — 2.7 ms of each
+    /// unchanged sync after 20,000 files (B2) — so such a folder, once empty, is made anew.
+    func cleanTemporaries(_ cache: OpenedCache) throws(CenariusError) -> OpenedCache {
         cache.tmp.removeChildren()
         cache.root.remove("current.next")
+        guard let info = cache.root.status("tmp"), info.st_size > Self.largeFolderBytes else { return cache }
+        cache.root.remove("tmp")
+        return try OpenedCache(layout: layout)
     }
+
+    /// A directory's size past which it is made anew once empty (a few thousand entries' worth).
+    static let largeFolderBytes = 256 << 10
 
     func markChecked() {
         FileSystem.touch(layout.checked)
