@@ -105,7 +105,7 @@ package enum Daemon {
 
         var services: [any Service] = [server, SignalService(state: state, holder: holder, reload: reload, logger: logger),
                                        SystemdService(watchdog: watchdog, liveness: liveness, logger: logger)]
-        if develop == nil { services.append(ReleaseSignalService(releases: releases)) }
+        if develop == nil { services.append(ReleaseSignalService(releases: releases, rollout: state.rollout)) }
         if let reports { services.append(reports) }
         if develop == nil && settings.remote != nil {
             // With nothing in force the first sync cannot wait: there is nothing to serve until it ends.
@@ -177,6 +177,7 @@ struct SignalService: Service {
 /// the next restart), and at once on SIGUSR1 (sent by older command lines that changed it).
 struct ReleaseSignalService: Service {
     let releases: ReleaseSupervisor
+    let rollout: RolloutWatch
     static let pollInterval: Duration = .seconds(1)
 
     func run() async throws {
@@ -196,5 +197,9 @@ struct ReleaseSignalService: Service {
                 }
             }
         }
+        // The release state's timers (a trial's deadline, a hold's expiry, a rollout's moment)
+        // end with this service, on graceful shutdown, not after the group has stopped.
+        await releases.shutdown()
+        await rollout.shutdown()
     }
 }

@@ -24,7 +24,7 @@ import TestOrigin
         let parts: DaemonParts
         let origin: TestOrigin
 
-        init(allowOrigins: [String] = []) async throws {
+        init(allowOrigins: [String] = [], trial: TrialOptions = TrialOptions()) async throws {
             let origin = try await TestOrigin()
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("router-\(UUID().uuidString)").path
             Cleanups.add { await origin.shutdown(); try? FileManager.default.removeItem(atPath: root) }
@@ -32,6 +32,7 @@ import TestOrigin
             let settings = SyncSettings(remote: try Remote(origin.url), cache: CacheLayout(root: root + "/cache"), preset: Preset(root: root + "/preset"))
             var options = DaemonOptions()
             options.allowOrigins = allowOrigins
+            options.trial = trial
             var logger = Logger(label: "router-test")
             logger.logLevel = .critical
             parts = DaemonParts(settings: settings, develop: nil, options: options,
@@ -113,6 +114,30 @@ import TestOrigin
         }
         let served = await daemon.request(.GET, "/index.html")
         #expect(served.status == 200 && served.body == "v1", "\(served.status) \(served.body)")
+    }
+
+    /// Graceful shutdown ends the release state's timers, and none is armed after it: a trial
+    /// that begins while the daemon stops rolls nothing back at its deadline (a restart resumes
+    /// it with the time left). Beside it, the same trial without the shutdown is rolled back, so
+    /// the wait is long enough to tell.
+    @Test func noTrialDeadlineFiresAfterShutdown() async throws {
+        func committing(_ timeout: Double, stoppedFirst: Bool) async throws -> Daemon {
+            let daemon = try await Daemon(trial: TrialOptions(confirmTimeout: timeout))
+            daemon.origin.publish(["index.html": "v1"])
+            _ = await daemon.parts.coordinator.runOnce(reason: "test")
+            if stoppedFirst { await daemon.parts.releases.shutdown() }
+            daemon.origin.publish(["index.html": "v2"])
+            _ = await daemon.parts.coordinator.runOnce(reason: "test")
+            #expect(daemon.parts.releases.view.current.state.trial?.generation == 2)
+            return daemon
+        }
+        let current = { (daemon: Daemon) in GenerationStore(layout: daemon.parts.state.settings.cache).current()?.number }
+        let stopped = try await committing(0.3, stoppedFirst: true)
+        let running = try await committing(0.3, stoppedFirst: false)
+        let deadline = Date().addingTimeInterval(60)
+        while current(running) != 1, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(current(running) == 1, "the deadline rolled the running daemon's trial back")
+        #expect(current(stopped) == 2, "a deadline fired after shutdown: \(String(describing: stopped.parts.releases.view.current.state.lastRollback))")
     }
 
     /// The actors whose work is the cache's files run on FileWork's thread, never on Swift's

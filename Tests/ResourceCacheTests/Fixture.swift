@@ -31,6 +31,13 @@ struct Fixture {
         return f
     }
 
+    /// The origin goes down for good: it stops, and the remote becomes a port nothing listens
+    /// on (port 1), since another test's origin may be given the stopped one's port at once.
+    mutating func takeOriginDown() async throws {
+        await origin.shutdown()
+        settings.remote = try Remote("http://127.0.0.1:1")
+    }
+
     /// The origin publishes `files` and a sync takes them.
     @discardableResult
     func release(_ files: [String: String]) throws(CenariusError) -> SyncReport {

@@ -37,7 +37,7 @@ import TestOrigin
     }
 
     @Test func originDownServesTheNewestCopyAsStaleAndStrictRefuses() async throws {
-        let f = try await Fixture.registered()
+        var f = try await Fixture.registered()
         f.origin.publish(["a.txt": "v1", "b.txt": "b"])
         _ = try f.sync()
         // A new table is committed by hand-crafted means: sync v2 while a.txt fails would not
@@ -49,7 +49,7 @@ import TestOrigin
         let hash = ContentHash(hex: TestOrigin.md5(Array("v2".utf8)))!
         unlink(current.filePath(try URIPath(validating: "a.txt")))
         unlink(f.settings.cache.object(hash))
-        await f.origin.shutdown()
+        try await f.takeOriginDown()
         let r = try f.resolve("a.txt")
         #expect(r.stale == true)
         #expect(f.content(r) == "v1")
@@ -58,9 +58,9 @@ import TestOrigin
     }
 
     @Test func nothingHeldAndOriginDownIsARemoteError() async throws {
-        let f = try await Fixture.registered()
+        var f = try await Fixture.registered()
         try f.writePreset([:], table: ["a.txt": "a"])
-        await f.origin.shutdown()
+        try await f.takeOriginDown()
         #expect(expectError(.remote) { _ = try f.resolve("a.txt") }?.code == .remote)
         #expect(expectError(.remote) { _ = try f.resolve("a.txt", offline: true) }?.code == .remote)
     }

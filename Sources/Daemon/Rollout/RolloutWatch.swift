@@ -18,6 +18,8 @@ actor RolloutWatch {
     private var coordinator: SyncCoordinator?
     private var expiry: Task<Void, Never>?
     private var moment: Task<Void, Never>?
+    /// The daemon is stopping: no timer is armed from here on.
+    private var stopping = false
     /// The last deferral announced, so a poll that finds the same wait says nothing new.
     private var announced: SyncReport.Deferral?
 
@@ -75,6 +77,7 @@ actor RolloutWatch {
             ])
         }
         moment?.cancel()
+        guard !stopping else { return }
         // A rollout moment, or an install window that opens (install policies): a sync then, not a poll interval later.
         guard ["time", "download-window", "switch-window"].contains(deferral.reason), let at = deferral.at else { return }
         // The moment is on the rollout's clock; the wait is the same length on the real one.
@@ -86,8 +89,17 @@ actor RolloutWatch {
         }
     }
 
+    /// Graceful shutdown: a hold's expiry and a rollout's moment end now rather than ask a
+    /// stopping daemon for a sync; a restart arms them again from `holds.json` and the next poll.
+    func shutdown() {
+        stopping = true
+        expiry?.cancel()
+        moment?.cancel()
+    }
+
     private func armExpiry() {
         expiry?.cancel()
+        guard !stopping else { return }
         guard let next = holds.active().map(\.expires).min() else { return }
         let wait = max(0, next - FileSystem.now())
         expiry = Task { [weak self] in

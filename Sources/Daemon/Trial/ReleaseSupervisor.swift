@@ -26,6 +26,8 @@ actor ReleaseSupervisor {
     private let switched: @Sendable () -> Void
     private var machine: ReleaseMachine
     private var timer: Task<Void, Never>?
+    /// The daemon is stopping: no timer or health check is armed from here on.
+    private var stopping = false
     private var health: (task: Task<Void, Never>, cancel: CancelToken)?
 
     /// The daemon stops: hooks and health commands still running are killed with their children.
@@ -244,6 +246,7 @@ actor ReleaseSupervisor {
             case .retry(let record):
                 logger.error("trying the switch back again in 5 s", metadata: ["generation": "\(record.from)"])
                 timer?.cancel()
+                guard !stopping else { continue }
                 timer = Task { [weak self] in
                     try? await Task.sleep(for: .seconds(5))
                     guard !Task.isCancelled else { return }
@@ -261,6 +264,14 @@ actor ReleaseSupervisor {
         }
     }
 
+    /// Graceful shutdown: the trial's timer, a retried switch back and a health check end now
+    /// rather than fire into a daemon that is stopping; a restart resumes the trial with the time
+    /// left (`start`), as after a crash.
+    func shutdown() {
+        stopping = true
+        cancelTrialWork()
+    }
+
     private func retry(_ record: ReleaseState.RollbackRecord) async {
         await observe()
         let actions = machine.retryFailedTrial(record, now: FileSystem.now())
@@ -270,6 +281,7 @@ actor ReleaseSupervisor {
 
     private func arm(_ trial: ReleaseState.Trial) {
         timer?.cancel()
+        guard !stopping else { return }
         let generation = trial.generation
         let wait = max(0, trial.deadline - FileSystem.now())
         timer = Task { [weak self] in
@@ -282,7 +294,7 @@ actor ReleaseSupervisor {
     private func startHealthCheck(_ generation: Int) {
         health?.cancel.cancel()
         health?.task.cancel()
-        guard let deadline = machine.state.trial?.deadline else { return }
+        guard !stopping, let deadline = machine.state.trial?.deadline else { return }
         let check = HealthCheck(options: options, transfer: settings.transfer, groups: hooks.groups)
         let cancel = CancelToken()
         let task = Task { [weak self] in
