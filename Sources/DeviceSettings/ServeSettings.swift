@@ -43,6 +43,14 @@ package enum ServeSettings {
         address == "localhost" || address == "::1" || address.hasPrefix("127.")
     }
 
+    /// The sync's settings as the daemon (and `switch`, which acts for it) use them: with the
+    /// install policies.
+    package static func resolved(_ source: SettingSource) throws(CenariusError) -> ResolvedSettings {
+        var settings = try ResolvedSettings.make(source)
+        settings.sync.install = try installPolicy(source)
+        return settings
+    }
+
     /// The trial settings after precedence (their ranges are the table's, checked as they were read).
     package static func trialOptions(_ source: SettingSource) -> TrialOptions {
         TrialOptions(confirmTimeout: source.double("confirm-timeout"), healthCommand: source.string("health-cmd"),
@@ -83,9 +91,8 @@ package enum ServeSettings {
     /// table reads at start only (`reloads: false`), which keep their value from `start` and are
     /// named for the log. The cache is the daemon's, whose lock is on it.
     package static func reloaded(_ reread: SettingSource, start: SettingSource, cache: CacheLayout) throws(CenariusError) -> ReloadableSettings {
-        var sync = try ResolvedSettings.make(reread).sync
+        var sync = try resolved(reread).sync
         sync.cache = cache
-        sync.install = try installPolicy(reread)
         return ReloadableSettings(sync: sync, trial: trialOptions(reread), unchanged: start.startOnlyChanges(in: reread))
     }
 }

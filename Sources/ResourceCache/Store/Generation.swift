@@ -76,11 +76,7 @@ package struct Generation: Sendable {
             committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
             signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) }, release: json["release"]?.string,
             signedAt: json["signedAt"]?.int64, signatureExpires: json["signatureExpires"]?.int64,
-            tableSHA256: json["tableSHA256"]?.string.flatMap { $0.utf8.count == 64 && $0.utf8.allSatisfy(Self.isLowerHex) ? $0 : nil })
-    }
-
-    private static func isLowerHex(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            tableSHA256: json["tableSHA256"]?.string.flatMap { ReleaseIndex.isTableDigest($0) ? $0 : nil })
     }
 }
 

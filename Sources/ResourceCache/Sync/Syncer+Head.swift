@@ -62,14 +62,11 @@ extension Syncer {
         // cache written before has none. Its bytes are read only when the head names another
         // table (a patch starts from them): an unchanged poll of a 20,000-entry table reads none.
         let recorded = poll.currentMeta?.tableSHA256
-        var loaded: (bytes: [UInt8], digest: String)??
-        func currentTable() -> (bytes: [UInt8], digest: String)? {
-            if let loaded { return loaded }
-            let table = poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: recorded ?? ReleaseIndex.tableDigest($0)) }
-            loaded = .some(table)
-            return table
+        func tableInForce() -> (bytes: [UInt8], digest: String)? {
+            poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: recorded ?? ReleaseIndex.tableDigest($0)) }
         }
-        let current = recorded ?? currentTable()?.digest
+        let unrecorded = recorded == nil ? tableInForce() : nil
+        let current = recorded ?? unrecorded?.digest
         if head.table == current {
             next.version = max(state.version, head.version)
             // An unchanged poll rewrites nothing.
@@ -90,7 +87,7 @@ extension Syncer {
         }
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
-            fetched = try headObjects(head, pending: poll.pending?.table, current: currentTable(), remote: remote,
+            fetched = try headObjects(head, pending: poll.pending?.table, current: unrecorded ?? tableInForce(), remote: remote,
                                       downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }

@@ -93,6 +93,11 @@ package struct ReleaseIndex: Sendable, Equatable {
 
     package static func tableDigest(_ bytes: [UInt8]) -> String { StreamingHasher.sha256Hex(bytes) }
 
+    /// Whether `text` is a digest as `tableDigest` writes it: 64 lower-case hex digits.
+    package static func isTableDigest(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     /// Paths relative to the remote's base.
     package static func indexPath(table digest: String) -> String { "\(folder)/index/\(digest).json" }
     package static func formPath(_ hash: ContentHash) -> String { "\(folder)/z/\(hash.hex).zst" }

@@ -144,7 +144,7 @@ package struct ReleaseHead: Sendable, Equatable {
         guard json["format"]?.string == format else { throw refuse("format is not \(format)") }
         guard let channel = json["channel"]?.string, isChannel(channel) else { throw refuse("\"channel\" must be a name of lower-case letters, digits and -") }
         func digest(_ value: JSONValue?, _ key: String) throws(CenariusError) -> String {
-            guard let text = value?.string, text.utf8.count == 64, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            guard let text = value?.string, ReleaseIndex.isTableDigest(text) else {
                 throw refuse("\(key) must be 64 lower-case hex digits (SHA-256)")
             }
             return text

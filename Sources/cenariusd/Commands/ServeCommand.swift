@@ -33,8 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let source = try await global.source(commandFlags: commandFlags)
-        var settings = try ResolvedSettings.make(source)
-        settings.sync.install = try ServeSettings.installPolicy(source)
+        let settings = try ServeSettings.resolved(source)
         let options = try ServeSettings.daemonOptions(source)
         let (global, flags, cache) = (global, commandFlags, settings.sync.cache)
         try await Daemon.run(settings: settings.sync, develop: settings.develop, options: options, reload: { () throws(CenariusError) in

@@ -27,8 +27,7 @@ struct SwitchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let source = try await global.source(commandFlags: serveSettings.flagValues)
-        var settings = try ResolvedSettings.make(source).sync
-        settings.install = try ServeSettings.installPolicy(source)
+        let settings = try ServeSettings.resolved(source).sync
         let report: SyncReport
         if let daemon = Daemon.running(cache: settings.cache) {
             let receipt = try DaemonControl.post(daemon, "/_cenarius/switch", json: "{\"force\": \(force)}")
