@@ -5,9 +5,8 @@ For each pair of consecutive real releases that B8 fetches (b8.PAIRS, smoke: b8.
 - OLD is published, then NEW: for NEW's publish, the bytes and objects it uploaded (its --json summary,
   checked against the proxy's access log: every request `cenariusd-publish` made between two marker
   requests, PUT/POST/COPY/DELETE counted as writes, their request bodies summed), the store objects it
-  added (keys under `_cenarius/` the bucket lists after and not before, but `_cenarius/Routes.json.zst`
-  and `_cenarius/index/`, which are the Cenarius layout's), the head and the layout's changed files (every
-  other key that is new or whose ETag changed), its wall time;
+  added (keys under `_cenarius/` the bucket lists after and not before: every one is written once), the
+  head and the layout's changed files (every other key that is new or whose ETag changed), its wall time;
   bar: bytes ≤ 1.1 × (store objects added + head + layout's changed files), write requests ≤ the objects
   it adds (store objects and the layout's new or changed files: one PUT each) + 10; the store objects
   alone + 10 is reported beside it;
@@ -126,9 +125,10 @@ class Store:
 
 
 def is_store_object(key):
-    """Under _cenarius/, but the two mutable names of devices before heads."""
+    """Under _cenarius/: written once (an earlier version's `_cenarius/Routes.json.zst` is not, and
+    publish removes it)."""
     rel = key.split("/", 1)[1] if key.startswith(PREFIX + "/") else key
-    return rel.startswith("_cenarius/") and rel != "_cenarius/Routes.json.zst" and not rel.startswith("_cenarius/index/")
+    return rel.startswith("_cenarius/") and rel != "_cenarius/Routes.json.zst"
 
 
 def publish(bin_path, store, build, bucket, extra=(), timeout=1800):
@@ -307,8 +307,9 @@ def fetch(url):
 
 def layout_state(base):
     """What the remote holds at base: the table the head names, Routes.json's SHA-256, the table its .sig
-    covers, whether `_cenarius/Routes.json.zst` starts with Routes.json's bytes, and how many files at their
-    uris are not what Routes.json says. `whole`: all of them agree."""
+    covers, that no compressed table of an earlier version is left at `_cenarius/Routes.json.zst`
+    (publish writes none and removes one), and how many files at their uris are not what Routes.json
+    says. `whole`: all of them agree."""
     import concurrent.futures
     import hashlib
     head = json.loads(fetch(f"{base}/Routes.head") or b"{}")
@@ -328,7 +329,7 @@ def layout_state(base):
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         mismatched = sum(pool.map(wrong, entries))
     state = {"head": (head.get("table") or {}).get("sha256"), "table": hashlib.sha256(table).hexdigest(),
-             "sig": (sig.get("covers") or {}).get("table") or sig.get("table"), "zst": unpacked[:len(table)] == table,
+             "sig": (sig.get("covers") or {}).get("table") or sig.get("table"), "zst": zst is None or unpacked[:len(table)] == table,
              "files": len(entries), "files_mismatched": mismatched}
     state["whole"] = (state["head"] == state["table"] == state["sig"] and state["zst"] and not mismatched)
     return state
@@ -358,7 +359,7 @@ def kill_test(bin_path, store, work, name, old_site, new_site, kill_window, roun
     previous = base_summary["table"]
     device = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "device"), key + ".pub")
     # Beside it, a new device at every poll (an empty cache, so a first install each time): it reads what
-    # devices before heads read (`_cenarius/Routes.json.zst`, the table's sidecars), the layout's half.
+    # the head first, as every first install does.
     newcomer = Device(bin_path, f"{public}/{PREFIX}", os.path.join(work, "new-device"), key + ".pub", fresh=True)
     devices = (device, newcomer)
     # And one more new device that syncs once right after each kill, on exactly what the kill left.
@@ -571,7 +572,7 @@ def markdown(result):
             f"{rp['uploaded']} objects, {rp['write_requests']} writes, {rp['seconds']:.2f} s {ok(b['republish'][2])} |")
     lines += ["", "Uploaded: `publish --json`'s objects and bytes, and the writes (PUT/POST/COPY/DELETE) the proxy logged for "
               "`cenariusd-publish` with the request bytes it received. Store objects added: keys under `_cenarius/` "
-              "(but `_cenarius/Routes.json.zst` and `_cenarius/index/`) the bucket lists after the publish and not before; "
+              "the bucket lists after the publish and not before (each written once); "
               "the layout's changed files: every other key that is new or whose ETag changed (the head among them). "
               "Objects added, for the write requests' bar: both (each needs one PUT); the store objects alone beside it."]
     k = result.get("kills")
@@ -596,7 +597,7 @@ def markdown(result):
         lines.append(f"| the device ends on the last release, verified | {'yes' if k['final_verified'] else 'NO'} | {ok(b['final'][2])} |")
         if "layout_whole" in k:
             lines += [f"| the remote whole right after a kill (the head, `Routes.json`, the table its `.sig` covers, "
-                      f"`_cenarius/Routes.json.zst`, every file at its uri agree) | {k['layout_whole']} of {rounds} | "
+                      f"no `_cenarius/Routes.json.zst`, every file at its uri agree) | {k['layout_whole']} of {rounds} | "
                       "contract, not a B9 bar |",
                       f"| a new device installed the release being published while the head named the previous one | "
                       f"after {k['probe_on_killed_release']} of {rounds} kills | contract, not a B9 bar |"]

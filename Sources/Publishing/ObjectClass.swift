@@ -7,11 +7,12 @@ package enum ObjectClass: Sendable, Equatable {
     case store
     case pointer
 
-    /// Everything under `_cenarius/` is named by its content, but the names devices before heads
-    /// poll: the compressed table and the index under the table's hash.
+    /// Everything in a folder under `_cenarius/` is written once: named by its content, or (the
+    /// index under its table's hash, for devices that predate heads) never rewritten. A name
+    /// directly in `_cenarius/` is an earlier version's compressed table, which changed.
     package init(key: String) {
         let folder = ReleaseIndex.folder + "/"
-        if key.hasPrefix(folder), !key.hasPrefix(folder + "index/"), key.utf8.dropFirst(folder.utf8.count).contains(UInt8(ascii: "/")) {
+        if key.hasPrefix(folder), key.utf8.dropFirst(folder.utf8.count).contains(UInt8(ascii: "/")) {
             self = .store
         } else {
             self = .pointer

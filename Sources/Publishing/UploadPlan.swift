@@ -6,9 +6,8 @@ package import RouteSync
 /// What a publish writes, in the only order that keeps every device whole (docs/publish.md):
 /// 1. store objects the remote lacks (content-addressed: present means the same bytes),
 /// 2. the release record and the files at their uris that changed, then the removal of a sidecar
-///    the new release no longer has,
-/// 3. one at a time: the index and compressed table of devices before heads, the sidecars,
-///    `Routes.json`, and the head, the channel's commit point, last.
+///    the new release no longer has and of an earlier version's compressed table,
+/// 3. one at a time: the sidecars, `Routes.json`, and the head, the channel's commit point, last.
 /// A publish killed anywhere leaves the channel's head on the previous release, whose objects
 /// are all still there; run again, it writes only what is missing.
 package struct UploadPlan: Sendable {
@@ -66,6 +65,9 @@ package struct UploadPlan: Sendable {
                 // A sidecar of the previous release beside the new table would apply to it.
                 removals.append(sidecar)
             }
+            // An earlier version's compressed table: devices that saw it poll it, and would stay on its release.
+            let legacyForm = ReleaseIndex.tablePath(routesName)
+            if pointers[legacyForm] == nil, remote.objects[legacyForm] != nil { removals.append(legacyForm) }
             let head = pointers.removeValue(forKey: remote.headKey)
             // The names that must agree with each other, one at a time and as late as they can be:
             // a Cenarius client reading between two of them sees a mismatch for the shortest time.

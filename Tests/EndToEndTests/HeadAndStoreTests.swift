@@ -191,19 +191,18 @@ import TestOrigin
         #expect(try site.served().hasPrefix("<h1>release 3</h1>"), "\(fault.rawValue)")
         // Release 3's index names the head again; a head that is gone or unreadable is then
         // forgotten at the next poll, which the table answers, and the one after asks only the
-        // table (here its compressed form, which this device polls on a remote without a head).
+        // table (the index says the remote has no compressed table beside it).
         let after = try Binary.run(site.device)
         #expect(["unchanged", "not-modified"].contains(try after.json()["outcome"] as? String), "\(fault.rawValue): \(after.stdout)\(after.stderr)")
         if fault == .gone || fault == .garbage {
             site.origin.resetRequests()
             _ = try site.sync("not-modified", "\(fault.rawValue): the second poll after")
-            #expect(site.origin.requests.map(\.path) == [Self.legacyForm], "\(fault.rawValue): the head is forgotten")
+            #expect(site.origin.requests.map(\.path) == ["Routes.json"], "\(fault.rawValue): the head is forgotten")
         }
     }
 
     /// Two publishes in the same folder: everything the first put under `_cenarius/` is still
-    /// there, byte for byte (but the compressed table of devices before heads, a name kept for
-    /// them), and `routes --check` finds a head that names another table.
+    /// there, byte for byte, and `routes --check` finds a head that names another table.
     @Test func theStoreOnlyGrowsAndCheckFindsAStaleHead() async throws {
         let site = try await Site()
         let folder = try site.publish(1, upload: false)
@@ -217,13 +216,32 @@ import TestOrigin
         }
         let first = store()
         let firstHead = try #require(FileManager.default.contents(atPath: folder + "/Routes.head"))
+        try FileManager.default.copyItem(atPath: folder, toPath: folder + "-old")
         try site.dir.write("v1/index.html", "<h1>release 1, again</h1>")
         #expect(try Binary.run(["routes", folder, "--compress", "--sign-key", site.dir.path("k1.key")]).status == 0)
         let second = store()
-        for (name, bytes) in first where "_cenarius/" + name != Self.legacyForm {
+        for (name, bytes) in first {
             #expect(second[name] == bytes, "_cenarius/\(name) changed or went")
         }
+        #expect(first[String(Self.legacyForm.dropFirst("_cenarius/".count))] == nil, "no mutable name under _cenarius/")
         #expect(second.count > first.count)
+        // The same table again with another index (a delta pack from the first release): the
+        // index under the table's hash stays as it was; the head names the new one by its hash.
+        #expect(try Binary.run(["routes", folder, "--compress", "--delta-from", folder + "-old", "--sign-key", site.dir.path("k1.key")]).status == 0)
+        let third = store()
+        for (name, bytes) in second {
+            #expect(third[name] == bytes, "_cenarius/\(name) changed or went")
+        }
+        let head = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.head"))) as? [String: Any])
+        let named = try #require(head["index"] as? String)
+        #expect(second["i/\(named).json"] == nil && third["i/\(named).json"] != nil, "a new index, named by its hash")
+        // A device on the table path (the head gone) reads the index under the table's hash, which
+        // the sidecar vouches for: its files still come as compressed forms, not plain.
+        try ReleaseBytesEndToEndTests.upload(folder, to: site.origin)
+        site.origin.remove("Routes.head")
+        let install = try site.sync("committed", "release 1, again, from the table")
+        let report = try install.json()
+        #expect((report["compressedFiles"] as? Int ?? 0) > 0 && report["formFallbacks"] as? Int == 0, "\(install.stdout)")
         #expect(try Binary.run(["routes", folder, "--check"]).status == 0)
         try firstHead.write(to: URL(fileURLWithPath: folder + "/Routes.head"))
         let stale = try Binary.run(["routes", folder, "--check"])

@@ -1,4 +1,5 @@
 import Foundation
+import RouteSync
 import Testing
 import TestOrigin
 
@@ -34,6 +35,23 @@ import TestOrigin
 
         func key(_ name: String) -> String { dir.path(name + ".key") }
         func pub(_ name: String) -> String { dir.path(name + ".pub") }
+    }
+
+    static let legacyForm = "_cenarius/Routes.json.zst"
+
+    /// What `routes --compress` of a version before heads left in `root`: the index saying so, the
+    /// compressed table at its one mutable name (the table, then the index), and, with `headless`,
+    /// no head. `sign`: the `--sign-key` arguments the folder was published with; `routes` runs
+    /// again with them, and signs over the index it finds (it never rewrites one).
+    static func earlierVersionsTableForm(in root: String, headless: Bool = true, sign: [String] = []) throws {
+        let table = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/Routes.json")))
+        let indexPath = root + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table))
+        var index = try ReleaseIndex.parse(Array(try Data(contentsOf: URL(fileURLWithPath: indexPath))), source: indexPath)
+        index.tableForm = true
+        try Data(index.serialized()).write(to: URL(fileURLWithPath: indexPath))
+        if !sign.isEmpty { #expect(try Binary.run(["routes", root, "--compress"] + sign).status == 0) }
+        try Data(Zstd.compress(table) + Zstd.compress(index.serialized())).write(to: URL(fileURLWithPath: root + "/" + legacyForm))
+        if headless { try FileManager.default.removeItem(atPath: root + "/Routes.head") }
     }
 
     @Test func reSigningAChangedFolderInPlaceSignsANewVersionThatDevicesAdopt() throws {
@@ -101,29 +119,37 @@ import TestOrigin
         #expect(sync.status == 0, "\(sync.stderr)")
     }
 
-    @Test func aPlainRunRemovesTheCompressedTableOfAnEarlierOneAndCheckSeesAStaleOne() throws {
+    /// Every name under `_cenarius/` is written once now; the compressed table an earlier version
+    /// kept at `_cenarius/Routes.json.zst` (and rewrote with every release) is removed by the next
+    /// run, plain or `--compress`, so that devices that poll it move on.
+    @Test func anyRunRemovesAnEarlierVersionsCompressedTableAndCheckSeesAStaleOne() throws {
         let s = try Setup()
         // Enough files that the table compresses (a table that does not gets no compressed form).
         for n in 0..<40 { try s.dir.write("w/lib/file-\(n).js", "// \(n)") }
         try s.dir.write("w/a.txt", String(repeating: "v1 ", count: 400))
         _ = try s.routes(["--compress", "--sign-key", s.key("k")])
-        let form = s.site + "/_cenarius/Routes.json.zst"
-        #expect(FileManager.default.fileExists(atPath: form))
+        let form = s.site + "/" + Self.legacyForm
+        #expect(!FileManager.default.fileExists(atPath: form), "routes writes no mutable name under _cenarius/")
+        try Self.earlierVersionsTableForm(in: s.site, sign: ["--sign-key", s.key("k")])
         let trust = ["--public-key", s.pub("k")]
         #expect(try s.sync("old", trust).status == 0)
+        #expect(s.dir.read("old/cache/table-form")?.hasPrefix("-") == false, "the old device polls the compressed table")
         let v1Form = try Data(contentsOf: URL(fileURLWithPath: form))
 
-        try s.dir.write("w/a.txt", String(repeating: "v2 ", count: 400))
-        let plain = try s.routes(["--sign-key", s.key("k")])
-        #expect(!FileManager.default.fileExists(atPath: form), "a plain run leaves no compressed table behind")
-        #expect(plain.stderr.contains("removed"))
+        for (n, run) in [["--compress", "--sign-key", s.key("k")], ["--sign-key", s.key("k")]].enumerated() {
+            try s.dir.write("w/a.txt", String(repeating: "v\(n + 2) ", count: 400))
+            let routes = try s.routes(run)
+            #expect(!FileManager.default.fileExists(atPath: form), "\(run): no compressed table left behind")
+            #expect(routes.stderr.contains("removed"), "\(run): \(routes.stderr)")
+            if n == 0 { try Self.earlierVersionsTableForm(in: s.site, headless: false, sign: ["--sign-key", s.key("k")]) }
+        }
         #expect(try Binary.run(["routes", s.site, "--check"]).status == 0)
-        // The device that polled the compressed table, and a new one, both reach v2.
+        // The device that polled the compressed table, and a new one, both reach v3.
         for device in ["old", "new"] {
             let sync = try s.sync(device, trust)
             #expect(sync.status == 0, "\(device): \(sync.stderr)")
             let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path(device + "/cache"), "--preset", s.dir.path(device + "/preset")])
-            #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v2"))
+            #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v3"))
         }
 
         // A stale compressed table put back (an upload of old files, a mirror): --check sees it,
@@ -134,7 +160,7 @@ import TestOrigin
         let fresh = try s.sync("fresh", trust)
         #expect(fresh.status == 0, "\(fresh.stderr)")
         let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path("fresh/cache"), "--preset", s.dir.path("fresh/preset")])
-        #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v2"))
+        #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v3"))
         // Not counted as a refused release: only the table itself is the remote's word.
         #expect(!FileManager.default.fileExists(atPath: s.dir.path("fresh/cache/failed-releases")))
     }
@@ -146,9 +172,9 @@ import TestOrigin
         for n in 0..<40 { try dir.write("w/lib/file-\(n).js", "// \(n)") }
         try dir.write("w/a.txt", String(repeating: "v1 ", count: 400))
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
-        #expect(FileManager.default.fileExists(atPath: dir.path("w/_cenarius/Routes.json.zst")))
+        try Self.earlierVersionsTableForm(in: dir.path("w"))
         try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
-        let form = "_cenarius/Routes.json.zst"
+        let form = Self.legacyForm
         for (n, fault) in [Fault.status(500), .truncate, .corrupt, .status(502)].enumerated() {
             origin.inject(fault, on: form, times: 10)
             let sync = try Binary.run(["sync", "--json", "--remote", origin.url, "--cache", dir.path("c\(n)"), "--preset", dir.path("p")])
@@ -161,10 +187,13 @@ import TestOrigin
         let device = ["sync", "--json", "--remote", origin.url, "--cache", dir.path("c0"), "--preset", dir.path("p")]
         try dir.write("w/a.txt", String(repeating: "v2 ", count: 400))
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
+        try Self.earlierVersionsTableForm(in: dir.path("w"))
         try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
         #expect(try Binary.run(device).status == 0)
+        #expect(dir.read("c0/table-form")?.hasPrefix("-") == false, "the device polls the compressed table")
         try dir.write("w/a.txt", String(repeating: "v3 ", count: 400))
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
+        try Self.earlierVersionsTableForm(in: dir.path("w"))
         try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
         origin.inject(.status(500), on: form, times: 10)
         let sync = try Binary.run(device)
@@ -183,8 +212,9 @@ import TestOrigin
         for n in 0..<40 { try s.dir.write("w/lib/file-\(n).js", "// \(n)") }
         try s.dir.write("w/a.txt", "v1")
         _ = try s.routes(["--compress", "--sign-key", s.key("k")])
+        try Self.earlierVersionsTableForm(in: s.site, headless: false, sign: ["--sign-key", s.key("k")])
         try ReleaseBytesEndToEndTests.upload(s.site, to: origin)
-        let form = "_cenarius/Routes.json.zst"
+        let form = Self.legacyForm
         let stale = try #require(origin.file(form))
         try s.dir.write("w/a.txt", "v2")
         _ = try s.routes(["--compress", "--sign-key", s.key("k")])

@@ -35,8 +35,11 @@ fileprivate struct Release {
         tableBytes = table.serialized()
         try Data(tableBytes).write(to: URL(fileURLWithPath: root + "/Routes.json"))
         if compress {
-            _ = try FormPublisher(release: .init(root: root, table: table), tableBytes: tableBytes,
-                                  olds: olds.map { .init(root: $0.root, table: $0.table) }).publish()
+            // A remote as `routes` wrote it before heads: the compressed table at its one mutable name.
+            var publisher = FormPublisher(release: .init(root: root, table: table), tableBytes: tableBytes,
+                                          olds: olds.map { .init(root: $0.root, table: $0.table) })
+            publisher.tableFormBeside = true
+            _ = try publisher.publish()
         }
     }
 

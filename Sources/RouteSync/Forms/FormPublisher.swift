@@ -76,8 +76,13 @@ package struct FormPublisher {
         package var solidPackBytes: Int64 = 0
     }
 
-    /// The table's file name (`--routes-name`): its compressed form is `_cenarius/<name>.zst`.
+    /// The table's file name (`--routes-name`).
     package var routesName = "Routes.json"
+    /// Also writes the compressed table at the one mutable name `routes` wrote before heads,
+    /// `_cenarius/<name>.zst`, and says so in the index: the layout of remotes published by
+    /// earlier versions, which devices still meet. `routes` no longer writes it (every name under
+    /// `_cenarius/` is immutable); tests of devices on such remotes do.
+    package var tableFormBeside = false
     /// The caller writes the default channel's head beside the table (`routes` does, after the forms).
     package var head = false
     /// Where `_cenarius/` is written: the release's own folder unless `routes --out-dir` (and
@@ -90,7 +95,15 @@ package struct FormPublisher {
         self.olds = olds
     }
 
-    package func publish() throws(CenariusError) -> Summary {
+    /// What a run wrote: the summary, the index's exact bytes, and the table compressed with the
+    /// index as its second frame (nil when compressing does not shrink the table).
+    package struct Published: Sendable {
+        package var summary: Summary
+        package var index: [UInt8]
+        package var tableForm: [UInt8]?
+    }
+
+    package func publish() throws(CenariusError) -> Published {
         let root = outputRoot ?? release.root
         let folder = FileSystem.join(root, ReleaseIndex.folder)
         for sub in ["z", "p", "f", "pack", "index"] { try FileSystem.makeDirectories(folder + "/" + sub) }
@@ -175,24 +188,24 @@ package struct FormPublisher {
             guard let hash = try delta.finish(root: root, keep: !delta.bases.isEmpty) else { continue }
             index.deltaPacks.append(ReleaseIndex.DeltaPack(from: ReleaseIndex.tableDigest(old.tableBytes), hash: hash, size: delta.size, bases: delta.bases))
         }
-        // The table compressed, which devices that saw an index poll instead of the table, with
-        // this index as a second frame: a release then costs no request for it. It changes with
-        // every release: written in place, beside the table it is the form of.
-        let tableForm = FileSystem.join(root, ReleaseIndex.tablePath(routesName))
+        // The table compressed, with this index as its second frame: the store object a head names
+        // (`_cenarius/t/<O>.zst`, which HeadWriter writes), a first install's table and index in one request.
         let table = try Zstd.compress(tableBytes)
-        index.tableForm = table.count < tableBytes.count
+        index.tableForm = tableFormBeside && table.count < tableBytes.count
         index.head = head
         index.storedPlain = true
         let indexBytes = index.serialized()
+        // Under the table's hash, for devices that predate heads: written once, like every name
+        // under `_cenarius/`. A release of a table published before keeps that index there (its
+        // objects are still in the store); the head names this one by its own hash.
         let indexPath = FileSystem.join(root, ReleaseIndex.indexPath(table: index.table))
-        try FileSystem.writeAtomically(indexBytes, to: indexPath)
-        if index.tableForm {
-            try FileSystem.writeAtomically(table + Zstd.compress(indexBytes), to: tableForm, durable: false)
-        } else {
-            unlink(tableForm)
+        if FileSystem.regularFileSize(indexPath) == nil { try FileSystem.writeAtomically(indexBytes, to: indexPath) }
+        let tableForm = table.count < tableBytes.count ? table + (try Zstd.compress(indexBytes)) : nil
+        if tableFormBeside, let tableForm {
+            try FileSystem.writeAtomically(tableForm, to: FileSystem.join(root, ReleaseIndex.tablePath(routesName)), durable: false)
         }
         summary.index = indexPath
-        return summary
+        return Published(summary: summary, index: indexBytes, tableForm: tableForm)
     }
 
     /// Writes a form under its name (once: a form already there decodes to the same file).

@@ -47,7 +47,7 @@ struct RolloutHalt {
             // Devices that poll the head learn of the halt from it: a new head over the same table.
             let heads = HeadWriter(directory: remote, routesName: routesName)
             if heads.current != nil {
-                _ = try heads.write(table: table, manifest: written, index: heads.currentIndex, sidecar: signKeys.isEmpty ? nil : sidecar, keys: signKeys)
+                _ = try heads.write(table: table, manifest: written, index: heads.currentIndex, tableForm: heads.currentTableForm, sidecar: signKeys.isEmpty ? nil : sidecar, keys: signKeys)
             }
             halt.halted = true
             halt.reason = "halted \(name): \(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it "

@@ -19,11 +19,16 @@ struct HeadWriter {
         current?.index.flatMap { try? FileSystem.readFile(FileSystem.join(directory, ReleaseHead.indexPath($0)), limit: 32 << 20) }
     }
 
-    /// Writes `_cenarius/t/<S>.json`, and with forms `_cenarius/t/<O>.zst`, `_cenarius/i/<X>.json` and
-    /// the table's patches from `bases` (earlier tables' exact bytes: `--delta-from`'s) and from the
-    /// tables the previous head named, then the head naming them, signed with `keys` like the
-    /// sidecar (same version, expiry and rotations).
-    func write(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, bases: [[UInt8]] = [], sidecar: String?,
+    /// The compressed table the head beside the table names, from the store.
+    var currentTableForm: [UInt8]? {
+        current?.tableForm.flatMap { try? FileSystem.readFile(FileSystem.join(directory, ReleaseHead.tableFormPath($0)), limit: 64 << 20) }
+    }
+
+    /// Writes `_cenarius/t/<S>.json`, and with forms `_cenarius/i/<X>.json`, `tableForm` (the table
+    /// compressed, then the index) as `_cenarius/t/<O>.zst` and the table's patches from `bases`
+    /// (earlier tables' exact bytes: `--delta-from`'s) and from the tables the previous head named,
+    /// then the head naming them, signed with `keys` like the sidecar (same version, expiry and rotations).
+    func write(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, tableForm: [UInt8]?, bases: [[UInt8]] = [], sidecar: String?,
                keys keyPaths: [String]) throws(CenariusError) -> ReleaseHead {
         let digest = ReleaseIndex.tableDigest(table)
         try storeObject(table, at: ReleaseHead.tablePath(digest))
@@ -39,8 +44,7 @@ struct HeadWriter {
             let indexDigest = ReleaseIndex.tableDigest(index)
             head.index = indexDigest
             try storeObject(index, at: ReleaseHead.indexPath(indexDigest))
-            let formPath = FileSystem.join(directory, ReleaseIndex.tablePath(routesName))
-            if let form = try? FileSystem.readFile(formPath, limit: 64 << 20) {
+            if let form = tableForm {
                 let formDigest = ReleaseIndex.tableDigest(form)
                 try storeObject(form, at: ReleaseHead.tableFormPath(formDigest))
                 head.tableForm = formDigest

@@ -138,6 +138,7 @@ struct RoutesCommand: AsyncParsableCommand {
             if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
         var index: [UInt8]?
+        var tableForm: [UInt8]?
         var bases: [[UInt8]] = []
         if compress || !deltaFrom.isEmpty {
             let olds = try deltaFrom.map { old throws(CenariusError) in
@@ -151,8 +152,10 @@ struct RoutesCommand: AsyncParsableCommand {
             publisher.outputRoot = root
             // Written last (writeHead).
             publisher.head = true
-            let forms = try publisher.publish()
-            index = try FileSystem.readFile(forms.index)
+            let published = try publisher.publish()
+            let forms = published.summary
+            index = published.index
+            tableForm = published.tableForm
             summary.forms = forms
             if !quiet {
                 Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
@@ -160,11 +163,14 @@ struct RoutesCommand: AsyncParsableCommand {
                     + (forms.solidPackBytes > 0 ? ", a solid pack of \(Output.bytes(forms.solidPackBytes))" : ""))
             }
         }
-        if index == nil { try removeTableForm(root: root) }
-        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: index, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
+        try removeTableForm(root: root)
+        // The sidecar vouches for the index devices that predate heads read, under the table's
+        // hash: written once, so for a table published before it is that earlier index.
+        let legacyIndex = index.flatMap { _ in try? FileSystem.readFile(FileSystem.join(root, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(bytes))), limit: 32 << 20) }
+        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: legacyIndex ?? index, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
         // Last: the one name devices poll, naming only what is already written.
         let writer = headWriter(root)
-        let head = try writer.write(table: bytes, manifest: manifest, index: index, bases: bases, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
+        let head = try writer.write(table: bytes, manifest: manifest, index: index, tableForm: tableForm, bases: bases, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
         summary.head = writer.headPath
         summary.headVersion = head.version
         if !quiet { Output.line("wrote \(writer.headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
@@ -180,14 +186,15 @@ struct RoutesCommand: AsyncParsableCommand {
 
     private func tableFormPath(_ root: String) -> String { FileSystem.join(root, ReleaseIndex.tablePath(routesName)) }
 
-    /// A plain run leaves no compressed table of an earlier `--compress` run behind: devices that
-    /// saw it poll it instead of the table, and would stay on that release.
+    /// No run leaves the compressed table of an earlier version's `--compress` behind: devices that
+    /// saw it poll it instead of the table, and would stay on that release. It was the one mutable
+    /// name under `_cenarius/`; the head names the compressed table by its hash now.
     private func removeTableForm(root: String) throws(CenariusError) {
         let tableFormPath = tableFormPath(root)
         guard FileSystem.exists(tableFormPath) else { return }
         FileSystem.removeTree(tableFormPath)
         guard !FileSystem.exists(tableFormPath) else { throw FileSystem.failure("cannot remove the stale compressed table", tableFormPath) }
-        Output.warn("removed \(tableFormPath) of an earlier --compress run (pass --compress to publish compressed forms again)")
+        Output.warn("removed \(tableFormPath), an earlier version's compressed table: devices poll the head now, and devices that predate heads the table itself")
     }
 
     /// Why the compressed table beside the table is not its form (nil: it is, or there is none).

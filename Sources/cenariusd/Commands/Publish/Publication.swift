@@ -55,6 +55,13 @@ struct Publication {
         routes.algorithm = table.entries.first?.hash.algorithm.rawValue ?? algorithm
         routes.compress = true
         let digest = ReleaseIndex.tableDigest(table.serialized())
+        // The index devices that predate heads read under this table's hash is written once: a
+        // table published before keeps the one it has, and `routes` signs over that one.
+        let legacyIndex = ReleaseIndex.indexPath(table: digest)
+        if state.objects[legacyIndex] != nil, let bytes = try remote.read(legacyIndex, limit: 32 << 20) {
+            try FileSystem.makeDirectories(FileSystem.join(staging.release, ReleaseIndex.folder + "/index"))
+            try FileSystem.writeAtomically(bytes, to: FileSystem.join(staging.release, legacyIndex), durable: false)
+        }
         var baseBytesRead: Int64 = 0
         for (k, old) in try Bases.releases(of: state, from: remote, excluding: digest, count: patches).enumerated() {
             let folder = staging.base(k)
