@@ -9,6 +9,8 @@ package enum StoredRelease {
         package var tableBytes: [UInt8]
         package var table: RouteTable
         package var index: ReleaseIndex
+        /// The index's exact bytes, as the head names them.
+        package var indexBytes: [UInt8]
     }
 
     package static func parts(of head: ReleaseHead, from destination: some Destination) throws(CenariusError) -> Parts {
@@ -19,7 +21,8 @@ package enum StoredRelease {
             throw .integrity("release \(head.version) of channel \(head.channel) has no release index in the store (published by routes and copied by hand?): publish its build folder instead")
         }
         let table = try RouteTable.parse(tableBytes, source: ReleaseHead.tablePath(head.table))
-        return Parts(tableBytes: tableBytes, table: table, index: try ReleaseIndex.parse(indexBytes, source: ReleaseHead.indexPath(digest)))
+        return Parts(tableBytes: tableBytes, table: table, index: try ReleaseIndex.parse(indexBytes, source: ReleaseHead.indexPath(digest)),
+                     indexBytes: indexBytes)
     }
 
     /// Writes every file of the release under `folder`; returns the bytes read from the store.

@@ -115,15 +115,25 @@ import TestOrigin
             #expect(unsigned.status == 64 && unsigned.stderr.contains("--sign-key"), "a signed channel needs a key: \(unsigned.stderr)")
             let back = try run(["rollback", "--channel", "default", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
             #expect(back.status == 0, "rollback: \(back.stderr)")
+            #expect(try back.json()["forms"] as? String == "made", "another table: delta packs from the channel's releases")
             #expect(try sync("after the rollback")["outcome"] as? String == "committed")
             #expect(try served() == "<h1>release 2</h1>", "the device went back to release 2")
 
-            let halt = try run(["halt", remote, "--sign-key", dir.path("k1.key")] + remoteFlags)
+            // The table the head names already: pointers only, the store's forms as they are.
+            let halt = try run(["halt", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
             #expect(halt.status == 0, "halt: \(halt.stderr)")
+            #expect(try halt.json()["forms"] as? String == "store", "\(halt.stdout)")
             #expect(try releases().first?["rollout"] as? String == "rollout: halted")
-            let resume = try run(["resume", remote, "--sign-key", dir.path("k1.key")] + remoteFlags)
+            #expect(try sync("halted")["outcome"] as? String != nil)
+            let resume = try run(["resume", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
             #expect(resume.status == 0, "resume: \(resume.stderr)")
+            #expect(try resume.json()["forms"] as? String == "store", "\(resume.stdout)")
             #expect(try releases().first?["rollout"] as? String != "rollout: halted")
+            // A new device installs the resumed release whole from what the head names.
+            let resumed = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("resumed/cache"), "--preset",
+                                          dir.path("resumed/preset"), "--public-key", dir.path("k1.pub")] + deviceFlags)
+            #expect(resumed.status == 0 && (try? resumed.json()["outcome"] as? String) == "committed", "\(resumed.stderr)")
+            #expect(try served("resumed") == "<h1>release 2</h1>")
 
             let promote = try run(["promote", "--from", "default", "--to", "beta", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
             #expect(promote.status == 0, "promote: \(promote.stderr)")

@@ -49,7 +49,12 @@ struct HeadWriter {
                 try storeObject(form, at: ReleaseHead.tableFormPath(formDigest))
                 head.tableForm = formDigest
                 head.tableFormSize = Int64(form.count)
-                head.tablePatches = try tablePatches(to: table + index, formSize: form.count, bases: bases, previous: previous, excluding: digest)
+                // The same table and index as the previous head (a halt, a run again): its patches still give them.
+                if let previous, previous.table == digest, previous.index == indexDigest, bases.isEmpty {
+                    head.tablePatches = previous.tablePatches
+                } else {
+                    head.tablePatches = try tablePatches(to: table + index, formSize: form.count, bases: bases, previous: previous, excluding: digest)
+                }
             }
         }
         if let signed {

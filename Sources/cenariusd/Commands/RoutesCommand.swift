@@ -118,9 +118,23 @@ struct RoutesCommand: AsyncParsableCommand {
         RouteTableBuilder(root: directory, routesName: routesName, algorithm: ContentHash.Algorithm(rawValue: algorithm)!)
     }
 
+    /// Where a release's forms come from.
+    enum Forms {
+        /// Made from the folder (`--compress`, `--delta-from`): every file compressed, packs, patches.
+        case made
+        /// The store's, as a head names them: a republish of the table a channel's head already
+        /// names (halt, resume) writes pointers only, in a moment whatever the site's size.
+        case stored(index: [UInt8], tableForm: [UInt8]?)
+
+        var isMade: Bool {
+            if case .made = self { return true }
+            return false
+        }
+    }
+
     /// Writes a whole release of DIR into `root` (DIR itself, or `--out-dir`, where `publish`
     /// stages): the table, the manifest, the forms, the signature and, last, the head.
-    func write(into root: String, quiet: Bool) throws -> Summary {
+    func write(into root: String, quiet: Bool, forms source: Forms = .made) throws -> Summary {
         let result = try builder.build()
         for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") }
         if root != directory { try FileSystem.makeDirectories(root) }
@@ -140,7 +154,15 @@ struct RoutesCommand: AsyncParsableCommand {
         var index: [UInt8]?
         var tableForm: [UInt8]?
         var bases: [[UInt8]] = []
-        if compress || !deltaFrom.isEmpty {
+        if case .stored(let storedIndex, let storedForm) = source {
+            index = storedIndex
+            tableForm = storedForm
+            let legacy = FileSystem.join(root, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(bytes)))
+            if FileSystem.regularFileSize(legacy) == nil {
+                try FileSystem.makeDirectories(FileSystem.parentDirectory(of: legacy))
+                try FileSystem.writeAtomically(storedIndex, to: legacy, durable: false)
+            }
+        } else if compress || !deltaFrom.isEmpty {
             let olds = try deltaFrom.map { old throws(CenariusError) in
                 let path = FileSystem.join(old, routesName)
                 let bytes = try FileSystem.readFile(path)

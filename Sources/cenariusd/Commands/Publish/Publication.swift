@@ -30,6 +30,8 @@ struct Publication {
         var plan: UploadPlan
         var record: ReleaseRecord
         var baseBytesRead: Int64
+        /// The forms came from the store (a republish of the table the channel's head names).
+        var formsStored = false
     }
 
     init(remote: any Destination, state: RemoteState, releaseOptions: ReleaseOptions) {
@@ -39,7 +41,7 @@ struct Publication {
     }
 
     /// Writes the release of `build` into `staging` and plans its upload.
-    func stage(_ build: String, table: RouteTable, files: Int, bytes: Int64, in staging: Staging) throws -> Staged {
+    func stage(_ build: String, table: RouteTable, files: Int, bytes: Int64, in staging: Staging, forms: RoutesCommand.Forms = .made) throws -> Staged {
         // The channel's latest signature and head, so that versions keep growing and a second key co-signs.
         if let previous = state.isDefaultChannel ? state.sidecar : state.head?.signature {
             try FileSystem.writeAtomically(previous, to: FileSystem.join(staging.release, routesName + ".sig"), durable: false)
@@ -63,13 +65,13 @@ struct Publication {
             try FileSystem.writeAtomically(bytes, to: FileSystem.join(staging.release, legacyIndex), durable: false)
         }
         var baseBytesRead: Int64 = 0
-        for (k, old) in try Bases.releases(of: state, from: remote, excluding: digest, count: patches).enumerated() {
+        for (k, old) in try (forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []).enumerated() {
             let folder = staging.base(k)
             baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
             routes.deltaFrom.append(folder)
         }
-        let written = try routes.write(into: staging.release, quiet: true)
-        guard written.forms?.index != nil, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
+        let written = try routes.write(into: staging.release, quiet: true, forms: forms)
+        guard written.forms?.index != nil || !forms.isMade, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
         guard written.table == FileSystem.join(staging.release, routesName), ReleaseIndex.tableDigest(try FileSystem.readFile(written.table)) == digest else {
             throw CenariusError.integrity("\(build) changed while it was published: run publish again")
         }
@@ -77,7 +79,7 @@ struct Publication {
         let record = try ReleaseRecord(head: headBytes, published: FileSystem.now(), origin: origin, files: files, bytes: bytes)
         let plan = try UploadPlan(staging: staging.release, build: build, table: table, record: record,
                                   remote: state, pointerMaxAge: pointerMaxAge)
-        return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead)
+        return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, formsStored: !forms.isMade)
     }
 
     /// Uploads the plan, with a progress bar on a terminal.
@@ -101,7 +103,20 @@ struct Publication {
         var publication = self
         publication.manifest = .some(manifest)
         let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
-        return try publication.stage(build, table: parts.table, files: parts.table.count, bytes: bytes, in: staging)
+        return try publication.stage(build, table: parts.table, files: parts.table.count, bytes: bytes, in: staging,
+                                     forms: storedForms(head, parts: parts, from: source))
+    }
+
+    /// The store's forms when the channel's head already names this table and index (halt,
+    /// resume, a promotion to a channel on that release) and the store holds everything the
+    /// index names: its devices hold the table, so new packs would bring them nothing. Else made
+    /// anew, with delta packs from the channel's last releases.
+    private func storedForms(_ head: ReleaseHead, parts: StoredRelease.Parts, from source: any Destination) throws -> RoutesCommand.Forms {
+        guard let current = state.head, current.table == head.table, current.index == head.index,
+              parts.index.objects(for: parts.table).allSatisfy({ state.objects[$0] != nil }) else { return .made }
+        guard let form = head.tableForm else { return .stored(index: parts.indexBytes, tableForm: nil) }
+        guard let bytes = try source.read(ReleaseHead.tableFormPath(form), limit: 64 << 20), ReleaseIndex.tableDigest(bytes) == form else { return .made }
+        return .stored(index: parts.indexBytes, tableForm: bytes)
     }
 }
 

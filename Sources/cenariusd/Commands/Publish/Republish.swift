@@ -17,6 +17,9 @@ struct Republish {
         var dryRun: Bool
         var uploaded: Int
         var uploadedBytes: Int64
+        /// `store`: the channel's head already named this table, and its forms were taken as they
+        /// are (pointers only); `made`: compressed anew, with delta packs from the channel's last releases.
+        var forms: String
         var seconds: Double
     }
 
@@ -37,7 +40,8 @@ struct Republish {
         let name = manifest.flatMap { try? ReleaseManifest.parse($0, source: "manifest") }?.release
         let summary = Summary(destination: remote.description, channel: state.channel, action: action, from: state.head?.version,
                               version: staged.record.head.version, table: head.table, release: name, dryRun: options.dryRun,
-                              uploaded: staged.plan.uploads.count, uploadedBytes: staged.plan.bytes, seconds: FileSystem.monotonic() - started)
+                              uploaded: staged.plan.uploads.count, uploadedBytes: staged.plan.bytes, forms: staged.formsStored ? "store" : "made",
+                              seconds: FileSystem.monotonic() - started)
         if json { Output.json(summary); return }
         let what = name.map { "release \($0) (table \(head.table.prefix(12)))" } ?? "table \(head.table.prefix(12))"
         Output.line("\(options.dryRun ? "would put" : "channel \(state.channel) now serves") \(what) as version \(summary.version) (\(action)); "
