@@ -25,8 +25,10 @@ package enum StoredRelease {
                      indexBytes: indexBytes)
     }
 
-    /// Writes every file of the release under `folder`; returns the bytes read from the store.
-    package static func materialize(_ parts: Parts, from destination: some Destination, into folder: String) throws(CenariusError) -> Int64 {
+    /// Writes every file of the release under `folder`, and with `formsInto` each compressed form
+    /// read under that folder's `_cenarius/z/` (as `routes` would write it); returns the bytes read from the store.
+    package static func materialize(_ parts: Parts, from destination: some Destination, into folder: String,
+                                    formsInto: String? = nil) throws(CenariusError) -> Int64 {
         var read: Int64 = 0
         var bytesOf: [ContentHash: [UInt8]] = [:]
         for entry in parts.table.entries {
@@ -34,8 +36,15 @@ package enum StoredRelease {
             if let known = bytesOf[entry.hash] {
                 bytes = known
             } else {
-                bytes = try fetch(entry.hash, plain: parts.index.plain.contains(entry.hash), from: destination)
-                read += Int64(bytes.count)
+                let plain = parts.index.plain.contains(entry.hash)
+                let stored = try fetch(entry.hash, plain: plain, from: destination)
+                bytes = stored.bytes
+                read += Int64(stored.read)
+                if let formsInto, !plain {
+                    let path = FileSystem.join(formsInto, ReleaseIndex.formPath(entry.hash))
+                    try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+                    try FileSystem.writeAtomically(stored.form, to: path, durable: false)
+                }
                 // Held only while a second uri may want them: most hashes appear once.
                 bytesOf[entry.hash] = bytes.count <= 1 << 20 ? bytes : nil
             }
@@ -46,7 +55,8 @@ package enum StoredRelease {
         return read
     }
 
-    private static func fetch(_ hash: ContentHash, plain: Bool, from destination: some Destination) throws(CenariusError) -> [UInt8] {
+    /// The file's bytes, its stored form (the bytes themselves for a plain one), and what was read.
+    private static func fetch(_ hash: ContentHash, plain: Bool, from destination: some Destination) throws(CenariusError) -> (bytes: [UInt8], form: [UInt8], read: Int) {
         let key = plain ? ReleaseIndex.plainPath(hash) : ReleaseIndex.formPath(hash)
         let limit = 1 << 30
         guard let stored = try destination.read(key, limit: limit) else { throw .integrity("\(destination.description)\(key) is missing: the release cannot be rebuilt from the store") }
@@ -57,6 +67,6 @@ package enum StoredRelease {
             do { bytes = try Zstd.decompress(stored, limit: limit) } catch { throw .integrity("\(destination.description)\(key) does not decode: \(error)") }
         }
         guard StreamingHasher.hash(bytes, hash.algorithm) == hash else { throw .integrity("\(destination.description)\(key) is not what its name says") }
-        return bytes
+        return (bytes, stored, stored.count)
     }
 }

@@ -227,7 +227,12 @@ import TestOrigin
         #expect(second.count > first.count)
         // The same table again with another index (a delta pack from the first release): the
         // index under the table's hash stays as it was; the head names the new one by its hash.
-        #expect(try Binary.run(["routes", folder, "--compress", "--delta-from", folder + "-old", "--sign-key", site.dir.path("k1.key")]).status == 0)
+        let again = try Binary.run(["routes", folder, "--compress", "--delta-from", folder + "-old", "--sign-key", site.dir.path("k1.key"), "--json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        // Run again over the same table: the forms and packs are read as the run before wrote them.
+        let forms = try #require(try again.json()["forms"] as? [String: Any])
+        #expect(forms["reusedPacks"] as? Bool == true && (forms["reusedForms"] as? Int ?? 0) > 0
+                && forms["reusedForms"] as? Int == forms["compressedForms"] as? Int, "\(forms)")
         let third = store()
         for (name, bytes) in second {
             #expect(third[name] == bytes, "_cenarius/\(name) changed or went")

@@ -74,6 +74,10 @@ package struct FormPublisher {
         package var patchBytes: Int64 = 0
         package var packBytes: Int64 = 0
         package var solidPackBytes: Int64 = 0
+        /// Forms read as an earlier run wrote them, not compressed again; and whether the packs were
+        /// taken from the store as they are.
+        package var reusedForms = 0
+        package var reusedPacks = false
     }
 
     /// The table's file name (`--routes-name`).
@@ -88,6 +92,16 @@ package struct FormPublisher {
     /// Where `_cenarius/` is written: the release's own folder unless `routes --out-dir` (and
     /// `publish`, which stages a release apart from its build folder) names another.
     package var outputRoot: String?
+
+    /// An earlier index over this same table (default: the one under the table's hash in the
+    /// output root, from an earlier run), whose packs and patches the store still holds are taken
+    /// as they are; a form already under `_cenarius/z/` that decodes to its file is read rather than
+    /// compressed again. Only what differs — patches and delta packs from `olds` — is made anew: a
+    /// rollback, or a run again over the same folder, costs seconds, not a compression of the site.
+    package var reusing: ReleaseIndex?
+    /// Whether the store holds an object (a relative key); default: a file under the output root.
+    /// A republish says what the remote holds.
+    package var storeHolds: ((String) -> Bool)?
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -112,16 +126,24 @@ package struct FormPublisher {
         var index = ReleaseIndex(table: ReleaseIndex.tableDigest(tableBytes))
         var summary = Summary()
 
-        var pack = try PackWriter(folder: folder, name: "all", algorithm: algorithm)
+        let holds = storeHolds ?? { FileSystem.regularFileSize(FileSystem.join(root, $0)) != nil }
+        let earlier = (reusing ?? (try? ReleaseIndex.parse(FileSystem.readFile(FileSystem.join(root, ReleaseIndex.indexPath(table: index.table)), limit: 32 << 20),
+                                                         source: ReleaseIndex.indexPath(table: index.table)))).flatMap { $0.table == index.table ? $0 : nil }
+        let files = release.table.packOrder
+        let reusedPack = earlier?.pack.flatMap { $0.files == files.count && holds(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
+        let reusedSolid = earlier?.solidPack.flatMap { $0.files == files.count && holds(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
+        var patched = Set<ReleaseIndex.Patch>()
+        for pair in earlier?.patches ?? [] where holds(ReleaseIndex.patchPath(pair)) && patched.insert(pair).inserted {
+            index.patches.append(pair)
+        }
+        var pack = reusedPack == nil ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
         // Per OLD, the frames a device holding it needs, in one file: a release in one request.
         var deltas: [PackWriter] = []
         for i in olds.indices { deltas.append(try PackWriter(folder: folder, name: "\(i)", algorithm: algorithm)) }
         let oldSets = olds.map { Set($0.table.entries.map(\.hash)) }
-        var patched = Set<ReleaseIndex.Patch>()
 
-        let files = release.table.packOrder
         // The solid pack's files, kept while the site fits in memory (SolidPack.maxContent).
-        var solid: [[UInt8]]? = []
+        var solid: [[UInt8]]? = reusedSolid == nil ? [] : nil
         var solidBytes = 0
         for entry in files {
             let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
@@ -132,10 +154,16 @@ package struct FormPublisher {
             if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
-            let compressed = try Zstd.compress(bytes)
+            let compressed: [UInt8]
+            if let stored = storedForm(entry.hash, of: bytes, root: root) {
+                compressed = stored
+                summary.reusedForms += 1
+            } else {
+                compressed = try Zstd.compress(bytes)
+            }
             // The packs hold every file as a frame, even one zstd cannot shrink: the frames are found
             // by decoding, one after another, so none may be missing.
-            try pack.append(compressed)
+            try pack?.append(compressed)
             if compressed.count < bytes.count {
                 try write(compressed, to: ReleaseIndex.formPath(entry.hash), root: root)
                 summary.compressedForms += 1
@@ -170,9 +198,17 @@ package struct FormPublisher {
                 try deltas[k].append(frame, base: frameBase)
             }
         }
-        if let hash = try pack.finish(root: root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
+        if let pack, let hash = try pack.finish(root: root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
             index.pack = ReleaseIndex.Pack(hash: hash, size: pack.size, files: files.count)
             summary.packBytes = pack.size
+        } else if let reusedPack {
+            index.pack = reusedPack
+            summary.packBytes = reusedPack.size
+            summary.reusedPacks = true
+        }
+        if let reusedSolid {
+            index.solidPack = reusedSolid
+            summary.solidPackBytes = reusedSolid.size
         }
         // What a first install fetches: the pack's files with the context of those before each.
         if let solid, !files.isEmpty {
@@ -206,6 +242,15 @@ package struct FormPublisher {
         }
         summary.index = indexPath
         return Published(summary: summary, index: indexBytes, tableForm: tableForm)
+    }
+
+    /// The form an earlier run wrote for this file, when it decodes to exactly its bytes.
+    private func storedForm(_ hash: ContentHash, of bytes: [UInt8], root: String) -> [UInt8]? {
+        let path = FileSystem.join(root, ReleaseIndex.formPath(hash))
+        guard let size = FileSystem.regularFileSize(path), size < Int64(bytes.count),
+              let form = try? FileSystem.readFile(path, limit: Int(size)),
+              (try? Zstd.decompress(form, limit: bytes.count)) == bytes else { return nil }
+        return form
     }
 
     /// Writes a form under its name (once: a form already there decodes to the same file).

@@ -122,13 +122,17 @@ struct RoutesCommand: AsyncParsableCommand {
     enum Forms {
         /// Made from the folder (`--compress`, `--delta-from`): every file compressed, packs, patches.
         case made
+        /// Made, taking what a store already holds for this table as it is (`earlier`'s packs and
+        /// patches, the forms in the folder): a rollback or promotion makes only patches and delta
+        /// packs from the channel's last releases.
+        case remade(earlier: ReleaseIndex, storeHolds: (String) -> Bool)
         /// The store's, as a head names them: a republish of the table a channel's head already
         /// names (halt, resume) writes pointers only, in a moment whatever the site's size.
         case stored(index: [UInt8], tableForm: [UInt8]?)
 
         var isMade: Bool {
-            if case .made = self { return true }
-            return false
+            if case .stored = self { return false }
+            return true
         }
     }
 
@@ -172,6 +176,10 @@ struct RoutesCommand: AsyncParsableCommand {
             var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
             publisher.routesName = routesName
             publisher.outputRoot = root
+            if case .remade(let earlier, let storeHolds) = source {
+                publisher.reusing = earlier
+                publisher.storeHolds = { storeHolds($0) || FileSystem.regularFileSize(FileSystem.join(root, $0)) != nil }
+            }
             // Written last (writeHead).
             publisher.head = true
             let published = try publisher.publish()

@@ -30,8 +30,9 @@ struct Publication {
         var plan: UploadPlan
         var record: ReleaseRecord
         var baseBytesRead: Int64
-        /// The forms came from the store (a republish of the table the channel's head names).
-        var formsStored = false
+        /// Where the forms came from: `store` (pointers only: the table the channel's head names),
+        /// `reused` (the store's packs and forms, with patches and delta packs made), `made`.
+        var forms = "made"
     }
 
     init(remote: any Destination, state: RemoteState, releaseOptions: ReleaseOptions) {
@@ -79,7 +80,12 @@ struct Publication {
         let record = try ReleaseRecord(head: headBytes, published: FileSystem.now(), origin: origin, files: files, bytes: bytes)
         let plan = try UploadPlan(staging: staging.release, build: build, table: table, record: record,
                                   remote: state, pointerMaxAge: pointerMaxAge)
-        return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, formsStored: !forms.isMade)
+        let formsFrom = switch forms {
+        case .stored: "store"
+        case .remade: written.forms?.reusedPacks == true ? "reused" : "made"
+        case .made: "made"
+        }
+        return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, forms: formsFrom)
     }
 
     /// Uploads the plan, with a progress bar on a terminal.
@@ -99,7 +105,8 @@ struct Publication {
         }
         let parts = try StoredRelease.parts(of: head, from: source)
         let build = staging.root + "/build"
-        _ = try StoredRelease.materialize(parts, from: source, into: build)
+        // The forms as the store holds them, beside the release being staged: read, not compressed again.
+        _ = try StoredRelease.materialize(parts, from: source, into: build, formsInto: staging.release)
         var publication = self
         publication.manifest = .some(manifest)
         let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
@@ -109,11 +116,15 @@ struct Publication {
 
     /// The store's forms when the channel's head already names this table and index (halt,
     /// resume, a promotion to a channel on that release) and the store holds everything the
-    /// index names: its devices hold the table, so new packs would bring them nothing. Else made
-    /// anew, with delta packs from the channel's last releases.
+    /// index names: its devices hold the table, so new packs would bring them nothing. Another
+    /// table (rollback, promotion): what the store holds for it taken as it is, and only patches
+    /// and delta packs from the channel's last releases made. Made whole when the store lacks some.
     private func storedForms(_ head: ReleaseHead, parts: StoredRelease.Parts, from source: any Destination) throws -> RoutesCommand.Forms {
-        guard let current = state.head, current.table == head.table, current.index == head.index,
-              parts.index.objects(for: parts.table).allSatisfy({ state.objects[$0] != nil }) else { return .made }
+        let objects = state.objects
+        guard parts.index.objects(for: parts.table).allSatisfy({ objects[$0] != nil }) else { return .made }
+        guard let current = state.head, current.table == head.table, current.index == head.index else {
+            return .remade(earlier: parts.index, storeHolds: { objects[$0] != nil })
+        }
         guard let form = head.tableForm else { return .stored(index: parts.indexBytes, tableForm: nil) }
         guard let bytes = try source.read(ReleaseHead.tableFormPath(form), limit: 64 << 20), ReleaseIndex.tableDigest(bytes) == form else { return .made }
         return .stored(index: parts.indexBytes, tableForm: bytes)

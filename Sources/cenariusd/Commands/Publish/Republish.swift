@@ -18,7 +18,8 @@ struct Republish {
         var uploaded: Int
         var uploadedBytes: Int64
         /// `store`: the channel's head already named this table, and its forms were taken as they
-        /// are (pointers only); `made`: compressed anew, with delta packs from the channel's last releases.
+        /// are (pointers only); `reused`: the store's forms and packs, with patches and delta packs
+        /// from the channel's last releases made; `made`: compressed anew.
         var forms: String
         var seconds: Double
     }
@@ -40,7 +41,7 @@ struct Republish {
         let name = manifest.flatMap { try? ReleaseManifest.parse($0, source: "manifest") }?.release
         let summary = Summary(destination: remote.description, channel: state.channel, action: action, from: state.head?.version,
                               version: staged.record.head.version, table: head.table, release: name, dryRun: options.dryRun,
-                              uploaded: staged.plan.uploads.count, uploadedBytes: staged.plan.bytes, forms: staged.formsStored ? "store" : "made",
+                              uploaded: staged.plan.uploads.count, uploadedBytes: staged.plan.bytes, forms: staged.forms,
                               seconds: FileSystem.monotonic() - started)
         if json { Output.json(summary); return }
         let what = name.map { "release \($0) (table \(head.table.prefix(12)))" } ?? "table \(head.table.prefix(12))"
