@@ -162,7 +162,9 @@ import TestOrigin
         let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path("fresh/cache"), "--preset", s.dir.path("fresh/preset")])
         #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v3"))
         // Not counted as a refused release: only the table itself is the remote's word.
-        #expect(!FileManager.default.fileExists(atPath: s.dir.path("fresh/cache/failed-releases")))
+        let state = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.dir.path("fresh/cache/release.json"))))) as? [String: Any]
+        let givenUp = (state?["failedReleases"] as? [String]) ?? []
+        #expect(givenUp.isEmpty, "nothing given up: \(String(describing: state))")
     }
 
     @Test func aCompressedTableThatFailsOrBreaksOffNeverFailsTheSync() async throws {

@@ -318,7 +318,8 @@ actor ReleaseSupervisor {
     private func save() {
         let state = machine.state
         do {
-            try ReleaseStore(layout: layout).update { $0 = state }
+            // The machine's fields; the records others wrote since (a hold, a refused table) stay.
+            try ReleaseStore(layout: layout).update { $0.takeMachine(state) }
         } catch {
             // The switch itself is already made; a state that cannot be written is reported,
             // and the next start reconciles it with `current`.

@@ -14,7 +14,7 @@ package enum LocalRelease {
             var machine = load(state, settings: settings)
             let wanted = generation ?? state.trial?.generation ?? machine.current ?? 0
             let (answer, _) = machine.confirm(wanted)
-            state = machine.state
+            state.takeMachine(machine.state)
             return (wanted, answer)
         }
     }
@@ -35,10 +35,13 @@ package enum LocalRelease {
                 throw error
             case .switching(let record):
                 guard let permit = machine.permitSwitch(record) else { throw .internal("the release machine decided a switch it does not permit") }
-                let outcome = try Rollback.makeLocked(record, permit: permit, layout: layout)
+                // Under `release.lock` already: the release left is written with the machine's state.
+                var givenUp: Rollback.GivenUp?
+                let outcome = try Rollback.makeLocked(record, permit: permit, layout: layout) { givenUp = $0 }
                 _ = machine.switchFinished(record, outcome)
                 guard outcome == .made else { throw .notFound("generation \(record.from) is no longer current") }
-                state = machine.state
+                state.takeMachine(machine.state)
+                if let givenUp { state.giveUp(givenUp) }
                 return Rollback.Result(from: record.from, to: record.to)
             }
         }

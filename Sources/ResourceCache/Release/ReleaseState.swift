@@ -1,3 +1,4 @@
+import ReportHeader
 import RouteSync
 
 /// What the cache knows about releases beyond the `current` link (G9): the last generation
@@ -53,17 +54,31 @@ package struct ReleaseState: Sendable, Codable, Equatable {
     /// between the switch and the state write learns at its start which one it was.
     package var switching: RollbackRecord?
 
+    // The release records the machine does not decide, kept in the same file under the same lock
+    // (the machine's own fields are written by its owner, these by whoever makes the event).
+
+    /// The SHA-256 of the table this device rolled back from: a sync does not take it again
+    /// until the remote offers another (a switch to any other clears it).
+    package var heldBack: String?
+    /// Releases this device rolled back or refused lately, newest first (its Cenarius-Report's `failed`).
+    package var failedReleases: [String]
+    /// The app's holds (G10), expired ones dropped at the next change.
+    package var holds: [Hold]
+
     package init(confirmed: Int? = nil, trial: Trial? = nil, lastRollback: RollbackRecord? = nil,
-                 unproven: [Int] = [], failed: [Int] = []) {
+                 unproven: [Int] = [], failed: [Int] = [], heldBack: String? = nil, failedReleases: [String] = [], holds: [Hold] = []) {
         self.confirmed = confirmed
         self.trial = trial
         self.lastRollback = lastRollback
         self.unproven = unproven
         self.failed = failed
+        self.heldBack = heldBack
+        self.failedReleases = failedReleases
+        self.holds = holds
     }
 
     private enum CodingKeys: String, CodingKey {
-        case confirmed, trial, lastRollback, unproven, failed, switching
+        case confirmed, trial, lastRollback, unproven, failed, switching, heldBack, failedReleases, holds
     }
 
     /// A state file written before these lists existed reads with them derived from what it has.
@@ -75,6 +90,34 @@ package struct ReleaseState: Sendable, Codable, Equatable {
         unproven = try container.decodeIfPresent([Int].self, forKey: .unproven) ?? trial.map { [$0.generation] } ?? []
         failed = try container.decodeIfPresent([Int].self, forKey: .failed) ?? lastRollback.map { [$0.from] } ?? []
         switching = try container.decodeIfPresent(RollbackRecord.self, forKey: .switching)
+        heldBack = try container.decodeIfPresent(String.self, forKey: .heldBack)
+        failedReleases = try container.decodeIfPresent([String].self, forKey: .failedReleases) ?? []
+        holds = try container.decodeIfPresent([Hold].self, forKey: .holds) ?? []
+    }
+
+    /// The machine's fields from `machine`, this state's records kept: what the daemon writes,
+    /// whose machine does not see a hold or a refused table recorded since it loaded.
+    package mutating func takeMachine(_ machine: ReleaseState) {
+        confirmed = machine.confirmed
+        trial = machine.trial
+        lastRollback = machine.lastRollback
+        unproven = machine.unproven
+        failed = machine.failed
+        switching = machine.switching
+    }
+
+    /// A switch back leaves `given`: its table is held back and the release counted as given up.
+    package mutating func giveUp(_ given: Rollback.GivenUp) {
+        heldBack = given.table
+        recordFailedRelease(given.release)
+    }
+
+    /// A release given up (rolled back from, or refused): first in `failedReleases`, a few kept.
+    package mutating func recordFailedRelease(_ name: String) {
+        guard failedReleases.first != name else { return }
+        failedReleases.removeAll { $0 == name }
+        failedReleases.insert(name, at: 0)
+        if failedReleases.count > FleetReport.maxFailed { failedReleases.removeLast(failedReleases.count - FleetReport.maxFailed) }
     }
 
     /// How many generations each list remembers (older ones are long collected).

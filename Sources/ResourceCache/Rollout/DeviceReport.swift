@@ -27,25 +27,18 @@ package enum DeviceReport {
 }
 
 /// The releases this device rolled back or refused lately, newest first, a few at most: what the
-/// fleet's reports count as "gave it up".
+/// fleet's reports count as "gave it up" (kept in the release state).
 package struct FailedReleases: Sendable {
     let layout: CacheLayout
 
     package init(layout: CacheLayout) { self.layout = layout }
 
     package var names: [String] {
-        guard let bytes = try? FileSystem.readFile(layout.failedReleases, limit: 4096),
-              case .array(let items)? = try? JSONValue.parse(bytes, source: layout.failedReleases) else { return [] }
-        return items.compactMap(\.string).prefix(FleetReport.maxFailed).map { $0 }
+        Array(ReleaseStore(layout: layout).read().failedReleases.prefix(FleetReport.maxFailed))
     }
 
     /// Best effort: a report is information, never a reason for a sync or a rollback to fail.
     package func record(_ name: String) {
-        var names = names
-        guard names.first != name else { return }
-        names.removeAll { $0 == name }
-        names.insert(name, at: 0)
-        let text = "[" + names.prefix(FleetReport.maxFailed).map(JSONText.quoted).joined(separator: ", ") + "]\n"
-        try? FileSystem.writeAtomically(Array(text.utf8), to: layout.failedReleases)
+        _ = try? ReleaseStore(layout: layout).update { $0.recordFailedRelease(name) }
     }
 }

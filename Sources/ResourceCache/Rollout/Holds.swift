@@ -2,7 +2,7 @@ package import RouteSync
 
 /// Holds (G10): while any is active, new generations are downloaded but not switched to. A kiosk
 /// in the middle of a payment does not get its files changed under it. Kept in the cache
-/// (`holds.json`, under `release.lock`), so they survive a restart until they expire.
+/// (`release.json`, under `release.lock`), so they survive a restart until they expire.
 package struct Hold: Sendable, Codable, Equatable {
     package var id: String
     package var reason: String
@@ -17,6 +17,8 @@ package struct Hold: Sendable, Codable, Equatable {
     }
 }
 
+/// The holds in the release state (`release.json`, under `release.lock`), so that a hold and a
+/// switch are decided under one lock: a hold is either seen by a switch or made after it.
 package struct HoldStore: Sendable {
     package let layout: CacheLayout
 
@@ -24,21 +26,15 @@ package struct HoldStore: Sendable {
         self.layout = layout
     }
 
-    var path: String { layout.holds }
-
     /// Holds that have not expired at `now`.
     package func active(now: Double = FileSystem.now()) -> [Hold] {
-        all().filter { $0.expires > now }
-    }
-
-    func all() -> [Hold] {
-        JSONFile.read([Hold].self, path) ?? []
+        ReleaseStore(layout: layout).read().holds.filter { $0.expires > now }
     }
 
     /// Adds a hold for `ttl` seconds.
     /// A hold lasts 1 second to 7 days.
     package static let ttlRange: ClosedRange<Double> = 1...(7 * 86400)
-    /// What a hold's reason may hold; it is shown by `status` and kept in `holds.json`.
+    /// What a hold's reason may hold; it is shown by `status` and kept in `release.json`.
     package static let maxReasonBytes = 1024
 
     package func add(ttl: Double, reason: String, now: Double = FileSystem.now()) throws(CenariusError) -> Hold {
@@ -61,9 +57,9 @@ package struct HoldStore: Sendable {
 
     /// Read, drop the expired, change, write, under `release.lock`.
     private func update<T>(now: Double, _ change: (inout [Hold]) -> T) throws(CenariusError) -> T {
-        try JSONFile.update(path, lock: layout.releaseLock, empty: [], durable: true) { (holds: inout [Hold]) -> T in
-            holds.removeAll { $0.expires <= now }
-            return change(&holds)
+        try ReleaseStore(layout: layout).update { state in
+            state.holds.removeAll { $0.expires <= now }
+            return change(&state.holds)
         }
     }
 }

@@ -11,15 +11,13 @@ package import RouteSync
 ///     current -> generations/<n>   swapped by rename(2): the one atomic switch (G2)
 ///     checked                    its mtime: the last time the remote answered
 ///     attempted                  its mtime: the last time a sync started (throttles lookup refreshes)
-///     held-back                  SHA-256 of a table rolled back from, not to be applied again
-///     failed-releases            names of releases rolled back or refused lately (the fleet report's)
-///     release.json               the trial's state: confirmed generation, trial and deadline (G9)
+///     release.json               the release state (G9, G10): the trial, the confirmed generation, the last
+///                                rollback; the table held back, the releases given up, the app's holds
 ///     release.lock               flock(2) target for the short updates of release.json
 ///     preset-index               the preset's table sorted for binary search, before any sync
 ///     current.next               the link being made before it is renamed over `current`
 ///     gzip/<hash>.gz             the daemon's compressed copies, removed with their content by GC
 ///     device-id                  this device's id for rollouts when there is no /etc/machine-id
-///     holds.json                 switches held by the app (G10)
 ///     pending/                   a release adopted but not yet switched to (rollout windows)
 ///     daemon.lock, daemon.json   one daemon per cache; where it listens
 package struct CacheLayout: Sendable {
@@ -38,16 +36,17 @@ package struct CacheLayout: Sendable {
     package var current: String { root + "/current" }
     package var checked: String { root + "/checked" }
     package var attempted: String { root + "/attempted" }
+    /// Where earlier versions kept the table held back, the releases given up and the holds; read
+    /// into the release state and removed at its next write (ReleaseStore).
     package var heldBack: String { root + "/held-back" }
-    /// The releases this device rolled back or refused lately (its Cenarius-Report's `failed`).
     package var failedReleases: String { root + "/failed-releases" }
+    package var holds: String { root + "/holds.json" }
     package var releaseState: String { root + "/release.json" }
     package var releaseLock: String { root + "/release.lock" }
     package var presetIndex: String { root + "/preset-index" }
     package var currentNext: String { root + "/current.next" }
     package var compressed: String { root + "/gzip" }
     package var deviceID: String { root + "/device-id" }
-    package var holds: String { root + "/holds.json" }
     /// Keys rotated in and out (G8): trust that outlives the configuration's keys.
     package var trust: String { root + "/trust.json" }
     package var pending: String { root + "/pending" }

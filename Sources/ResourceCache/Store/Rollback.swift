@@ -29,36 +29,41 @@ package enum Rollback {
             let purpose = record.reason == .manual ? "roll back" : "roll back a failed trial"
             let lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: purpose)
             defer { withExtendedLifetime(lock) {} }
-            return try makeLocked(record, permit: permit, layout: layout)
+            return try makeLocked(record, permit: permit, layout: layout) { given throws(CenariusError) in
+                try ReleaseStore(layout: layout).update { $0.giveUp(given) }
+            }
         } catch {
             return .failed(error.message)
         }
     }
 
-    /// `make` with the writer lock already held.
-    static func makeLocked(_ record: ReleaseState.RollbackRecord, permit: ReleaseMachine.SwitchPermit, layout: CacheLayout) throws(CenariusError) -> ReleaseMachine.SwitchOutcome {
+    /// The release a switch back leaves: its table's SHA-256 (held back) and its name (given up).
+    package struct GivenUp: Sendable {
+        package var table: String
+        package var release: String
+    }
+
+    /// `make` with the writer lock already held. `record` is given the release left, to write into
+    /// the release state before the switch is made.
+    static func makeLocked(_ record: ReleaseState.RollbackRecord, permit: ReleaseMachine.SwitchPermit, layout: CacheLayout,
+                           recording: (GivenUp) throws(CenariusError) -> Void) throws(CenariusError) -> ReleaseMachine.SwitchOutcome {
         let store = GenerationStore(layout: layout)
         guard let current = store.current(), current.number == record.from else { return .superseded }
-        try switchBack(store, from: current, to: record.to.map { store.generation($0) }, permit: permit)
+        let target = record.to.map { store.generation($0) }
+        if let target { _ = try target.table() }
+        let bytes = try FileSystem.readFile(current.tablePath)
+        try recording(GivenUp(table: fingerprint(bytes), release: (try? current.meta())?.release ?? FleetReport.releaseName(ofTable: bytes)))
+        if let target {
+            try store.activate(target, permit: permit)
+        } else {
+            try store.deactivate(permit: permit)
+        }
         return .made
     }
 
     /// Generations still on disk, which an operator's rollback may go back to.
     package static func kept(_ layout: CacheLayout) -> Set<Int> {
         Set(GenerationStore(layout: layout).all().map(\.number))
-    }
-
-    private static func switchBack(_ store: GenerationStore, from current: Generation, to target: Generation?,
-                                   permit: ReleaseMachine.SwitchPermit) throws(CenariusError) {
-        if let target { _ = try target.table() }
-        let bytes = try FileSystem.readFile(current.tablePath)
-        try FileSystem.writeAtomically(Array(fingerprint(bytes).utf8), to: store.layout.heldBack)
-        FailedReleases(layout: store.layout).record((try? current.meta())?.release ?? FleetReport.releaseName(ofTable: bytes))
-        if let target {
-            try store.activate(target, permit: permit)
-        } else {
-            try store.deactivate(permit: permit)
-        }
     }
 
     static func fingerprint(_ table: [UInt8]) -> String {

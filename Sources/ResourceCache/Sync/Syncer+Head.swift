@@ -80,7 +80,7 @@ extension Syncer {
         }
         // The release this device rolled back from (held-back holds its table's SHA-256, which
         // the head names): nothing is fetched for it, poll after poll.
-        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(head.table.utf8) {
+        if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
             next.version = max(state.version, head.version)
             if next != state { store.write(next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))

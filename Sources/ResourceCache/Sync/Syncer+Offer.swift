@@ -133,7 +133,7 @@ extension Syncer {
         let (remote, current, currentMeta) = (poll.remote, poll.current, poll.currentMeta)
         let table: RouteTable
         do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error, attempt: attempt) }
-        if let held = try? FileSystem.readFile(layout.heldBack), held == Array(Rollback.fingerprint(bytes).utf8) {
+        if let held = ReleaseStore(layout: layout).read().heldBack, held == Rollback.fingerprint(bytes) {
             return .ended(poll.ended(.heldBack, generation: current?.number, entries: table.count, self))
         }
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {

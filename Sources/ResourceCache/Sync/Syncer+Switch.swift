@@ -12,7 +12,10 @@ extension Syncer {
         // The release machine's leave, under the lock holds are added with, at the switch itself:
         // a hold answered 201 while this generation was built stops this switch (invariant 5).
         let switched = try LocalRelease.whenCommitPermitted(layout: layout) { permit throws(CenariusError) in
-            try store.commit(building: staged.generation, number: staged.number, permit: permit)
+            let committed = try store.commit(building: staged.generation, number: staged.number, permit: permit)
+            // Another release is current: the one held back may be taken again when offered.
+            try ReleaseStore(layout: layout).updateHoldingLock { $0.heldBack = nil }
+            return committed
         }
         guard switched != nil else {
             FileSystem.removeTree(staged.generation)
@@ -20,7 +23,6 @@ extension Syncer {
                 ?? .init(release: offer.admission.release, reason: "hold", detail: "a hold was active at the switch", place: nil, at: nil)
             return waitingForHolds(holding, report: staged.report, offer: offer, started: started)
         }
-        unlink(layout.heldBack)
         PendingStore(layout: layout).clear()
         markChecked()
         var report = staged.report
