@@ -1,6 +1,9 @@
 package import ResourceCache
 package import RouteSync
 package import Settings
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Settings after precedence: what the commands use.
 package struct ResolvedSettings: Sendable {
@@ -44,6 +47,10 @@ package struct ResolvedSettings: Sendable {
         // How long a writer waits for the cache's lock (default 120 s); from the environment only,
         // for scripts that would rather fail fast than queue behind a long sync (docs/why.md's `lock`).
         if let wait = environment["CENARIUS_LOCK_WAIT"].flatMap(Double.init).flatMap(Seconds.init(exactly:)) { sync.lockTimeout = wait.value }
+        // Test hook for crash tests (docs/testing.md): SIGKILL just before a sync's effect of that name.
+        if let name = environment["CENARIUS_TEST_KILL_BEFORE"], let target = SyncEffect(rawValue: name) {
+            sync.effects = SyncEffects { effect in if effect == target { kill(getpid(), SIGKILL) } }
+        }
         let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
         return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
     }

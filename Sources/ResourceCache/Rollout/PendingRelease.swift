@@ -71,6 +71,9 @@ package struct PendingStore: Sendable {
         try JSONFile.write(record, to: folder + "/state.json", durable: false)
     }
 
+    /// Whether there is anything to clear.
+    package var isEmpty: Bool { !FileSystem.exists(folder) }
+
     package func clear() {
         FileSystem.removeTree(folder)
     }

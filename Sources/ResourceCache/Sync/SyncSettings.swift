@@ -26,6 +26,8 @@ package struct SyncSettings: Sendable {
     package var report = true
     /// When a release is downloaded and when it is switched to (`serve`'s install policies).
     package var install = InstallPolicy()
+    /// Told of each change a sync makes to the cache, before it is made (tests; a test hook).
+    package var effects: SyncEffects?
 
     package init(remote: Remote?, cache: CacheLayout, preset: Preset) {
         self.remote = remote

@@ -38,7 +38,10 @@ extension Syncer {
                 return (.notModified, nil)
             case .content(let body, let received):
                 if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
-                    if probing { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) }
+                    if probing {
+                        effect(.tableFormMarker)
+                        try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false)
+                    }
                     attempt.tableFromForm = true
                     return (.content(table, received), frames.count == 2 ? frames[1] : nil)
                 }
@@ -61,6 +64,7 @@ extension Syncer {
 
     /// This remote publishes no compressed table: polls ask for the table itself, without a probe.
     func rememberNoTableForm(_ formURL: String) {
+        effect(.tableFormMarker)
         try? FileSystem.writeAtomically(Self.tableFormMarker(formURL, absent: true), to: layout.tableForm, durable: false)
     }
 
@@ -82,7 +86,12 @@ extension Syncer {
         if let index, index.head { HeadStore(layout: layout).learn(remote) }
         if let index, learnsTableForm {
             let formURL = remote.tableFormURL
-            if index.tableForm { try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false) } else { rememberNoTableForm(formURL) }
+            if index.tableForm {
+                effect(.tableFormMarker)
+                try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false)
+            } else {
+                rememberNoTableForm(formURL)
+            }
         }
         return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
     }
@@ -104,6 +113,7 @@ extension Syncer {
         guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
         let fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
         let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
+        if !outcome.done.isEmpty { effect(.downloads) }
         try objects.adoptAll(outcome.done.sorted().map { (products[$0].destination, products[$0].hash) }, in: cache)
         report.downloadedFiles += outcome.done.count
         report.downloadedBytes += outcome.bytesHeld

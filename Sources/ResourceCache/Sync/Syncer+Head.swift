@@ -17,6 +17,7 @@ extension Syncer {
         do {
             document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
                                                     maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, encoded: false, cancel: cancel)
+            effect(.lastPoll)
             LastPoll.record(downloader.lastDocument, layout: layout)
         } catch {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
@@ -24,6 +25,7 @@ extension Syncer {
             // A channel has no table path to fall back to: its head is its only word.
             guard error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
             // A first install's question, answered no: not asked again until an index names a head.
+            effect(.headState)
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
                 store.rememberAbsent(remote)
             } else {
@@ -36,6 +38,7 @@ extension Syncer {
         switch document {
         case .notModified:
             guard let stored = state.text else {
+                effect(.headState)
                 store.forget(remote)
                 if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
@@ -49,6 +52,7 @@ extension Syncer {
         }
         guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
             if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
+            effect(.headState)
             store.forget(remote)
             return nil
         }
@@ -70,7 +74,10 @@ extension Syncer {
         if head.table == current {
             next.version = max(state.version, head.version)
             // An unchanged poll rewrites nothing.
-            if next != state { store.write(next) }
+            if next != state {
+                effect(.headState)
+                store.write(next)
+            }
             // Nothing new, unless the table in force was signed again (a later expiry): that is checked and recorded.
             let resigned = settings.tableVerifier != nil && head.version > (poll.currentMeta?.signedVersion ?? .max)
             if case .content = document, resigned {} else {
@@ -82,7 +89,10 @@ extension Syncer {
         // the head names): nothing is fetched for it, poll after poll.
         if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
             next.version = max(state.version, head.version)
-            if next != state { store.write(next) }
+            if next != state {
+                effect(.headState)
+                store.write(next)
+            }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
         let fetched: (table: [UInt8], index: [UInt8]?)
@@ -91,6 +101,7 @@ extension Syncer {
                                       downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
+            effect(.headState)
             store.forget(remote)
             return nil
         }
@@ -102,9 +113,11 @@ extension Syncer {
             let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
                                    source: .head(head, index: fetched.index), downloader: downloader, attempt: checking, cancel: cancel)
             next.version = max(state.version, head.version)
+            effect(.headState)
             store.write(next)
             return step
         } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
+            effect(.headState)
             store.forget(remote)
             return nil
         }
@@ -182,7 +195,10 @@ extension Syncer {
         guard verified.version == head.version else {
             throw .integrity("\(remote.headURL) says version \(head.version) but is signed as version \(verified.version)")
         }
-        if verified.trust != trust { try TrustStore(layout: layout).write(verified.trust) }
+        if verified.trust != trust {
+            effect(.trust)
+            try TrustStore(layout: layout).write(verified.trust)
+        }
         return verified
     }
 
@@ -195,6 +211,7 @@ extension Syncer {
         meta.signedVersion = verified.version
         meta.signedAt = verified.signedAt
         meta.signatureExpires = verified.expires
+        effect(.metaRefreshed)
         try? FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
     }
 }

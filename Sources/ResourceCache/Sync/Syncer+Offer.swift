@@ -91,6 +91,7 @@ extension Syncer {
         }
         let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: poll.headers,
                                                        downloader: downloader, attempt: &attempt, cancel: cancel)
+        effect(.lastPoll)
         LastPoll.record(downloader.lastDocument, layout: layout)
         switch document {
         case .content(let body, let received):
@@ -143,9 +144,13 @@ extension Syncer {
                 meta.validators = newValidators
                 meta.remote = poll.remoteName
                 meta.entries = table.count
+                effect(.metaRefreshed)
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
-            PendingStore(layout: layout).clear()
+            if !PendingStore(layout: layout).isEmpty {
+                effect(.pendingCleared)
+                PendingStore(layout: layout).clear()
+            }
             switch source {
             case .table: refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
             case .head(let head, let index): refreshHeadSignature(head, table: bytes, index: index, of: current, meta: meta, remote: remote)

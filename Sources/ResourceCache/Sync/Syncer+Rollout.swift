@@ -100,6 +100,7 @@ struct RolloutAdmission {
         let record = PendingRelease(
             remote: Secrets.redact(remote.releaseSource), release: release, tableValidators: tableValidators, manifestValidators: manifest?.validators,
             reason: deferral.reason, detail: deferral.detail, place: deferral.place, moment: deferral.at, seenAt: seenAt, checkedAt: now)
+        settings.effects?.before(.pending)
         try PendingStore(layout: layout).write(record, table: table, manifest: manifest?.bytes)
     }
 }

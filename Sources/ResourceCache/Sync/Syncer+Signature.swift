@@ -29,11 +29,15 @@ extension Syncer {
             let trust = try TrustStore(layout: layout).read()
             let verified = try verifier.check(sidecar: sidecar, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
                                               inForce: meta.signedVersion, trust: trust, now: settings.rollout.now())
-            if verified.trust != trust { try TrustStore(layout: layout).write(verified.trust) }
+            if verified.trust != trust {
+                effect(.trust)
+                try TrustStore(layout: layout).write(verified.trust)
+            }
             var meta = meta
             meta.signedVersion = verified.version
             meta.signedAt = verified.signedAt
             meta.signatureExpires = verified.expires
+            effect(.metaRefreshed)
             try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
         } catch {
             return

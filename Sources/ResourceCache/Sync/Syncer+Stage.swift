@@ -44,6 +44,7 @@ extension Syncer {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
             let keep = Set(plan.cached.map(\.hash)).union(forms.bases)
+            effect(.roomMade)
             GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
         }
         try checkFreeSpace(needed: plan.downloadBytes)
@@ -55,6 +56,7 @@ extension Syncer {
             }
             imported.append((copy, item.hash))
         }
+        if !imported.isEmpty { effect(.imports) }
         try objects.adoptAll(imported, in: cache)
         report.importedFromPreset += imported.count
         let plain = try downloadForms(plan.downloads, plan: forms, remote: remote, downloader: downloader, objects: objects, cache: cache,
@@ -70,6 +72,7 @@ extension Syncer {
         }
 
         let number = (GenerationStore(layout: layout).all().first?.number ?? offer.current?.number ?? 0) + 1
+        effect(.generationBuilt)
         let generation = try build(number: number, table: table, tableBytes: bytes, plan: plan, cache: cache, meta: GenerationMeta(
             number: number, remote: offer.remoteName, validators: offer.validators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: offer.signed?.version, entries: table.count,

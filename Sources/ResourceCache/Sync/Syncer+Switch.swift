@@ -12,9 +12,14 @@ extension Syncer {
         // The release machine's leave, under the lock holds are added with, at the switch itself:
         // a hold answered 201 while this generation was built stops this switch (invariant 5).
         let switched = try LocalRelease.whenCommitPermitted(layout: layout) { permit throws(CenariusError) in
+            effect(.committed)
             let committed = try store.commit(building: staged.generation, number: staged.number, permit: permit)
             // Another release is current: the one held back may be taken again when offered.
-            try ReleaseStore(layout: layout).updateHoldingLock { $0.heldBack = nil }
+            let releases = ReleaseStore(layout: layout)
+            if releases.read().heldBack != nil {
+                effect(.heldBackCleared)
+                try releases.updateHoldingLock { $0.heldBack = nil }
+            }
             return committed
         }
         guard switched != nil else {
@@ -23,10 +28,14 @@ extension Syncer {
                 ?? .init(release: offer.admission.release, reason: "hold", detail: "a hold was active at the switch", place: nil, at: nil)
             return waitingForHolds(holding, report: staged.report, offer: offer, started: started)
         }
-        PendingStore(layout: layout).clear()
+        if !PendingStore(layout: layout).isEmpty {
+            effect(.pendingCleared)
+            PendingStore(layout: layout).clear()
+        }
         markChecked()
         var report = staged.report
         report.generation = staged.number
+        effect(.garbageCollected)
         let collected = store.collectGarbage(keep: settings.keepGenerations, grace: settings.grace)
         report.removedGenerations = collected.generations
         report.removedObjects = collected.objects

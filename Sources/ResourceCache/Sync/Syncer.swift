@@ -29,10 +29,16 @@ package struct Syncer: Sendable {
         defer { withExtendedLifetime(lock) {} }
         do {
             let report = try locked(remotes: remotes, cancel: cancel, progress: progress)
+            effect(.lastSync)
             LastSync.record(.success(report), layout: layout)
             return report
         } catch {
-            if fresh { removeEmptyCache(lock) } else { LastSync.record(.failure(error), layout: layout) }
+            if fresh {
+                removeEmptyCache(lock)
+            } else {
+                effect(.lastSync)
+                LastSync.record(.failure(error), layout: layout)
+            }
             throw error
         }
     }
@@ -50,9 +56,11 @@ package struct Syncer: Sendable {
         }
         do {
             let report = try locked(remotes: remotes, cancel: cancel, progress: nil)
+            effect(.lastSync)
             LastSync.record(.success(report), layout: layout)
             return report
         } catch {
+            effect(.lastSync)
             LastSync.record(.failure(error), layout: layout)
             throw error
         }
@@ -60,6 +68,7 @@ package struct Syncer: Sendable {
 
     private func locked(remotes: [Remote], cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let started = FileSystem.monotonic()
+        effect(.attempted)
         FileSystem.touch(layout.attempted)
         // Opened again under the lock, repairing whatever was planted meanwhile (G5).
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
@@ -94,6 +103,7 @@ package struct Syncer: Sendable {
     func refused(_ table: [UInt8], manifest: ReleaseManifest?, _ error: CenariusError, attempt: TableAttempt) -> CenariusError {
         // A table from the compressed form is not the remote's word yet: the table itself is asked for next.
         if error.code == .integrity, !attempt.tableFromForm {
+            effect(.failedRelease)
             FailedReleases(layout: layout).record(manifest?.release ?? FleetReport.releaseName(ofTable: table))
         }
         return error
@@ -149,6 +159,7 @@ package struct Syncer: Sendable {
         }
         report.bytesFetched += downloader.lastBytesOnWire
         // Every verified file is kept, even when others failed, so the next sync fetches only those (G3).
+        if !verified.isEmpty { effect(.downloads) }
         try objects.adoptAll(verified, in: cache)
         if let firstError {
             let others = failed > 1 ? " (and \(failed - 1) more failed files)" : ""
@@ -234,7 +245,13 @@ package struct Syncer: Sendable {
     static let largeFolderBytes = 256 << 10
 
     func markChecked() {
+        effect(.checked)
         FileSystem.touch(layout.checked)
+    }
+
+    /// Tells the observer (tests, the kill hook) of an effect about to be made.
+    func effect(_ effect: SyncEffect) {
+        settings.effects?.before(effect)
     }
 
     private func freeBytes() -> Int64? {
