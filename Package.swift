@@ -18,7 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -70,7 +69,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -258,7 +256,7 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
 // The release binary must stay under F's 25 MB: `make release` builds every Swift module, the
 // dependencies' too, with -Osize (Makefile, docs/decisions.md); a plain `swift build -c release`
 // of these modules gets it as well.
-for target in package.targets where ["cenariusd", "Settings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Daemon", "Publishing"].contains(target.name) {
+for target in package.targets where ["cenariusd", "Settings", "DeviceSettings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Daemon", "Publishing"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 }
 

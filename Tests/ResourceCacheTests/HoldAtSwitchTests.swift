@@ -26,8 +26,10 @@ import TestOrigin
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, !FileManager.default.fileExists(atPath: layout.building(2)) { usleep(5_000) }
         #expect(FileManager.default.fileExists(atPath: layout.building(2)), "the build began")
-        try JSONFile.write([Hold(id: "h", reason: "payment", createdAt: FileSystem.now(), expires: FileSystem.now() + 60)],
-                           to: layout.holds, durable: false)
+        // Added as `HoldStore.add` adds it, under the lock this test holds.
+        try ReleaseStore(layout: layout).updateHoldingLock {
+            $0.holds.append(Hold(id: "h", reason: "payment", createdAt: FileSystem.now(), expires: FileSystem.now() + 60))
+        }
         // The sync waits at the switch because the lock is really taken (a second taker is refused).
         #expect(try WriterLock.tryAcquire(path: layout.releaseLock) == nil)
         withExtendedLifetime(lock) {}

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// The cache's small JSON records (release state, holds, pending release): read leniently (a
-/// missing or damaged file reads as nil), written whole by rename, changed under a lock file.
+/// missing or damaged file reads as nil), written whole by rename (ReleaseStore changes the release state under its lock).
 enum JSONFile {
     static func read<T: Decodable>(_ type: T.Type, _ path: String) -> T? {
         guard let bytes = try? FileSystem.readFile(path, limit: 1 << 20) else { return nil }
@@ -24,18 +24,5 @@ enum JSONFile {
             _ = fsync(fd)
             close(fd)
         }
-    }
-
-    /// Read (or start from `empty`), change, and write when it changed, holding `lock`.
-    static func update<T: Codable & Equatable, R>(_ path: String, lock: String, empty: T, durable: Bool,
-                                                  _ change: (inout T) throws(CenariusError) -> R) throws(CenariusError) -> R {
-        try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
-        let held = try WriterLock(path: lock, timeout: 10, purpose: "update \(path)")
-        defer { withExtendedLifetime(held) {} }
-        var value = read(T.self, path) ?? empty
-        let before = value
-        let result = try change(&value)
-        if value != before { try write(value, to: path, durable: durable) }
-        return result
     }
 }
