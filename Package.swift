@@ -45,16 +45,20 @@ let package = Package(
         .target(
             name: "RouteSync",
             dependencies: [
-                "CCurl",
                 "CMultiMD5",
                 "CZstd",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Every request, through libcurl (the C shim): documents, files, resumes, uploads' transport.
+        .target(
+            name: "Transport",
+            dependencies: ["RouteSync", "CCurl"]
+        ),
         .target(
             name: "ResourceCache",
             dependencies: [
-                "RouteSync",
+                "RouteSync", "Transport",
                 "ReportHeader",
                 "CPlatform",
             ]
@@ -62,7 +66,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "RouteSync",
+                "RouteSync", "Transport",
                 "ResourceCache",
                 "ReportHeader",
                 "CPlatform",
@@ -90,7 +94,7 @@ let package = Package(
         .target(
             name: "Publishing",
             dependencies: [
-                "RouteSync",
+                "RouteSync", "Transport",
                 "CCurl",
             ]
         ),
@@ -117,7 +121,7 @@ let package = Package(
         .target(
             name: "DeviceSettings",
             dependencies: [
-                "Settings", "RouteSync", "ResourceCache", "Daemon",
+                "Settings", "RouteSync", "Transport", "ResourceCache", "Daemon",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -126,6 +130,7 @@ let package = Package(
             dependencies: [
                 "DeviceSettings",
                 "RouteSync",
+                "Transport",
                 "ResourceCache",
                 "Daemon",
                 "Settings",
@@ -173,26 +178,26 @@ let package = Package(
         // The parsers of numbers and text from outside (G5): each listed in Fuzz/targets.
         .executableTarget(name: "FuzzReleaseManifest", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzReleaseManifest"),
         .executableTarget(name: "FuzzSignature", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzSignature"),
-        .executableTarget(name: "FuzzResponseHeaders", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzResponseHeaders"),
+        .executableTarget(name: "FuzzResponseHeaders", dependencies: ["RouteSync", "Transport", "FuzzSupport"], path: "Fuzz/FuzzResponseHeaders"),
         .executableTarget(name: "FuzzControlBody", dependencies: ["RouteSync", "Daemon", "FuzzSupport"], path: "Fuzz/FuzzControlBody"),
         .executableTarget(name: "FuzzConfigFile", dependencies: ["RouteSync", "Settings", "FuzzSupport"], path: "Fuzz/FuzzConfigFile"),
         .executableTarget(name: "FuzzReleaseHead", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzReleaseHead"),
-        .executableTarget(name: "FuzzCacheRecords", dependencies: ["RouteSync", "ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzCacheRecords"),
+        .executableTarget(name: "FuzzCacheRecords", dependencies: ["RouteSync", "Transport", "ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzCacheRecords"),
         .executableTarget(name: "FuzzS3Listing", dependencies: ["Publishing", "FuzzSupport"], path: "Fuzz/FuzzS3Listing"),
         .executableTarget(name: "FuzzDBusMessage", dependencies: ["Daemon", "FuzzSupport"], path: "Fuzz/FuzzDBusMessage"),
         .executableTarget(name: "FuzzTimeWindow", dependencies: ["ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzTimeWindow"),
         .executableTarget(name: "FuzzSolidPack", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzSolidPack"),
         .testTarget(
             name: "SettingsTests",
-            dependencies: ["Settings", "DeviceSettings", "RouteSync", "ResourceCache", "Daemon"]
+            dependencies: ["Settings", "DeviceSettings", "RouteSync", "Transport", "ResourceCache", "Daemon"]
         ),
         .testTarget(
             name: "RouteSyncTests",
-            dependencies: ["RouteSync"]
+            dependencies: ["RouteSync", "Transport"]
         ),
         .testTarget(
             name: "PublishingTests",
-            dependencies: ["Publishing", "RouteSync"]
+            dependencies: ["Publishing", "RouteSync", "Transport"]
         ),
         .testTarget(
             name: "FleetTests",
@@ -200,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ResourceCacheTests",
-            dependencies: ["ResourceCache", "RouteSync", "TestOrigin"]
+            dependencies: ["ResourceCache", "RouteSync", "Transport", "TestOrigin"]
         ),
         .target(
             name: "TestOrigin",
@@ -218,7 +223,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestOrigin", "Daemon", "ResourceCache", "RouteSync",
+                "TestOrigin", "Daemon", "ResourceCache", "RouteSync", "Transport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -256,7 +261,7 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
 // The release binary must stay under F's 25 MB: `make release` builds every Swift module, the
 // dependencies' too, with -Osize (Makefile, docs/decisions.md); a plain `swift build -c release`
 // of these modules gets it as well.
-for target in package.targets where ["cenariusd", "Settings", "DeviceSettings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Daemon", "Publishing"].contains(target.name) {
+for target in package.targets where ["cenariusd", "Settings", "DeviceSettings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Transport", "Daemon", "Publishing"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 }
 

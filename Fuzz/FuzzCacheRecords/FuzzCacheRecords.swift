@@ -2,6 +2,7 @@ import FoundationEssentials
 import FuzzSupport
 import ResourceCache
 import RouteSync
+import Transport
 
 /// libFuzzer target for the cache's own JSON records (release state, holds, pending release),
 /// decoded as `status`, `verify` and the daemon decode them, then driven through what they feed:

@@ -1,5 +1,6 @@
 import FuzzSupport
 import RouteSync
+import Transport
 
 /// libFuzzer target for the response headers a sync reads (status line, `ETag`,
 /// `Last-Modified`, `Retry-After`, `Content-Length`, `Accept-Ranges`), one line per input line as

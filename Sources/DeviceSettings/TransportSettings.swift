@@ -1,5 +1,6 @@
 package import ResourceCache
 package import RouteSync
+import Transport
 package import Settings
 
 extension ResolvedSettings {

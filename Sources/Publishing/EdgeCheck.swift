@@ -1,4 +1,5 @@
 package import RouteSync
+import Transport
 
 /// `publish --public-url URL`: the release as a device meets it, through the CDN or server that
 /// fronts the remote. Asks for the head as a device does, and for what it names; says whether

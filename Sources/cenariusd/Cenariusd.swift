@@ -1,5 +1,6 @@
 import ArgumentParser
 import RouteSync
+import Transport
 
 #if canImport(Glibc)
 import Glibc

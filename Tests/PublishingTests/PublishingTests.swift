@@ -1,5 +1,6 @@
 @testable import Publishing
 import RouteSync
+import Transport
 import Testing
 
 /// The publisher's pure parts: names, classes, the S3 answers it reads, and the plans it makes.

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import ResourceCache
 @testable import RouteSync
+@testable import Transport
 import TestOrigin
 
 /// A large download runs several loops (threads with their own multi handles) that share one

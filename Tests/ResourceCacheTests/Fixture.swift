@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ResourceCache
 import RouteSync
+import Transport
 import TestOrigin
 
 /// A fresh cache and preset folder next to an in-process origin, per test.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ResourceCache
 import RouteSync
+import Transport
 
 /// `meta.json` has one codec: written and read by hand. These bytes are what every cache holds;
 /// a change to them is a change of the cache's format and must show here.

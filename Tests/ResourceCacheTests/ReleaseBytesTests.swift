@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ResourceCache
 @testable import RouteSync
+@testable import Transport
 import TestOrigin
 
 /// Text that compresses like a minified bundle (see RouteSyncTests' twin).

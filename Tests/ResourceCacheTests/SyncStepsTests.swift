@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ResourceCache
 import RouteSync
+import Transport
 import TestOrigin
 
 /// A sync's three steps and what each may change (Syncer.sync(from:)): the offer writes nothing

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ResourceCache
 import RouteSync
+import Transport
 import TestOrigin
 
 @Suite(.awaitsCleanups) struct SyncTests {

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 @Suite struct BatchHasherTests {
     func md5(_ bytes: [UInt8]) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 /// Text that compresses like a minified bundle: many distinct words, some repetition.
 func bundle(seed: UInt64, bytes: Int) -> [UInt8] {

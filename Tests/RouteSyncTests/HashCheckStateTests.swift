@@ -1,4 +1,5 @@
 @testable import RouteSync
+@testable import Transport
 import Testing
 
 /// HashCheck's scheduling as values: when workers start, what a round takes, who is woken.

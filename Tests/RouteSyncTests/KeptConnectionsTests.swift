@@ -1,5 +1,6 @@
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 /// A daemon keeps its poll's connection only when the next poll may still use it (B7).
 @Suite struct KeptConnectionsTests {

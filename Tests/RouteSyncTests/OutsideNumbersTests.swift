@@ -1,5 +1,6 @@
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 /// The types every outside number enters through (G5), at their edges: what fits is kept
 /// exactly, what does not is nil, and nothing traps.

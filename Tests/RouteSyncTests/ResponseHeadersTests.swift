@@ -1,5 +1,6 @@
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 @Suite struct ResponseHeadersTests {
     func parse(_ lines: [String]) -> ResponseHeaders {

@@ -1,5 +1,6 @@
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 @Suite struct RetryPolicyTests {
     let policy = RetryPolicy(attempts: 3, base: 0.5, cap: 4, maxRetryAfter: 30)

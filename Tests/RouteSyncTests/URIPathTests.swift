@@ -1,5 +1,6 @@
 import Testing
 @testable import RouteSync
+@testable import Transport
 
 @Suite struct URIPathTests {
     @Test(arguments: ["index.html", "js/app.js", "a/b/c/d.css", "é/ü.png", "...", "a/.hidden", "a/..b", "x y.html"])

@@ -2,6 +2,7 @@ import Foundation
 import Daemon
 import ResourceCache
 import RouteSync
+import Transport
 import Settings
 import Testing
 

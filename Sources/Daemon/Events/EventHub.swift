@@ -1,6 +1,7 @@
 import FoundationEssentials
 import NIOCore
 import RouteSync
+import Transport
 import Synchronization
 
 /// The daemon's events (`GET /_cenarius/events`): published once, encoded once, and pushed to

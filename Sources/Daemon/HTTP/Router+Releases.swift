@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import ResourceCache
 import RouteSync
+import Transport
 
 /// The release endpoints: `POST /_cenarius/ready` confirms the generation a page was loaded
 /// from (G9), `GET /_cenarius/events` streams what happens to releases.

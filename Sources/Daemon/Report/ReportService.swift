@@ -1,6 +1,7 @@
 import Logging
 import ResourceCache
 import RouteSync
+import Transport
 import ServiceLifecycle
 
 /// `--report-url`: the daemon's events posted as CloudEvents batches, at least once each. A

@@ -1,5 +1,6 @@
 import ResourceCache
 import RouteSync
+import Transport
 
 /// How a daemon's downloads differ from a one-shot command's.
 enum DaemonTransport {

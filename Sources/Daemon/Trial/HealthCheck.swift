@@ -1,5 +1,6 @@
 import ResourceCache
 import RouteSync
+import Transport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 package import RouteSync
+package import Transport
 #if canImport(Glibc)
 import Glibc
 #endif

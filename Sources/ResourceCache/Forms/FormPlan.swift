@@ -1,4 +1,5 @@
 package import RouteSync
+import Transport
 
 /// One way of getting a file: decoded from a form, or the file itself.
 package enum FormSource: Sendable, Equatable {

@@ -1,4 +1,5 @@
 package import RouteSync
+import Transport
 
 /// `cenariusd status`: what is in force and how old it is.
 package struct CacheStatus: Sendable, Codable {

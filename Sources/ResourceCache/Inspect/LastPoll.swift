@@ -1,4 +1,5 @@
-package import RouteSync
+import RouteSync
+package import Transport
 
 /// The origin's answer to the last poll (the head or the table): status, validators and what a
 /// cache on the way said of its copy. `why` rests `origin-unchanged` on it; one small file,

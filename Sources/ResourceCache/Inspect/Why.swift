@@ -1,4 +1,5 @@
-package import RouteSync
+import RouteSync
+package import Transport
 package import ReportHeader
 
 /// A `why` answer: the code, the release it is about, the evidence it rests on, and a sentence.

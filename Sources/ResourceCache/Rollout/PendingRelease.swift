@@ -1,4 +1,5 @@
 package import RouteSync
+package import Transport
 
 /// A release the remote publishes that this device has not adopted yet (G10), kept in the cache
 /// so that later polls ask for it conditionally instead of downloading the table again, and

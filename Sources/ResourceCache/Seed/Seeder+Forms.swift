@@ -1,4 +1,5 @@
 import RouteSync
+import Transport
 
 /// `seed` through the remote's compressed forms and patches (B8), the same path a sync takes:
 /// the preset's current files are the patch bases.

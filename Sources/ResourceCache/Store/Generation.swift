@@ -1,5 +1,6 @@
 import FoundationEssentials
 package import RouteSync
+package import Transport
 
 /// What a committed generation records besides its table.
 package struct GenerationMeta: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import RouteSync
+import Transport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 package import RouteSync
+package import Transport
 
 /// Everything a sync or a lookup needs to know about the places it works with.
 package struct SyncSettings: Sendable {

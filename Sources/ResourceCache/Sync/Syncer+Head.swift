@@ -1,4 +1,5 @@
 import RouteSync
+import Transport
 
 /// The head path of the offer (docs/remote-layout.md): a device that knows the remote publishes a
 /// head polls it instead of the table, conditionally, and fetches what it names from the store,

@@ -1,5 +1,6 @@
 import ReportHeader
 import RouteSync
+import Transport
 
 /// What the remote offers, checked: the first of a sync's three steps (offer, stage, switch).
 /// The table was had from the head (when this device polls one) or the table itself, fetched

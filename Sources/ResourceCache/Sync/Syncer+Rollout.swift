@@ -1,5 +1,6 @@
 import ReportHeader
 import RouteSync
+import Transport
 
 /// A release manifest as fetched: its exact bytes (the signature covers them), its validators
 /// for the next conditional request, and what it says.

@@ -1,4 +1,5 @@
 package import RouteSync
+import Transport
 
 extension Syncer {
     /// Checks the table's signature when keys are configured (G8), with the trust this device's

@@ -1,5 +1,6 @@
 import ReportHeader
 import RouteSync
+import Transport
 
 /// An offered release staged: the second of a sync's three steps. Every file it names is
 /// verified in the object store (imported from the preset, patched, decoded or downloaded) and a

@@ -1,5 +1,6 @@
 import ReportHeader
 package import RouteSync
+package import Transport
 #if canImport(Glibc)
 import Glibc
 #endif

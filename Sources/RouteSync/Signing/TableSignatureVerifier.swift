@@ -88,33 +88,4 @@ package struct TableSignatureVerifier: Sendable {
         return Verified(version: signature.version, signedAt: signature.signedAt, expires: signature.expires, sidecar: bytes,
                         trust: trusted.state, signers: signers.map(TableSignature.keyID))
     }
-
-    /// Fetches and checks the sidecar of `table` (and of the release `manifest` beside it, if the
-    /// remote has one).
-    package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?,
-                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
-        var files = [TableSignature.tableRole: table]
-        files[TableSignature.releaseRole] = manifest
-        return try verify(files: files, remote: remote, downloader: downloader, inForce: inForce, trust: trust, now: now, cancel: cancel)
-    }
-
-    /// Fetches the remote's sidecar and checks it against `files`, every file the remote publishes
-    /// with the table, by role (`table`, `release`, ...).
-    package func verify(files: [String: [UInt8]], remote: Remote, downloader: Downloader, inForce: Int64?,
-                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
-        let document: Document
-        do {
-            document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)
-        } catch {
-            if error.isMissingRemoteFile {
-                throw .integrity("\(remote.tableURL) is not signed (no \(remote.routesName).sig) but a public key is configured")
-            }
-            throw error
-        }
-        guard case .content(let bytes, _) = document else {
-            throw .remote("\(remote.signatureURL) answered 304 to an unconditional request")
-        }
-        return try check(sidecar: bytes, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
-                         inForce: inForce, trust: trust, now: now)
-    }
 }

@@ -4,12 +4,12 @@ import CMultiMD5
 /// without `finish`, messages still running when the inputs run out stay in their lanes and go
 /// on beside the next call's, so the vector unit is not left hashing one long message while
 /// the other lanes idle (the cost of a round ending, paid once per download instead of per round).
-final class MD5Lanes {
+package final class MD5Lanes {
     private let lanes: OpaquePointer
     private var outputs: [multimd5_output] = []
 
     /// nil on a CPU without the vector kernels.
-    init?() {
+    package init?() {
         guard let lanes = multimd5_lanes_create() else { return nil }
         self.lanes = lanes
     }
@@ -22,7 +22,7 @@ final class MD5Lanes {
     /// Starts `messages`, longest first (so that lanes run dry at about the same time), and returns
     /// the digest of every message that finished, by tag: with `finish`, all of them. A message's
     /// bytes must stay where they are until its tag comes back.
-    func run(_ messages: [(tag: Int, bytes: UnsafeRawBufferPointer)], finish: Bool) -> [(tag: Int, digest: ContentHash)] {
+    package func run(_ messages: [(tag: Int, bytes: UnsafeRawBufferPointer)], finish: Bool) -> [(tag: Int, digest: ContentHash)] {
         let inputs = messages.sorted { $0.bytes.count > $1.bytes.count }.map {
             multimd5_input(data: $0.bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), length: $0.bytes.count, tag: UInt64($0.tag))
         }

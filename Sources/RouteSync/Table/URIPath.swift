@@ -88,7 +88,7 @@ package struct URIPath: Hashable, Sendable, Comparable, CustomStringConvertible 
         percentDecoded(Array(text.utf8)).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
-    static func percentDecoded(_ bytes: [UInt8]) -> [UInt8]? {
+    package static func percentDecoded(_ bytes: [UInt8]) -> [UInt8]? {
         guard bytes.contains(UInt8(ascii: "%")) else { return bytes }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)

@@ -4,6 +4,7 @@ import Daemon
 import FoundationEssentials
 import ResourceCache
 import RouteSync
+import Transport
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

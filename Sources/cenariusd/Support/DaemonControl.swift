@@ -2,6 +2,7 @@ import Daemon
 import FoundationEssentials
 import ResourceCache
 import RouteSync
+import Transport
 import Settings
 
 /// `cenariusd confirm` and `rollback` with a daemon serving the cache: the daemon's actor owns the

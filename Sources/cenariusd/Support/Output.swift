@@ -1,5 +1,6 @@
 import FoundationEssentials
 import RouteSync
+import Transport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Publishing
 import RouteSync
+import Transport
 import Settings
 
 #if canImport(Glibc)

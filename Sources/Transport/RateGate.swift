@@ -1,3 +1,4 @@
+import RouteSync
 import Synchronization
 
 /// `--max-rate` across every transfer of a run, however many loops and connections carry them.

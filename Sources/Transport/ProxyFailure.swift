@@ -1,3 +1,4 @@
+import RouteSync
 import CCurl
 
 /// A proxy from the usual proxy variables that would not open the tunnel to an https origin:

@@ -1,3 +1,4 @@
+import RouteSync
 import Synchronization
 
 /// Memory for bodies held whole instead of written as they arrive: growing in a transfer's

@@ -1,3 +1,4 @@
+package import RouteSync
 /// The response header values a sync acts on, checked at the edge (G5): whatever the origin
 /// sends, what comes out is in range or nil.
 package enum HeaderValue {

@@ -1,3 +1,4 @@
+import RouteSync
 /// A body's bytes at an address that does not move while the buffer lives: the hash worker's
 /// vector lanes hold pointers into bodies from one round to the next (MD5Lanes), which an
 /// array's storage does not promise outside `withUnsafeBytes`.

@@ -1,3 +1,4 @@
+package import RouteSync
 import CCurl
 
 /// One POST of a small body through libcurl, blocking: the daemon's event reports (`--report-url`).

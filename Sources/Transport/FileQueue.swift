@@ -1,3 +1,4 @@
+import RouteSync
 import Synchronization
 
 /// The files of one `download` call, shared by the loops that fetch them. A loop takes the next

@@ -1,3 +1,4 @@
+import RouteSync
 /// How the client talks to an origin (G5, G7).
 package struct TransferOptions: Sendable {
     /// Parallel connections per host (kept alive and reused; HTTP/2 streams when offered).

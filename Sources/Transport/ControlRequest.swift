@@ -1,3 +1,4 @@
+package import RouteSync
 import CCurl
 #if canImport(Glibc)
 import Glibc

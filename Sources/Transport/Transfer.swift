@@ -1,3 +1,4 @@
+import RouteSync
 import CCurl
 #if canImport(Glibc)
 import Glibc

@@ -1,17 +1,10 @@
+package import RouteSync
 import CCurl
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Cancels a running download from another thread (graceful shutdown, SIGTERM).
-package final class CancelToken: Sendable {
-    private let flag = Mutex(false)
-    package init() {}
-    package func cancel() { flag.withLock { $0 = true } }
-    package var isCancelled: Bool { flag.withLock { $0 } }
-}
 
 /// The multi handle as the hash checks see it: they only ever call curl_multi_wakeup, which
 /// libcurl documents as safe from any thread.

@@ -1,3 +1,4 @@
+import RouteSync
 /// What a failed form leads to (B8), beside RetryPolicy's answer for plain files: a form is
 /// downloaded once, and any failure of it (an HTTP error or 404, a broken connection, the wrong
 /// bytes, a frame that does not decode, decodes past its limit or to the wrong hash) moves the

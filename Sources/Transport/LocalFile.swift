@@ -1,3 +1,4 @@
+import RouteSync
 #if canImport(Glibc)
 import Glibc
 #endif

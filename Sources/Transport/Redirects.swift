@@ -1,3 +1,4 @@
+import RouteSync
 import CCurl
 
 /// Redirects, followed by the download loop rather than by libcurl so that each hop decides

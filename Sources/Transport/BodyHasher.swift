@@ -1,3 +1,4 @@
+import RouteSync
 /// Hashes the bodies HashCheck's workers hold in memory. MD5 bodies go through vector lanes
 /// that keep a long body from one round to the next (MD5Lanes): a round then ends without
 /// waiting for its longest bodies, which stay here, holding their memory, until a later round

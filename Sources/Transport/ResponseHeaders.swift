@@ -1,3 +1,4 @@
+import RouteSync
 import CCurl
 
 /// The few response headers cenariusd acts on. Package-visible for the fuzzer (FuzzResponseHeaders).

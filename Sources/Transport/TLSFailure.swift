@@ -1,3 +1,4 @@
+import RouteSync
 import CCurl
 
 /// The TLS failures people meet with private origins, named with their cause and host instead

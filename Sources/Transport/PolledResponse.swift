@@ -1,3 +1,4 @@
+import RouteSync
 /// What the origin (or a cache on the way) answered to a document request: kept by the sync for
 /// the poll, as `why`'s evidence of what the origin served and how stale an edge may be.
 package struct PolledResponse: Sendable, Codable, Equatable {

@@ -1,3 +1,4 @@
+import RouteSync
 extension HashCheck {
     /// What waits to be checked, which results wait for their loops, and which workers should
     /// run: HashCheck's decisions without its threads and locks, so that they can be tested as

@@ -1,3 +1,4 @@
+package import RouteSync
 /// What happened to one attempt at a transfer, reduced to what the retry decision needs.
 package enum AttemptFailure: Sendable, Equatable {
     /// Connection refused/reset, timeouts, truncated or corrupt bodies: worth another try.

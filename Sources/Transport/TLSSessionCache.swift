@@ -1,3 +1,4 @@
+import RouteSync
 import CCurl
 
 /// What a daemon keeps from one poll to the next: TLS sessions and DNS answers (a libcurl share),
