@@ -32,6 +32,8 @@ struct HeadState: Codable, Equatable {
 /// Reads and writes `head.json`; a damaged file reads as none (the table is polled again).
 struct HeadStore {
     let layout: CacheLayout
+    /// Told of every write before it is made (`SyncEffect.headState`).
+    var effects: SyncEffects?
 
     /// The state for `remote`'s head, when this device polls it.
     func read(for remote: Remote) -> HeadState? {
@@ -40,6 +42,7 @@ struct HeadStore {
     }
 
     func write(_ state: HeadState) {
+        effects?.before(.headState)
         try? JSONFile.write(state, to: layout.headState, durable: false)
     }
 

@@ -39,10 +39,7 @@ extension Syncer {
                 return (.notModified, nil)
             case .content(let body, let received):
                 if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
-                    if probing {
-                        effect(.tableFormMarker)
-                        try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false)
-                    }
+                    if probing { rememberTableForm(formURL) }
                     attempt.tableFromForm = true
                     return (.content(table, received), frames.count == 2 ? frames[1] : nil)
                 }
@@ -56,17 +53,25 @@ extension Syncer {
             // answers 403). Not a proxy's 407 or a 429, nor a 5xx: those say nothing about the file.
             var refused = error.isMissingRemoteFile
             if probing, case .httpStatus(let status)? = error.cause { refused = refused || [403, 404, 410].contains(status) }
-            if probing && refused { rememberNoTableForm(formURL) }
+            if probing && refused { rememberTableForm(formURL, absent: true) }
         }
-        if known { unlink(layout.tableForm) }
+        if known { forgetTableForm() }
         // The validators were the compressed form's; the table is asked for unconditionally.
         return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
     }
 
-    /// This remote publishes no compressed table: polls ask for the table itself, without a probe.
-    func rememberNoTableForm(_ formURL: String) {
+    /// Whether this remote publishes a compressed table (`absent`: polls ask for the table itself,
+    /// without a probe).
+    func rememberTableForm(_ formURL: String, absent: Bool = false) {
         effect(.tableFormMarker)
-        try? FileSystem.writeAtomically(Self.tableFormMarker(formURL, absent: true), to: layout.tableForm, durable: false)
+        try? FileSystem.writeAtomically(Self.tableFormMarker(formURL, absent: absent), to: layout.tableForm, durable: false)
+    }
+
+    /// Nothing is known of this remote's compressed table: a refused or vanished one is asked for
+    /// again only when a later release's index names it.
+    func forgetTableForm() {
+        effect(.tableFormMarker)
+        unlink(layout.tableForm)
     }
 
     /// What `table-form` holds for a remote: a digest of the compressed table's URL, never the URL,
@@ -84,15 +89,10 @@ extension Syncer {
         let heldTable = downloads.isEmpty ? nil : self.heldTable()
         // Not in a sync whose compressed table was refused: that form stays forgotten until a later release's index names it.
         // The remote publishes a head: it is polled from the next sync on (docs/remote-layout.md).
-        if let index, index.head { HeadStore(layout: layout).learn(remote) }
+        if let index, index.head { heads.learn(remote) }
         if let index, learnsTableForm {
             let formURL = remote.tableFormURL
-            if index.tableForm {
-                effect(.tableFormMarker)
-                try? FileSystem.writeAtomically(Self.tableFormMarker(formURL), to: layout.tableForm, durable: false)
-            } else {
-                rememberNoTableForm(formURL)
-            }
+            rememberTableForm(formURL, absent: !index.tableForm)
         }
         return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
     }

@@ -13,7 +13,7 @@ extension Syncer {
     func offerFromHead(_ poll: Poll, state: HeadState, downloader: Downloader, attempt: inout TableAttempt,
                        cancel: CancelToken?) throws(CenariusError) -> OfferStep? {
         let remote = poll.remote
-        let store = HeadStore(layout: layout)
+        let store = heads
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
@@ -26,7 +26,6 @@ extension Syncer {
             // A channel has no table path to fall back to: its head is its only word.
             guard error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
             // A first install's question, answered no: not asked again until an index names a head.
-            effect(.headState)
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
                 store.rememberAbsent(remote)
             } else {
@@ -39,7 +38,6 @@ extension Syncer {
         switch document {
         case .notModified:
             guard let stored = state.text else {
-                effect(.headState)
                 store.forget(remote)
                 if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
@@ -53,7 +51,6 @@ extension Syncer {
         }
         guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
             if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
-            effect(.headState)
             store.forget(remote)
             return nil
         }
@@ -75,10 +72,7 @@ extension Syncer {
         if head.table == current {
             next.version = max(state.version, head.version)
             // An unchanged poll rewrites nothing.
-            if next != state {
-                effect(.headState)
-                store.write(next)
-            }
+            if next != state { store.write(next) }
             // Nothing new, unless the table in force was signed again (a later expiry): that is checked and recorded.
             let resigned = settings.tableVerifier != nil && head.version > (poll.currentMeta?.signedVersion ?? .max)
             if case .content = document, resigned {} else {
@@ -90,10 +84,7 @@ extension Syncer {
         // the head names): nothing is fetched for it, poll after poll.
         if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
             next.version = max(state.version, head.version)
-            if next != state {
-                effect(.headState)
-                store.write(next)
-            }
+            if next != state { store.write(next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
         let fetched: (table: [UInt8], index: [UInt8]?)
@@ -102,7 +93,6 @@ extension Syncer {
                                       downloader: downloader, cancel: cancel)
         } catch {
             guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
-            effect(.headState)
             store.forget(remote)
             return nil
         }
@@ -114,11 +104,9 @@ extension Syncer {
             let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
                                    source: .head(head, index: fetched.index), downloader: downloader, attempt: checking, cancel: cancel)
             next.version = max(state.version, head.version)
-            effect(.headState)
             store.write(next)
             return step
         } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
-            effect(.headState)
             store.forget(remote)
             return nil
         }

@@ -76,7 +76,7 @@ extension Syncer {
         // The head, once a release index said this remote publishes one (a first install gets
         // the table, its index and a pack in as few requests through the compressed table).
         if remote.followsChannel {
-            let state = HeadStore(layout: layout).read(for: remote).flatMap { $0.absent ? nil : $0 } ?? HeadState(url: HeadState.urlDigest(remote))
+            let state = heads.read(for: remote).flatMap { $0.absent ? nil : $0 } ?? HeadState(url: HeadState.urlDigest(remote))
             guard let step = try offerFromHead(poll, state: state, downloader: downloader, attempt: &attempt, cancel: cancel) else {
                 throw .remote("\(remote.headURL) gave no release of channel \(remote.channel)")
             }
@@ -86,7 +86,7 @@ extension Syncer {
         // publishes one it is the release's commit point (`publish` writes the Cenarius layout
         // before it), so a first install never takes a release whose publish has not finished.
         // A remote without one answers 404 once, and is not asked again until an index names a head.
-        let head = HeadStore(layout: layout).read(for: remote) ?? HeadState(url: HeadState.urlDigest(remote))
+        let head = heads.read(for: remote) ?? HeadState(url: HeadState.urlDigest(remote))
         if !head.absent, let step = try offerFromHead(poll, state: head, downloader: downloader, attempt: &attempt, cancel: cancel) {
             return step
         }
@@ -148,10 +148,7 @@ extension Syncer {
                 effect(.metaRefreshed)
                 try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
             }
-            if !PendingStore(layout: layout).isEmpty {
-                effect(.pendingCleared)
-                PendingStore(layout: layout).clear()
-            }
+            clearPending()
             switch source {
             case .table: refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
             case .head(let head, let index): refreshHeadSignature(head, table: bytes, index: index, of: current, meta: meta, remote: remote)

@@ -15,10 +15,10 @@ extension Syncer {
             effect(.committed)
             let committed = try store.commit(building: staged.generation, number: staged.number, permit: permit)
             // Another release is current: the one held back may be taken again when offered.
-            let releases = ReleaseStore(layout: layout)
-            if releases.read().heldBack != nil {
+            try ReleaseStore(layout: layout).updateHoldingLock { state in
+                guard state.heldBack != nil else { return }
                 effect(.heldBackCleared)
-                try releases.updateHoldingLock { $0.heldBack = nil }
+                state.heldBack = nil
             }
             return committed
         }
@@ -28,10 +28,7 @@ extension Syncer {
                 ?? .init(release: offer.admission.release, reason: "hold", detail: "a hold was active at the switch", place: nil, at: nil)
             return waitingForHolds(holding, report: staged.report, offer: offer, started: started)
         }
-        if !PendingStore(layout: layout).isEmpty {
-            effect(.pendingCleared)
-            PendingStore(layout: layout).clear()
-        }
+        clearPending()
         markChecked()
         var report = staged.report
         report.generation = staged.number

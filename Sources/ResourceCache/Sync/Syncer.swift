@@ -86,7 +86,7 @@ package struct Syncer: Sendable {
                     // over from an earlier publish, or stale at one edge): never adopted nor
                     // stopped at while the table itself can be had (docs/release-bytes.md). It is
                     // forgotten, so later polls ask for the table with the table's own validators.
-                    unlink(layout.tableForm)
+                    forgetTableForm()
                     attempt = TableAttempt(formsAllowed: false)
                     return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
                                     attempt: &attempt, cancel: cancel, progress: progress)
@@ -253,6 +253,17 @@ package struct Syncer: Sendable {
     /// Tells the observer (tests, the kill hook) of an effect about to be made.
     func effect(_ effect: SyncEffect) {
         settings.effects?.before(effect)
+    }
+
+    /// `head.json`, its writes announced.
+    var heads: HeadStore { HeadStore(layout: layout, effects: settings.effects) }
+
+    /// The release waiting in `pending/` is no longer waiting (it is in force, or just switched to).
+    func clearPending() {
+        let pending = PendingStore(layout: layout)
+        guard !pending.isEmpty else { return }
+        effect(.pendingCleared)
+        pending.clear()
     }
 
     private func freeBytes() -> Int64? {
