@@ -99,8 +99,8 @@ package struct FormPublisher {
     /// compressed again. Only what differs — patches and delta packs from `olds` — is made anew: a
     /// rollback, or a run again over the same folder, costs seconds, not a compression of the site.
     package var reusing: ReleaseIndex?
-    /// Whether the store holds an object (a relative key); default: a file under the output root.
-    /// A republish says what the remote holds.
+    /// Whether the store holds an object (a relative key) besides the files under the output root:
+    /// a republish says what the remote holds.
     package var storeHolds: ((String) -> Bool)?
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
@@ -115,6 +115,19 @@ package struct FormPublisher {
         package var summary: Summary
         package var index: [UInt8]
         package var tableForm: [UInt8]?
+        /// The index under the table's hash, which devices that predate heads read: this run's, or
+        /// the one an earlier run wrote there.
+        package var legacyIndex: [UInt8]
+    }
+
+    /// Writes `index` under the table's hash unless an index is there already (every name under
+    /// `_cenarius/` is written once); returns the one there.
+    package static func writeLegacyIndex(_ index: [UInt8], table digest: String, root: String) throws(CenariusError) -> [UInt8] {
+        let path = FileSystem.join(root, ReleaseIndex.indexPath(table: digest))
+        if let existing = try? FileSystem.readFile(path, limit: 32 << 20) { return existing }
+        try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+        try FileSystem.writeAtomically(index, to: path)
+        return index
     }
 
     package func publish() throws(CenariusError) -> Published {
@@ -126,7 +139,7 @@ package struct FormPublisher {
         var index = ReleaseIndex(table: ReleaseIndex.tableDigest(tableBytes))
         var summary = Summary()
 
-        let holds = storeHolds ?? { FileSystem.regularFileSize(FileSystem.join(root, $0)) != nil }
+        let holds = { (key: String) in FileSystem.regularFileSize(FileSystem.join(root, key)) != nil || storeHolds?(key) == true }
         let earlier = (reusing ?? (try? ReleaseIndex.parse(FileSystem.readFile(FileSystem.join(root, ReleaseIndex.indexPath(table: index.table)), limit: 32 << 20),
                                                          source: ReleaseIndex.indexPath(table: index.table)))).flatMap { $0.table == index.table ? $0 : nil }
         let files = release.table.packOrder
@@ -234,14 +247,13 @@ package struct FormPublisher {
         // Under the table's hash, for devices that predate heads: written once, like every name
         // under `_cenarius/`. A release of a table published before keeps that index there (its
         // objects are still in the store); the head names this one by its own hash.
-        let indexPath = FileSystem.join(root, ReleaseIndex.indexPath(table: index.table))
-        if FileSystem.regularFileSize(indexPath) == nil { try FileSystem.writeAtomically(indexBytes, to: indexPath) }
+        let legacyIndex = try Self.writeLegacyIndex(indexBytes, table: index.table, root: root)
         let tableForm = table.count < tableBytes.count ? table + (try Zstd.compress(indexBytes)) : nil
         if tableFormBeside, let tableForm {
             try FileSystem.writeAtomically(tableForm, to: FileSystem.join(root, ReleaseIndex.tablePath(routesName)), durable: false)
         }
-        summary.index = indexPath
-        return Published(summary: summary, index: indexBytes, tableForm: tableForm)
+        summary.index = FileSystem.join(root, ReleaseIndex.indexPath(table: index.table))
+        return Published(summary: summary, index: indexBytes, tableForm: tableForm, legacyIndex: legacyIndex)
     }
 
     /// The form an earlier run wrote for this file, when it decodes to exactly its bytes.

@@ -156,16 +156,15 @@ struct RoutesCommand: AsyncParsableCommand {
             if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
         }
         var index: [UInt8]?
+        // What the sidecar vouches for: the index under the table's hash, which devices that predate
+        // heads read (written once, so for a table published before it is that earlier index).
+        var legacyIndex: [UInt8]?
         var tableForm: [UInt8]?
         var bases: [[UInt8]] = []
         if case .stored(let storedIndex, let storedForm) = source {
             index = storedIndex
             tableForm = storedForm
-            let legacy = FileSystem.join(root, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(bytes)))
-            if FileSystem.regularFileSize(legacy) == nil {
-                try FileSystem.makeDirectories(FileSystem.parentDirectory(of: legacy))
-                try FileSystem.writeAtomically(storedIndex, to: legacy, durable: false)
-            }
+            legacyIndex = try FormPublisher.writeLegacyIndex(storedIndex, table: ReleaseIndex.tableDigest(bytes), root: root)
         } else if compress || !deltaFrom.isEmpty {
             let olds = try deltaFrom.map { old throws(CenariusError) in
                 let path = FileSystem.join(old, routesName)
@@ -178,13 +177,14 @@ struct RoutesCommand: AsyncParsableCommand {
             publisher.outputRoot = root
             if case .remade(let earlier, let storeHolds) = source {
                 publisher.reusing = earlier
-                publisher.storeHolds = { storeHolds($0) || FileSystem.regularFileSize(FileSystem.join(root, $0)) != nil }
+                publisher.storeHolds = storeHolds
             }
             // Written last (writeHead).
             publisher.head = true
             let published = try publisher.publish()
             let forms = published.summary
             index = published.index
+            legacyIndex = published.legacyIndex
             tableForm = published.tableForm
             summary.forms = forms
             if !quiet {
@@ -194,10 +194,7 @@ struct RoutesCommand: AsyncParsableCommand {
             }
         }
         try removeTableForm(root: root)
-        // The sidecar vouches for the index devices that predate heads read, under the table's
-        // hash: written once, so for a table published before it is that earlier index.
-        let legacyIndex = index.flatMap { _ in try? FileSystem.readFile(FileSystem.join(root, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(bytes))), limit: 32 << 20) }
-        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: legacyIndex ?? index, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
+        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: legacyIndex, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
         // Last: the one name devices poll, naming only what is already written.
         let writer = headWriter(root)
         let head = try writer.write(table: bytes, manifest: manifest, index: index, tableForm: tableForm, bases: bases, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)

@@ -63,8 +63,7 @@ struct Publication {
         // table published before keeps the one it has, and `routes` signs over that one.
         let legacyIndex = ReleaseIndex.indexPath(table: digest)
         if state.objects[legacyIndex] != nil, let bytes = try remote.read(legacyIndex, limit: 32 << 20) {
-            try FileSystem.makeDirectories(FileSystem.join(staging.release, ReleaseIndex.folder + "/index"))
-            try FileSystem.writeAtomically(bytes, to: FileSystem.join(staging.release, legacyIndex), durable: false)
+            _ = try FormPublisher.writeLegacyIndex(bytes, table: digest, root: staging.release)
         }
         var baseBytesRead: Int64 = 0
         for (k, old) in try (forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []).enumerated() {
