@@ -15,6 +15,10 @@ struct Binary {
         }
     }
 
+    /// A remote nothing listens on (port 1): an origin taken down, whose own port another test's
+    /// origin may be given at once (a sync there would succeed from it).
+    static let downRemote = "http://127.0.0.1:1"
+
     /// `cenariusd` sits next to the test bundle in the build folder.
     static var path: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

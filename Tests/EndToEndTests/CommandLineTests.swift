@@ -67,7 +67,7 @@ import TestOrigin
 
         // 3: the origin is down.
         await origin.shutdown()
-        let down = try Binary.run(["sync"] + common)
+        let down = try Binary.run(["sync"] + common.map { $0 == origin.url ? Binary.downRemote : $0 })
         #expect(down.status == 3)
         #expect(down.stderr.contains("127.0.0.1"))
 

@@ -309,14 +309,6 @@ import TestOrigin
 
     /// The response headers of an anonymous HEAD, lower-cased.
     static func headers(_ url: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sI", url]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).lowercased().replacingOccurrences(of: "\r", with: "")
+        try Binary.run(["-sI", url], executable: "/usr/bin/curl").stdout.lowercased().replacingOccurrences(of: "\r", with: "")
     }
 }

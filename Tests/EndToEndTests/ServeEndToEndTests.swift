@@ -155,14 +155,6 @@ import TestOrigin
     private func gunzip(_ bytes: [UInt8], in dir: Scratch) throws -> String {
         let path = dir.path("body.gz")
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-dc", path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return try Binary.run(["-dc", path], executable: "/bin/gzip").stdout
     }
 }
