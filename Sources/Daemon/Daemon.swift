@@ -6,7 +6,7 @@ import Glibc
 package import Logging
 package import ResourceCache
 package import RouteSync
-package import Transport
+import Transport
 import ServiceLifecycle
 import UnixSignals
 

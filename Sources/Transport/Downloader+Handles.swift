@@ -61,7 +61,10 @@ extension Downloader {
         _ = ccurl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, options.timeout)
         _ = ccurl_setopt_string(handle, CURLOPT_USERAGENT, options.userAgent)
         _ = ccurl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
-        _ = ccurl_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        // Waiting to learn whether a connection multiplexes (HTTP/2) keeps the connections of
+        // one origin to one; slices and the connections opened ahead for them want one each
+        // (SlicedDownload), and libcurl 7.88 queues them behind one HTTP/1.1 connection otherwise.
+        _ = ccurl_setopt_long(handle, CURLOPT_PIPEWAIT, transfer.slice == nil && !transfer.headOnly ? 1 : 0)
         if Self.environmentHasNoProxy {
             _ = ccurl_setopt_string(handle, CURLOPT_PROXY, "")
             _ = ccurl_setopt_string(handle, CURLOPT_NOPROXY, "")
@@ -72,6 +75,7 @@ extension Downloader {
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         switch transfer.sink {
         case .memory(let validators):
+            if transfer.headOnly { _ = ccurl_setopt_long(handle, CURLOPT_NOBODY, 1) }
             if options.sessions != nil {
                 // A daemon's poll: its connection is kept for the next one or closed at once
                 // (KeptConnections), and probes of an idle connection that libcurl would not
@@ -92,7 +96,12 @@ extension Downloader {
                 headers = ccurl_slist_append(headers, "If-Modified-Since: \(date)")
             }
         case .file:
-            if let resume {
+            if let slice = transfer.slice, !transfer.url.hasPrefix("file:") {
+                // The slice from where the last attempt stopped (its bytes from `start` are written).
+                let from = slice.start + (resume?.range ?? 0)
+                _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(from)-" + (slice.end.map { String($0 - 1) } ?? ""))
+                if let resume { headers = ccurl_slist_append(headers, "If-Range: \(resume.ifRange)") }
+            } else if let resume {
                 _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(resume.range)-")
                 headers = ccurl_slist_append(headers, "If-Range: \(resume.ifRange)")
             }

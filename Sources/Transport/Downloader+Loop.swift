@@ -149,7 +149,8 @@ extension Downloader {
             let wholeBody = code == CURLE_OK ? transfer.takeWholeBody() : nil
             if wholeBody == nil { transfer.endBody() }
             let failure = downloader.classify(transfer, code)
-            if failure == nil, case .file(let path, let expected) = transfer.sink {
+            // A slice is a part of an object: what it holds is checked where it is decoded.
+            if failure == nil, case .file(let path, let expected) = transfer.sink, transfer.slice == nil {
                 nextCheck += 1
                 verifying[nextCheck] = transfer
                 checks.submit(loop: index, id: nextCheck, path: path, algorithm: expected.algorithm, body: wholeBody)

@@ -28,6 +28,18 @@ package struct FileDownload: Sendable {
     /// False for a compressed form or patch (B8), whose bytes are not the file's: what is checked
     /// against the table's hash is what it decodes to (FormDecoding), not the download.
     package var checksHash = true
+    /// One of the slices of a large object fetched by several `Range` requests at once
+    /// (SlicedDownload): its bytes go to their place in `destination`, which they share.
+    package var slice: Slice?
+
+    package struct Slice: Sendable {
+        package var index: Int
+        package var start: Int64
+        /// Where the slice ends (exclusive); nil: the object's end.
+        package var end: Int64?
+        /// The shared file, which readers follow as its prefix grows.
+        package var file: GrowingFile
+    }
 
     package init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {
         self.mirrors = mirrors
@@ -70,6 +82,10 @@ package final class Downloader {
     private let multi: UnsafeMutableRawPointer
     var idleHandles: [UnsafeMutableRawPointer] = []
     var random = SystemRandomNumberGenerator()
+    /// Large objects this sync fetches beside its other requests (Downloader+Prefetch), by URL,
+    /// and connections opened for the next one.
+    var prefetched: [String: (download: SlicedDownload, file: GrowingFile)] = [:]
+    var warmed: SlicedDownload?
 
     package init(options: TransferOptions = TransferOptions()) throws(CenariusError) {
         guard ccurl_load() != 0 else { throw .internal(String(cString: ccurl_load_error())) }
@@ -93,6 +109,7 @@ package final class Downloader {
     }
 
     deinit {
+        abandonPrefetches()
         for handle in idleHandles { ccurl_easy_cleanup(handle) }
         ccurl_multi_cleanup(multi)
     }
@@ -138,6 +155,24 @@ package final class Downloader {
         }
         if let failure { throw failure }
         return document
+    }
+
+    /// Opens `connections` connections to `url`'s origin at once, by HEAD requests of it, and
+    /// keeps them for the transfers that follow on this downloader (SlicedDownload). Failures are
+    /// of no account: the transfers open what they lack.
+    func warm(_ url: String, connections: Int, cancel: CancelToken?) {
+        let transfers = (0..<connections).map { i in
+            // No limit: a HEAD answer announces the length of a body it does not send.
+            let transfer = Transfer(index: i, url: url, label: url, sink: .memory(validators: nil), maxBytes: .max)
+            transfer.headOnly = true
+            transfer.acceptsEncoding = false
+            transfer.policy = RetryPolicy(attempts: 1, base: 0, cap: 0, maxRetryAfter: 0)
+            return transfer
+        }
+        let own = MultiHandle(value: multi)
+        let checks = HashCheck { _ in _ = ccurl_multi_wakeup(own.value) }
+        defer { checks.close() }
+        run(transfers, on: own, more: { nil }, loop: 0, checks: checks, connections: options.connections, cancel: cancel, progress: nil) { _, _ in }
     }
 
     /// Downloads and verifies files. One result per input, in order: the verified size, or why not.
@@ -286,7 +321,8 @@ package final class Downloader {
 
     /// A body cut short may be resumed if the server named a validator that If-Range can use.
     private func rememberResumePoint(_ transfer: Transfer) {
-        guard case .file = transfer.sink, transfer.received > 0, transfer.headers.acceptRanges else {
+        // A 206 answers a Range already (nginx sends no Accept-Ranges with it).
+        guard case .file = transfer.sink, transfer.received > 0, transfer.headers.acceptRanges || transfer.status == 206 else {
             transfer.resumeValidator = nil
             return
         }

@@ -55,6 +55,7 @@ final class FileQueue: Sendable {
         transfer.mirrors = file.mirrors
         transfer.policy = file.policy
         transfer.checksHash = file.checksHash
+        transfer.slice = file.slice
         return transfer
     }
 

@@ -62,6 +62,8 @@ final class Transfer {
     /// a few hundred bytes, the objects are compressed already), and it is 42 bytes of every
     /// unchanged poll (B7).
     var acceptsEncoding = true
+    /// A HEAD request: what opens a connection ahead of the requests that will use it (Downloader.warm).
+    var headOnly = false
     /// The start of an error response's body (nginx names a refused client certificate only there).
     var errorBody: [UInt8] = []
 
@@ -73,6 +75,9 @@ final class Transfer {
     var body: [UInt8] = []
     /// Body bytes of every attempt, error bodies and discarded ones included: what the link carried.
     var wire: Int64 = 0
+    /// A slice of a larger object (FileDownload.Slice), and how much of it is in the file.
+    var slice: FileDownload.Slice?
+    var written: Int64 = 0
 
     // Kept across attempts so an interrupted body can resume with Range + If-Range (G4).
     var fd: Int32 = -1
@@ -140,6 +145,10 @@ final class Transfer {
         dropBuffer()
         received = 0
         resumedFrom = 0
+        written = 0
+        // A slice's file is shared: its bytes are written again in their place, the same bytes
+        // (an immutable object), so nothing is cut.
+        guard slice == nil else { return }
         if fd >= 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 {
             failure = FileSystem.failure("cannot truncate", path ?? url)
         }
@@ -171,6 +180,16 @@ final class Transfer {
             if errorBody.count < 512 { errorBody += data.prefix(512 - errorBody.count) }
             errorBytes += data.count
             return errorBytes > 1 << 16 ? 0 : data.count
+        }
+        if var slice, status != 206, !url.hasPrefix("file:") {
+            // A server that ignores Range sends the whole object: the first slice takes it all,
+            // and covers the others (GrowingFile.wrote); the others end here.
+            guard slice.index == 0, status == 200 else {
+                failure = .remote("\(label): \(url) answered HTTP \(status) to a Range request")
+                return 0
+            }
+            slice.end = nil
+            self.slice = slice
         }
         if status == 200 && resumedFrom > 0 {
             // The server ignored If-Range (the file changed): start over from byte 0.
@@ -209,6 +228,7 @@ final class Transfer {
     /// Appends to the file, creating it on first use; false, with `failure` set, when it cannot be written.
     private func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard case .file(let path, _) = sink else { return true }
+        if let slice { return write(bytes, at: slice, path: path) }
         if fd < 0 {
             fd = FileSystem.createFile(path)
             if fd < 0 {
@@ -220,6 +240,24 @@ final class Transfer {
             failure = FileSystem.failure("cannot write", path)
             return false
         }
+        return true
+    }
+
+    /// A slice's bytes, at their place in the shared file, which readers may then read up to.
+    private func write(_ bytes: UnsafeRawBufferPointer, at slice: FileDownload.Slice, path: String) -> Bool {
+        if fd < 0 {
+            fd = open(path, O_WRONLY | O_CLOEXEC)
+            if fd < 0 {
+                failure = FileSystem.failure("cannot open", path)
+                return false
+            }
+        }
+        guard FileSystem.writeAll(fd, bytes, at: slice.start + written) else {
+            failure = FileSystem.failure("cannot write", path)
+            return false
+        }
+        written += Int64(bytes.count)
+        slice.file.wrote(slice: slice.index, count: written)
         return true
     }
 
@@ -243,7 +281,7 @@ final class Transfer {
     /// `wholeLimit` and the budget has room, else the write chunk (or less, for a shorter body).
     private func newBuffer() -> BodyBuffer {
         var size = Self.writeChunk
-        if let length = headers.contentLength, length > 0, length <= Self.wholeLimit {
+        if slice == nil, let length = headers.contentLength, length > 0, length <= Self.wholeLimit {
             if fd < 0, resumedFrom == 0, budget?.reserve(Int(length)) == true {
                 reserved = Int(length)
                 size = reserved
@@ -274,7 +312,7 @@ final class Transfer {
     /// syscall for it and nothing is read back. nil when part of it is already in the file, or
     /// when a small body finds the budget spent.
     func takeWholeBody() -> (bytes: BodyBuffer, reserved: Int)? {
-        guard case .file = sink, fd < 0, failure == nil, isSuccessStatus else { return nil }
+        guard case .file = sink, slice == nil, fd < 0, failure == nil, isSuccessStatus else { return nil }
         let body = unwritten ?? BodyBuffer(capacity: 0)
         if reserved == 0 {
             guard budget?.reserve(body.capacity) == true else { return nil }

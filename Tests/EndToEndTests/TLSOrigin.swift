@@ -116,7 +116,9 @@ final class TLSOrigin {
             events { worker_connections 256; }
             http {
               log_format transport '$uri $status $ssl_session_reused $connection $server_protocol $http_authorization';
-              access_log \(root)/logs/access.log transport;
+              # The HEAD requests a first install opens connections with (SlicedDownload) are not polls.
+              map $request_method $logged { HEAD 0; default 1; }
+              access_log \(root)/logs/access.log transport if=$logged;
               # What docs/fleet.md asks publishers to log: `cenariusd fleet` reads it.
               log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
               access_log \(root)/logs/fleet.log cenarius;

@@ -23,6 +23,31 @@ import RouteSync
         #expect(head.objects.count == 5, "the table, its form, the index and two patches")
     }
 
+    /// The packs the index names ride in the head as hints (read back equal), and a patch that
+    /// would make the head heavier than a connection's first window stays out of it.
+    @Test func packHintsReadBackAndAHeavyPatchStaysOut() throws {
+        var head = ReleaseHead(version: 2, table: Self.digest, tableSize: 161)
+        let solid = try #require(ContentHash(hex: String(repeating: "a1", count: 16)))
+        let delta = try #require(ContentHash(hex: String(repeating: "b2", count: 16)))
+        var index = ReleaseIndex(table: Self.digest)
+        index.solidPack = .init(hash: solid, size: 4_284_180, files: 600)
+        index.deltaPacks = [.init(from: String(repeating: "01", count: 32), hash: delta, size: 21_874, bases: [])]
+        head.tablePatches = [ReleaseHead.TablePatch(from: String(repeating: "01", count: 32), digest: String(repeating: "23", count: 32), size: 3, inline: [1, 2, 3]),
+                             ReleaseHead.TablePatch(from: String(repeating: "45", count: 32), digest: String(repeating: "67", count: 32), size: 412)]
+        head.hintPacks(from: index)
+        #expect(head.solidPack == .init(hash: solid, size: 4_284_180))
+        #expect(head.tablePatches.map(\.pack) == [.init(hash: delta, size: 21_874), nil])
+        #expect(try ReleaseHead.parse(head.serialized(), source: "t") == head)
+        head.fitFirstWindow()
+        #expect(head.tablePatches[0].inline == [1, 2, 3], "a light head keeps its patch")
+        head.tablePatches[0].inline = [UInt8](repeating: 7, count: 9_500)
+        #expect(head.serialized().count > ReleaseHead.firstWindow)
+        head.fitFirstWindow()
+        #expect(head.tablePatches[0].inline == nil)
+        #expect(head.serialized().count <= ReleaseHead.firstWindow)
+        #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(#"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(Self.digest)", "size": 1}, "solidPack": {"form": "xyz", "size": 1}}"#.utf8), source: "t") }
+    }
+
     /// A table patch decodes, with the earlier table as its prefix, to the new table then the index.
     @Test func aTablePatchDecodesWithTheEarlierTableAsItsPrefix() throws {
         let old = Array(String(repeating: #"{"uri": "a/b.js", "hash": "0123456789abcdef0123456789abcdef"},"#, count: 200).utf8)

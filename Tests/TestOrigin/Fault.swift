@@ -23,4 +23,6 @@ public enum Fault: Sendable, Equatable {
     case etag(String)
     /// Serve the file as usual, as a cache on the way would: with `Age` and `Cache-Control: max-age`.
     case cached(age: Int, maxAge: Int)
+    /// Serve the whole file with 200 to a Range request, as a server without range support does.
+    case ignoresRanges
 }

@@ -123,12 +123,19 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         var status = "200 OK"
         var body = bytes
         var rangeHeader = ""
-        if let range = request.headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"),
-           let start = Int(range.dropFirst(6).dropLast()), start < bytes.count,
+        // One range, `bytes=a-` or `bytes=a-b`, as nginx answers it; `.ignoresRanges` answers 200 with the whole file.
+        let bounds = request.headers["range"].flatMap { range -> (Int, Int?)? in
+            guard range.hasPrefix("bytes=") else { return nil }
+            let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, let start = Int(parts[0]) else { return nil }
+            return (start, parts[1].isEmpty ? nil : Int(parts[1]))
+        }
+        if fault != .ignoresRanges, let (start, last) = bounds, start < bytes.count,
            request.headers["if-range"].map({ $0 == etag || $0 == lastModified }) ?? true {
+            let end = min(last ?? bytes.count - 1, bytes.count - 1)
             status = "206 Partial Content"
-            body = Array(bytes[start...])
-            rangeHeader = "Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)\r\n"
+            body = Array(bytes[start...end])
+            rangeHeader = "Content-Range: bytes \(start)-\(end)/\(bytes.count)\r\n"
         }
         let head = "HTTP/1.1 \(status)\r\nContent-Length: \(body.count)\r\n\(rangeHeader)\(validatorHeaders)Content-Type: \(request.path.hasSuffix(".html") ? "text/html" : "application/octet-stream")\r\n\r\n"
         if request.method == "HEAD" {

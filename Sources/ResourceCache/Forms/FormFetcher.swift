@@ -71,37 +71,49 @@ package struct FormFetcher {
             // This round's downloads: each form once, and the pack once for all its frames.
             var downloads: [FileDownload] = []
             var position: [String: Int] = [:]
-            func want(_ path: String, label: String, expected: ContentHash, pack: Bool) {
+            func want(_ path: String, label: String, expected: ContentHash, pack: Bool = false) {
                 guard position[path] == nil else { return }
                 position[path] = downloads.count
                 let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
                 var file = FileDownload(url: remote.base + "/" + path, destination: temporary + "/" + name + ".form",
                                         expected: expected, label: label)
-                // The pack is checked against its own hash; a broken connection resumes it by Range
-                // rather than sending every file after it through a request of its own.
+                // A broken connection resumes the pack by Range rather than sending every file
+                // after it through a request of its own.
                 file.policy = pack ? packPolicy : formPolicy
-                file.checksHash = pack
+                file.checksHash = false
                 downloads.append(file)
             }
             var members: [Int: Int] = [:]
+            // A large pack comes in slices on connections of its own (prefetched when the head
+            // named it); a small one on this downloader's connection, which is open already.
+            let sliced = plan.pack.map { downloader.isPrefetching(packJob($0.hash, size: $0.size).url) || $0.size >= SlicedDownload.minSliced } ?? false
             for i in pending {
                 guard let path = path(source(i), products[i].hash, plan: plan) else { continue }
-                if case .member(let ordinal) = source(i), let pack = plan.pack {
+                if case .member(let ordinal) = source(i) {
                     members[ordinal] = i
-                    // The pack is named in the index by its own hash: its download is checked against it.
-                    want(path, label: "the release pack", expected: pack.hash, pack: true)
+                    if !sliced { want(path, label: "the release pack", expected: plan.pack!.hash, pack: true) }
                 } else {
-                    want(path, label: products[i].label, expected: products[i].hash, pack: false)
+                    want(path, label: products[i].label, expected: products[i].hash)
                 }
             }
-            // The pack's frames are decoded as its bytes arrive, on a thread of their own.
-            let unpacking = members.isEmpty ? nil : position[ReleaseIndex.packPath(plan.pack!.hash)].map { at in
-                PackUnpacking(unpacker, file: GrowingFile(path: downloads[at].destination, cancel: cancel), plan: plan, members: members, products: products)
+            // The pack's frames are decoded as its bytes arrive, on a thread of their own. It is
+            // not checked against its own hash: every file it gives is checked against the table's.
+            let slices = members.isEmpty || !sliced ? nil : plan.pack.map { pack in
+                downloader.sliced(packJob(pack.hash, size: pack.size, policy: packPolicy), cancel: cancel)
             }
+            let packFile = slices?.file ?? (members.isEmpty ? nil : position[ReleaseIndex.packPath(plan.pack!.hash)].map { at in
+                GrowingFile(path: downloads[at].destination, cancel: cancel)
+            })
+            let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: members, products: products) }
             let results = downloader.download(downloads, cancel: cancel)
+            let slicesOutcome = slices?.download.wait()
             let unpacked = unpacking?.finish()
-            outcome.bytesFetched += downloader.lastBytesOnWire
+            outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0)
+            if let slices { unlink(slices.file.path) }
             func fetched(_ path: String) -> Result<String, CenariusError> {
+                if let slicesOutcome, let hash = plan.pack?.hash, path == ReleaseIndex.packPath(hash) {
+                    return slicesOutcome.failure.map { .failure($0) } ?? .success(path)
+                }
                 guard let at = position[path] else { return .failure(.internal("form not fetched")) }
                 return results[at].map { _ in downloads[at].destination }
             }
@@ -151,6 +163,16 @@ package struct FormFetcher {
             for file in downloads { unlink(file.destination) }
         }
         return outcome
+    }
+
+    /// The download of the pack named `hash`: where a sync's prefetch (Syncer.prefetchPack) put it too.
+    package func packJob(_ hash: ContentHash, size: Int64, policy: RetryPolicy? = nil) -> SlicedDownload.Job {
+        Self.packJob(remote: remote, temporary: temporary, hash, size: size, policy: policy)
+    }
+
+    package static func packJob(remote: Remote, temporary: String, _ hash: ContentHash, size: Int64, policy: RetryPolicy? = nil) -> SlicedDownload.Job {
+        SlicedDownload.Job(url: remote.base + "/" + ReleaseIndex.packPath(hash), destination: temporary + "/" + hash.hex + ".pack",
+                           size: size, expected: hash, label: "the release pack", policy: policy)
     }
 
     /// Where a source is on the remote; nil for the plain file.

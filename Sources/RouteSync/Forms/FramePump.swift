@@ -22,7 +22,8 @@ enum FramePump {
         var finished = false
         reading: while true {
             let writerDone = growing?.isFinished ?? true
-            let got = pread(input, inBuffer.baseAddress, chunk, off_t(position))
+            let allowed = growing?.readable(from: position, chunk) ?? chunk
+            let got = allowed == 0 ? 0 : pread(input, inBuffer.baseAddress, allowed, off_t(position))
             guard got >= 0 else { throw .local("cannot read \(source): \(FileSystem.errnoText())") }
             if got == 0 {
                 if let growing, !writerDone {

@@ -41,6 +41,19 @@ package struct ReleaseHead: Sendable, Equatable {
     package var release: [UInt8]?
     /// The signature sidecar's exact bytes, if signed.
     package var signature: [UInt8]?
+    /// The index's solid pack: what a first install fetches, named here so that it is on its way
+    /// while the table takes its round trip. A hint: a device takes a pack only as the index names it.
+    package var solidPack: PackHint?
+
+    /// A pack the index names (`_cenarius/pack/<hash>.pack`), by its hash and size.
+    package struct PackHint: Sendable, Equatable {
+        package var hash: ContentHash
+        package var size: Int64
+        package init(hash: ContentHash, size: Int64) {
+            self.hash = hash
+            self.size = size
+        }
+    }
 
     /// `_cenarius/t/<sha256>.patch`: the new table and index, one zstd frame whose prefix is the
     /// exact bytes of the table named `from`.
@@ -51,6 +64,8 @@ package struct ReleaseHead: Sendable, Equatable {
         /// The patch itself, in the head (`"bytes"`, base64): the newest base's, when small, so that
         /// a device on the previous release has the new table with the head, one round trip fewer.
         package var inline: [UInt8]?
+        /// The index's delta pack from the same table: fetched beside the patch.
+        package var pack: PackHint?
 
         package init(from: String, digest: String, size: Int64, inline: [UInt8]? = nil) {
             self.from = from
@@ -62,6 +77,24 @@ package struct ReleaseHead: Sendable, Equatable {
 
     /// The largest patch carried in the head itself.
     package static let maxInlinePatch = 16 << 10
+    /// The most a head with a patch inside may weigh: what a new TCP connection's first window
+    /// (ten segments, about 14 KB) carries with the response's headers. A heavier head takes one
+    /// more round trip than the patch it carries would have.
+    package static let firstWindow = 12 << 10
+
+    /// The packs the index names, as hints beside the table (`solidPack`, a patch's `pack`).
+    package mutating func hintPacks(from index: ReleaseIndex) {
+        solidPack = index.solidPack.map { PackHint(hash: $0.hash, size: $0.size) }
+        for i in tablePatches.indices {
+            tablePatches[i].pack = index.deltaPacks.first { $0.from == tablePatches[i].from }.map { PackHint(hash: $0.hash, size: $0.size) }
+        }
+    }
+
+    /// Leaves the inline patch out when the head would not fit in a connection's first window.
+    package mutating func fitFirstWindow() {
+        guard serialized().count > Self.firstWindow else { return }
+        for i in tablePatches.indices { tablePatches[i].inline = nil }
+    }
 
     /// Table patches a head names at most (from the last few releases; older devices take the compressed table).
     package static let maxTablePatches = 4
@@ -122,6 +155,7 @@ package struct ReleaseHead: Sendable, Equatable {
         if !tablePatches.isEmpty {
             let patches = tablePatches.map { patch in
                 "{\"from\": \"\(patch.from)\", \"sha256\": \"\(patch.digest)\", \"size\": \(patch.size)"
+                    + (patch.pack.map { ", \"pack\": \"\($0.hash.hex)\", \"packSize\": \($0.size)" } ?? "")
                     + (patch.inline.map { ", \"bytes\": \"\(Base64.encode($0))\"" } ?? "") + "}"
             }
             tableParts.append("\"patches\": [" + patches.joined(separator: ", ") + "]")
@@ -129,6 +163,7 @@ package struct ReleaseHead: Sendable, Equatable {
         var parts = ["\"format\": \"\(Self.format)\"", "\"channel\": \(JSONText.quoted(channel))", "\"version\": \(version)",
                      "\"table\": {" + tableParts.joined(separator: ", ") + "}"]
         if let index { parts.append("\"index\": \"\(index)\"") }
+        if let solidPack { parts.append("\"solidPack\": {\"form\": \"\(solidPack.hash.hex)\", \"size\": \(solidPack.size)}") }
         if let release { parts.append("\"release\": " + JSONText.quoted(String(decoding: release, as: UTF8.self))) }
         if let signature { parts.append("\"signature\": " + JSONText.quoted(String(decoding: signature, as: UTF8.self))) }
         return Array(("{" + parts.joined(separator: ", ") + "}\n").utf8)
@@ -155,6 +190,11 @@ package struct ReleaseHead: Sendable, Equatable {
             }
             return number
         }
+        func packHint(_ value: JSONValue?, size: JSONValue?, _ key: String) throws(CenariusError) -> PackHint? {
+            guard let value, value != .null else { return nil }
+            guard let text = value.string, let hash = ContentHash(hex: text) else { throw refuse("\(key) must be a content hash in hex") }
+            return PackHint(hash: hash, size: try count(size, key + " size", limit: ByteCount.limit))
+        }
         guard case .object? = json["table"], let table = json["table"] else { throw refuse("\"table\" must be an object") }
         let version = try count(json["version"], "version", limit: Int64.max)
         var head = ReleaseHead(channel: channel, version: version, table: try digest(table["sha256"], "table.sha256"),
@@ -170,6 +210,7 @@ package struct ReleaseHead: Sendable, Equatable {
                 guard case .object = patch else { throw refuse("table.patches holds objects") }
                 var entry = TablePatch(from: try digest(patch["from"], "table.patches.from"), digest: try digest(patch["sha256"], "table.patches.sha256"),
                                        size: try count(patch["size"], "table.patches.size", limit: ByteCount.limit))
+                entry.pack = try packHint(patch["pack"], size: patch["packSize"], "table.patches.pack")
                 if let bytes = patch["bytes"], bytes != .null {
                     // Checked against its SHA-256 where it is used, like a patch fetched from the store.
                     guard let text = bytes.string, let decoded = Base64.decode(text), decoded.count <= maxInlinePatch else {
@@ -181,6 +222,9 @@ package struct ReleaseHead: Sendable, Equatable {
             }
         }
         if let index = json["index"], index != .null { head.index = try digest(index, "index") }
+        if case .object? = json["solidPack"], let pack = json["solidPack"] {
+            head.solidPack = try packHint(pack["form"], size: pack["size"], "solidPack")
+        }
         for key in ["release", "signature"] {
             guard let value = json[key], value != .null else { continue }
             guard let text = value.string else { throw refuse("\"\(key)\" must be a string (the file's exact text)") }

@@ -95,6 +95,20 @@ package enum FileSystem {
         bytes.withUnsafeBytes { writeAll(fd, $0) }
     }
 
+    /// `buffer` at `offset` in the file (pwrite), whatever the file position.
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += n
+        }
+        return true
+    }
+
     package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
         var done = 0
         while done < buffer.count {

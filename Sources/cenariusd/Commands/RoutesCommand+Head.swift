@@ -57,6 +57,7 @@ struct HeadWriter {
                 }
             }
         }
+        if let index, let parsed = try? ReleaseIndex.parse(index, source: headPath) { head.hintPacks(from: parsed) }
         if let signed {
             let keys = try keyPaths.map { path throws(CenariusError) in try SigningKeys.readPrivate(path) }
             let files = head.signedFiles(table: table, index: index)
@@ -72,6 +73,7 @@ struct HeadWriter {
             for key in keys { try signature.sign(with: key) }
             head.signature = signature.serialized()
         }
+        head.fitFirstWindow()
         let before = FileSystem.modificationTime(headPath)
         try FileSystem.writeAtomically(head.serialized(), to: headPath)
         // A static server's validators must see a new head even when it came within the second.

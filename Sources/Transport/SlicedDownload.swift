@@ -1,0 +1,164 @@
+import Dispatch
+package import RouteSync
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A large immutable object (a pack, B8 v2) fetched as several `Range` requests at once, each on a
+/// connection of its own, on a thread of its own, into one file that readers follow as its whole
+/// prefix grows (GrowingFile). On a slow link one fresh TCP connection spends its first round trips
+/// in slow start, well below the link's rate; eight together fill it about three round trips
+/// sooner (docs/release-bytes.md has the measurements).
+///
+/// Two steps, so that the connections can be opened before the object is known: `init` starts the
+/// thread, which opens them when `warming` names a URL (HEAD requests, beside the request for the
+/// head that will name the object), and `start` gives it the object.
+package final class SlicedDownload: Sendable {
+    package struct Job: Sendable {
+        package var url: String
+        package var destination: String
+        package var size: Int64
+        /// The object's own hash (what names it); each slice's bytes are checked where they are decoded.
+        package var expected: ContentHash
+        package var label: String
+        package var policy: RetryPolicy?
+
+        package init(url: String, destination: String, size: Int64, expected: ContentHash, label: String, policy: RetryPolicy? = nil) {
+            self.url = url
+            self.destination = destination
+            self.size = size
+            self.expected = expected
+            self.label = label
+            self.policy = policy
+        }
+    }
+
+    private struct State: Sendable {
+        var job: Job?
+        var file: GrowingFile?
+        var ended = false
+        var failure: CenariusError?
+        var wire: Int64 = 0
+    }
+
+    /// The most slices, the smallest object that is sliced at all, and the bytes per slice below
+    /// which there are fewer (a 4.3 MB pack: 16 slices; a 1.8 MB one: 14; 512 KiB: 4).
+    package static let maxSlices = 16
+    package static let minSliced: Int64 = 512 << 10
+    static let bytesPerSlice: Int64 = 128 << 10
+    /// Each slice this much larger than the one before: the first ones end soon, so that the whole
+    /// prefix grows while the bytes arrive and the pack is decoded as it comes rather than after
+    /// the last byte; the last ones run on connections whose windows have grown by then. Measured
+    /// on the bench's link, a first install of a 4.3 MB pack: 8 equal slices 2.20 s, 8 growing by
+    /// half 2.18 s, 12 by 1.3 2.15 s, 16 by 1.2 2.13 s (docs/release-bytes.md).
+    static let growth = 1.2
+
+    private let state = Mutex(State())
+    private let ready = DispatchSemaphore(value: 0)
+    private let done = DispatchGroup()
+    private let stop: CancelToken
+
+    /// Starts the thread; with `warming`, it opens `connections` connections to that URL's origin
+    /// at once, by HEAD requests of it.
+    package init(options: TransferOptions, warming: String? = nil, connections: Int = maxSlices, cancel: CancelToken?) {
+        stop = CancelToken(following: cancel)
+        let downloader = Box(try? Downloader(options: options))
+        done.enter()
+        DispatchQueue(label: "cenariusd.sliced-download").async { [self] in
+            defer { done.leave() }
+            guard let downloader = downloader.value else {
+                state.withLock { $0.failure = .internal("no downloader for a sliced download") }
+                return
+            }
+            if let warming { downloader.warm(warming, connections: connections, cancel: stop) }
+            ready.wait()
+            guard let job = state.withLock({ $0.job }), let file = state.withLock({ $0.file }), !stop.isCancelled else { return }
+            run(job, file: file, on: downloader, connections: min(connections, options.connections))
+        }
+    }
+
+    /// Fetches `job` (once); the file readers follow.
+    package func start(_ job: Job, connections: Int = maxSlices) -> GrowingFile {
+        let cuts = job.url.hasPrefix("file:") ? [0] : Self.cuts(size: job.size, slices: connections)
+        let file = GrowingFile(path: job.destination, cuts: cuts, cancel: stop)
+        let first = state.withLock { state -> Bool in
+            guard state.job == nil else { return false }
+            state.job = job
+            state.file = file
+            return true
+        }
+        precondition(first, "a sliced download is started once")
+        ready.signal()
+        return file
+    }
+
+    /// Waits for the download to end: nil when every byte of the object is in the file, else why
+    /// not; and the body bytes it received.
+    package func wait() -> (failure: CenariusError?, wire: Int64) {
+        done.wait()
+        return state.withLock { state in
+            guard let file = state.file, let job = state.job else { return (state.failure ?? .internal("sliced download not started"), state.wire) }
+            if file.wholePrefix >= job.size { return (nil, state.wire) }
+            return (state.failure ?? .remote("\(job.label): \(job.url) ended after \(file.wholePrefix) of \(job.size) bytes"), state.wire)
+        }
+    }
+
+    /// Not needed after all: stops the download, waits for its thread, removes its file.
+    package func abandon() {
+        stop.cancel()
+        ready.signal()
+        done.wait()
+        if let path = state.withLock({ $0.job?.destination }) { unlink(path) }
+    }
+
+    /// Where each of `slices` slices of `size` bytes starts: each `growth` times the one before.
+    static func cuts(size: Int64, slices wanted: Int) -> [Int64] {
+        let count = size < minSliced ? 1 : Int(max(1, min(Int64(min(wanted, maxSlices)), size / bytesPerSlice)))
+        let weights = (0..<count).map { pow(growth, Double($0)) }
+        let total = weights.reduce(0, +)
+        var cuts: [Int64] = [0]
+        var sum = 0.0
+        for weight in weights.dropLast() {
+            sum += weight
+            cuts.append(Int64(Double(size) * sum / total))
+        }
+        return cuts
+    }
+
+    private func run(_ job: Job, file: GrowingFile, on downloader: Downloader, connections: Int) {
+        let fd = FileSystem.createFile(job.destination)
+        guard fd >= 0 else {
+            let failure = FileSystem.failure("cannot create", job.destination)
+            state.withLock { $0.failure = failure }
+            file.finish()
+            return
+        }
+        close(fd)
+        let cuts = file.cuts
+        let slices = cuts.indices.map { i in
+            let end = i + 1 < cuts.count ? cuts[i + 1] : job.size
+            var slice = FileDownload(url: job.url, destination: job.destination, expected: job.expected, label: job.label,
+                                     size: end - cuts[i])
+            slice.policy = job.policy
+            slice.checksHash = false
+            slice.slice = .init(index: i, start: cuts[i], end: i + 1 < cuts.count ? end : nil, file: file)
+            return slice
+        }
+        let results = downloader.download(slices, cancel: stop)
+        let wire = downloader.lastBytesOnWire
+        // A slice that failed may be covered all the same (the first one took the whole object).
+        let failure = results.compactMap { result -> CenariusError? in if case .failure(let error) = result { error } else { nil } }.first
+        state.withLock {
+            $0.wire = wire
+            $0.failure = failure
+        }
+        file.finish()
+    }
+
+    /// Hands the downloader made on the caller's thread to the download's own thread, which alone uses it.
+    private struct Box: @unchecked Sendable {
+        let value: Downloader?
+        init(_ value: Downloader?) { self.value = value }
+    }
+}
