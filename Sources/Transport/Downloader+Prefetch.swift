@@ -6,16 +6,17 @@ package import RouteSync
 /// SlicedDownload; whoever needs the object takes it over (`takePrefetch`), and what nobody took
 /// is stopped and removed with the downloader.
 extension Downloader {
-    /// Opens connections to `url`'s origin now, for the next large object.
-    package func warmForPrefetch(_ url: String) {
+    /// Opens connections to `url`'s origin now, for the next large object. `cancel`: the sync's,
+    /// which stops them and what they carry.
+    package func warmForPrefetch(_ url: String, cancel: CancelToken?) {
         guard warmed == nil else { return }
-        warmed = SlicedDownload(options: options, warming: url, cancel: nil)
+        warmed = SlicedDownload(options: options, warming: url, cancel: cancel)
     }
 
     /// Starts fetching `job` in slices, on the connections warmed for it if there are some.
-    package func prefetch(_ job: SlicedDownload.Job) {
+    package func prefetch(_ job: SlicedDownload.Job, cancel: CancelToken?) {
         guard prefetched[job.url] == nil else { return }
-        let download = warmed ?? SlicedDownload(options: options, cancel: nil)
+        let download = warmed ?? SlicedDownload(options: options, cancel: cancel)
         warmed = nil
         prefetched[job.url] = (download, download.start(job))
     }

@@ -147,6 +147,21 @@ import TestOrigin
         #expect(origin.requests.map(\.method) == Array(repeating: "HEAD", count: SlicedDownload.maxSlices) + Array(repeating: "GET", count: SlicedDownload.maxSlices))
     }
 
+    /// Stopping the sync (SIGTERM) stops its prefetch too: nothing waits for the object.
+    @Test func theSyncsCancelStopsTheSlices() async throws {
+        let origin = try await origin()
+        origin.put("big.pack", Self.object)
+        origin.inject(.stall, on: "big.pack")
+        let sync = CancelToken()
+        let download = SlicedDownload(options: TransferOptions(), cancel: sync)
+        let file = download.start(job(origin, "big.pack", size: Self.object.count))
+        let started = Date()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { sync.cancel() }
+        let failure = try #require(download.wait().failure)
+        #expect(Date().timeIntervalSince(started) < 5, "\(failure.message)")
+        #expect(file.isFinished)
+    }
+
     @Test func anAbandonedDownloadLeavesNothing() async throws {
         let origin = try await origin()
         origin.put("big.pack", Self.object)

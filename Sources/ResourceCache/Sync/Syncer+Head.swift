@@ -15,7 +15,7 @@ extension Syncer {
         let remote = poll.remote
         let store = heads
         let document: Document
-        warmForPack(poll, state: state, downloader: downloader)
+        warmForPack(poll, state: state, downloader: downloader, cancel: cancel)
         do {
             document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
                                                     maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, encoded: false, cancel: cancel)
@@ -88,7 +88,7 @@ extension Syncer {
             if next != state { store.write(next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
-        prefetchPack(head, current: current, poll: poll, downloader: downloader)
+        prefetchPack(head, current: current, poll: poll, downloader: downloader, cancel: cancel)
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
             fetched = try headObjects(head, pending: poll.pending?.table, current: unrecorded ?? tableInForce(), remote: remote,

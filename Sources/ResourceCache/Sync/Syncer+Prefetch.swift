@@ -12,14 +12,14 @@ extension Syncer {
     /// A first install opens its pack's connections beside its first request for the head: once
     /// in a device's life, when it holds nothing (no generation, no preset table) and so will
     /// want the solid pack.
-    func warmForPack(_ poll: Poll, state: HeadState, downloader: Downloader) {
+    func warmForPack(_ poll: Poll, state: HeadState, downloader: Downloader, cancel: CancelToken?) {
         guard poll.current == nil, state.text == nil, !state.absent, mayPrefetch(poll), presetTableDigest() == nil else { return }
-        downloader.warmForPrefetch(poll.remote.headURL)
+        downloader.warmForPrefetch(poll.remote.headURL, cancel: cancel)
     }
 
     /// Starts the pack `head` names for a device on the table `current` (SHA-256), or without
     /// a table (a first install: the solid pack).
-    func prefetchPack(_ head: ReleaseHead, current: String?, poll: Poll, downloader: Downloader) {
+    func prefetchPack(_ head: ReleaseHead, current: String?, poll: Poll, downloader: Downloader, cancel: CancelToken?) {
         guard mayPrefetch(poll) else { return }
         if let release = head.release {
             guard let manifest = try? ReleaseManifest.parse(release, source: poll.remote.headURL),
@@ -30,7 +30,7 @@ extension Syncer {
         // A small pack comes as fast on the connection the sync has open, after the table.
         guard let hint, hint.size >= SlicedDownload.minSliced, hint.size <= settings.transfer.maxFileSize else { return }
         downloader.prefetch(FormFetcher.packJob(remote: poll.remote, temporary: layout.tmp, hint.hash, size: hint.size,
-                                                policy: FormPolicy().packs(settings.transfer)))
+                                                policy: FormPolicy().packs(settings.transfer)), cancel: cancel)
     }
 
     private func mayPrefetch(_ poll: Poll) -> Bool {
