@@ -66,7 +66,11 @@ package final class SlicedDownload: Sendable {
         let downloader = Box(try? Downloader(options: options))
         done.enter()
         DispatchQueue(label: "cenariusd.sliced-download").async { [self] in
-            defer { done.leave() }
+            defer {
+                // However the thread ends, readers of the file stop at its end.
+                state.withLock { $0.file }?.finish()
+                done.leave()
+            }
             guard let downloader = downloader.value else {
                 state.withLock { $0.failure = .internal("no downloader for a sliced download") }
                 return
