@@ -46,6 +46,8 @@ import RouteSync
         #expect(head.tablePatches[0].inline == nil)
         #expect(head.serialized().count <= ReleaseHead.firstWindow)
         #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(#"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(Self.digest)", "size": 1}, "solidPack": {"form": "xyz", "size": 1}}"#.utf8), source: "t") }
+        // A known key of the wrong type is refused whole, as every other.
+        #expect(throws: CenariusError.self) { try ReleaseHead.parse(Array(#"{"format": "cenarius-head-1", "channel": "default", "version": 1, "table": {"sha256": "\#(Self.digest)", "size": 1}, "solidPack": "a1a1"}"#.utf8), source: "t") }
     }
 
     /// A table patch decodes, with the earlier table as its prefix, to the new table then the index.

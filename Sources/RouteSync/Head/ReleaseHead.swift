@@ -222,7 +222,8 @@ package struct ReleaseHead: Sendable, Equatable {
             }
         }
         if let index = json["index"], index != .null { head.index = try digest(index, "index") }
-        if case .object? = json["solidPack"], let pack = json["solidPack"] {
+        if let pack = json["solidPack"], pack != .null {
+            guard case .object = pack else { throw refuse("\"solidPack\" must be an object") }
             head.solidPack = try packHint(pack["form"], size: pack["size"], "solidPack")
         }
         for key in ["release", "signature"] {
