@@ -8,7 +8,7 @@ import Glibc
 /// A large immutable object (a pack, B8 v2) fetched as several `Range` requests at once, each on a
 /// connection of its own, on a thread of its own, into one file that readers follow as its whole
 /// prefix grows (GrowingFile). On a slow link one fresh TCP connection spends its first round trips
-/// in slow start, well below the link's rate; eight together fill it about three round trips
+/// in slow start, well below the link's rate; sixteen together fill it about three round trips
 /// sooner (docs/release-bytes.md has the measurements).
 ///
 /// Two steps, so that the connections can be opened before the object is known: `init` starts the
@@ -37,7 +37,6 @@ package final class SlicedDownload: Sendable {
     private struct State: Sendable {
         var job: Job?
         var file: GrowingFile?
-        var ended = false
         var failure: CenariusError?
         var wire: Int64 = 0
     }
@@ -58,11 +57,15 @@ package final class SlicedDownload: Sendable {
     private let ready = DispatchSemaphore(value: 0)
     private let done = DispatchGroup()
     private let stop: CancelToken
+    /// The most slices this download makes: one per connection it may open.
+    private let slices: Int
 
     /// Starts the thread; with `warming`, it opens `connections` connections to that URL's origin
-    /// at once, by HEAD requests of it.
+    /// at once, by HEAD requests of it. The object is cut into at most that many slices, and never
+    /// more than `--connections`.
     package init(options: TransferOptions, warming: String? = nil, connections: Int = maxSlices, cancel: CancelToken?) {
         stop = CancelToken(following: cancel)
+        slices = max(1, min(connections, options.connections))
         let downloader = Box(try? Downloader(options: options))
         done.enter()
         DispatchQueue(label: "cenariusd.sliced-download").async { [self] in
@@ -75,16 +78,16 @@ package final class SlicedDownload: Sendable {
                 state.withLock { $0.failure = .internal("no downloader for a sliced download") }
                 return
             }
-            if let warming { downloader.warm(warming, connections: connections, cancel: stop) }
+            if let warming { downloader.warm(warming, connections: slices, cancel: stop) }
             ready.wait()
             guard let job = state.withLock({ $0.job }), let file = state.withLock({ $0.file }), !stop.isCancelled else { return }
-            run(job, file: file, on: downloader, connections: min(connections, options.connections))
+            run(job, file: file, on: downloader)
         }
     }
 
     /// Fetches `job` (once); the file readers follow.
-    package func start(_ job: Job, connections: Int = maxSlices) -> GrowingFile {
-        let cuts = job.url.hasPrefix("file:") ? [0] : Self.cuts(size: job.size, slices: connections)
+    package func start(_ job: Job) -> GrowingFile {
+        let cuts = job.url.hasPrefix("file:") ? [0] : Self.cuts(size: job.size, slices: slices)
         let file = GrowingFile(path: job.destination, cuts: cuts, cancel: stop)
         let first = state.withLock { state -> Bool in
             guard state.job == nil else { return false }
@@ -130,12 +133,12 @@ package final class SlicedDownload: Sendable {
         return cuts
     }
 
-    private func run(_ job: Job, file: GrowingFile, on downloader: Downloader, connections: Int) {
+    /// The slices of `job`; the thread that calls it finishes `file` afterwards.
+    private func run(_ job: Job, file: GrowingFile, on downloader: Downloader) {
         let fd = FileSystem.createFile(job.destination)
         guard fd >= 0 else {
             let failure = FileSystem.failure("cannot create", job.destination)
             state.withLock { $0.failure = failure }
-            file.finish()
             return
         }
         close(fd)
@@ -157,7 +160,6 @@ package final class SlicedDownload: Sendable {
             $0.wire = wire
             $0.failure = failure
         }
-        file.finish()
     }
 
     /// Hands the downloader made on the caller's thread to the download's own thread, which alone uses it.

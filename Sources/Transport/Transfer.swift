@@ -181,10 +181,10 @@ final class Transfer {
             errorBytes += data.count
             return errorBytes > 1 << 16 ? 0 : data.count
         }
-        if var slice, status != 206, !url.hasPrefix("file:") {
-            // A server that ignores Range sends the whole object: the first slice takes it all,
-            // and covers the others (GrowingFile.wrote); the others end here.
-            guard slice.index == 0, status == 200 else {
+        if var slice, status != 206 {
+            // A server that ignores Range sends the whole object (a 200, or a file:// URL's 0):
+            // the first slice takes it all, and covers the others (GrowingFile.wrote); the others end here.
+            guard slice.index == 0 else {
                 failure = .remote("\(label): \(url) answered HTTP \(status) to a Range request")
                 return 0
             }

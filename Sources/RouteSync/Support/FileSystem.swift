@@ -95,24 +95,12 @@ package enum FileSystem {
         bytes.withUnsafeBytes { writeAll(fd, $0) }
     }
 
-    /// `buffer` at `offset` in the file (pwrite), whatever the file position.
-    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+    /// All of `buffer`, at the file position, or with `offset` at that offset (pwrite) whatever the position.
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64? = nil) -> Bool {
         var done = 0
         while done < buffer.count {
-            let n = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            done += n
-        }
-        return true
-    }
-
-    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-        var done = 0
-        while done < buffer.count {
-            let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+            let from = buffer.baseAddress! + done, count = buffer.count - done
+            let n = offset.map { pwrite(fd, from, count, off_t($0 + Int64(done))) } ?? write(fd, from, count)
             if n < 0 {
                 if errno == EINTR { continue }
                 return false
