@@ -60,7 +60,15 @@ package struct UploadPlan: Sendable {
                 }
                 layout.append(upload(entry.uri.value, .file(FileSystem.join(build, entry.uri.value)), size: size))
             }
-            let table = pointers.removeValue(forKey: routesName)
+            var table = pointers.removeValue(forKey: routesName)
+            // The table the remote serves already, byte for byte (halt, resume, a re-signing): only
+            // its sidecars and the head change. Its Cache-Control stays the one it was written with.
+            if let staged = table, remote.objects[routesName] != nil, let served = remote.tableBytes,
+               Int64(served.count) == staged.size, case .file(let path) = staged.body, (try? FileSystem.readFile(path)) == served {
+                skipped += 1
+                skippedBytes += staged.size
+                table = nil
+            }
             for sidecar in [routesName + ".release", routesName + ".sig"] where pointers[sidecar] == nil && remote.objects[sidecar] != nil {
                 // A sidecar of the previous release beside the new table would apply to it.
                 removals.append(sidecar)

@@ -9,6 +9,12 @@ import Synchronization
 /// first: the last transfers are then small ones, so every connection runs to the end instead of
 /// a few finishing large files alone, and no large body is left to be hashed after the network
 /// is done. Files of unknown size are not assumed small: they go before the others.
+///
+/// Slices of one object (SlicedDownload) keep their order: the first is the smallest and its
+/// request must leave first. A server answers the requests of one burst in turn, each answer's
+/// first window taking its turn on the link, so the slices asked first start first and hold the
+/// lead; largest first, the prefix readers wait for came last, and streamlit's 7.2 MB pack took
+/// 3.76 s where in order it takes 3.37 s (docs/release-bytes.md).
 final class FileQueue: Sendable {
     let files: [FileDownload]
     /// Indexes into `files`, in the order they are taken.
@@ -31,7 +37,7 @@ final class FileQueue: Sendable {
     init(_ files: [FileDownload], maxBytes: Int64, loops: Int) {
         self.files = files
         self.maxBytes = maxBytes
-        if files.contains(where: { $0.size != nil }) {
+        if files.contains(where: { $0.size != nil }), !files.contains(where: { $0.slice != nil }) {
             let sizes = files.map { $0.size ?? .max }
             order = files.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
         } else {

@@ -124,11 +124,14 @@ import TestOrigin
             let halt = try run(["halt", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
             #expect(halt.status == 0, "halt: \(halt.stderr)")
             #expect(try halt.json()["forms"] as? String == "store", "\(halt.stdout)")
+            // The table is served already, byte for byte: the head, its record, the signature and the manifest change.
+            #expect(try halt.json()["uploaded"] as? Int == 4, "\(halt.stdout)")
             #expect(try releases().first?["rollout"] as? String == "rollout: halted")
             #expect(try sync("halted")["outcome"] as? String != nil)
             let resume = try run(["resume", remote, "--sign-key", dir.path("k1.key"), "--json"] + remoteFlags)
             #expect(resume.status == 0, "resume: \(resume.stderr)")
             #expect(try resume.json()["forms"] as? String == "store", "\(resume.stdout)")
+            #expect(try resume.json()["uploaded"] as? Int == 4, "\(resume.stdout)")
             #expect(try releases().first?["rollout"] as? String != "rollout: halted")
             // A new device installs the resumed release whole from what the head names.
             let resumed = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("resumed/cache"), "--preset",

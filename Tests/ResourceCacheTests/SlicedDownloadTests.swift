@@ -54,6 +54,31 @@ import TestOrigin
         #expect(SlicedDownload.cuts(size: 600_000, slices: 16).count == 4, "no slice much under 128 KiB")
     }
 
+    /// Slices are taken in their order, although each is larger than the one before and sized
+    /// files are taken largest first (FileQueue): the first slice's request must leave first.
+    @Test func theFirstSliceIsAskedFirst() {
+        let cuts = SlicedDownload.cuts(size: 3_000_000, slices: 16)
+        let file = GrowingFile(path: folder + "/object", cuts: cuts)
+        let slices = cuts.indices.map { i in
+            let end = i + 1 < cuts.count ? cuts[i + 1] : 3_000_000
+            var slice = FileDownload(url: "http://origin/big.pack", destination: folder + "/object", expected: StreamingHasher.hash(Self.object, .md5),
+                                     label: "big.pack", size: end - cuts[i])
+            slice.slice = .init(index: i, start: cuts[i], end: end, file: file)
+            return slice
+        }
+        let queue = FileQueue(slices, maxBytes: .max, loops: 1)
+        let taken = (0..<slices.count).compactMap { _ in queue.take()?.index }
+        #expect(taken == Array(slices.indices))
+        // Files with sizes, which are not slices, still go largest first.
+        let files = slices.map { slice in
+            var file = slice
+            file.slice = nil
+            return file
+        }
+        let sized = FileQueue(files, maxBytes: .max, loops: 1)
+        #expect((0..<files.count).compactMap { _ in sized.take()?.index } == Array(files.indices.reversed()))
+    }
+
     @Test func anObjectArrivesWholeInSlices() async throws {
         let origin = try await origin()
         origin.put("big.pack", Self.object)
