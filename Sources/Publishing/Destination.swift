@@ -16,6 +16,11 @@ package protocol Destination: Sendable {
     func write(_ uploads: [Upload], progress: (Upload) -> Void) throws(CenariusError)
     /// Removes the objects; one already gone is not an error.
     func delete(_ keys: [String], progress: (String) -> Void) throws(CenariusError)
+    /// The MD5 of the object's bytes (`listed` is its listing), or nil when the destination cannot tell cheaply.
+    func contentMD5(_ key: String, listed: StoredObject) throws(CenariusError) -> String?
+    /// Holds off every other writer of the destination until the lock is released (`PublishLock`);
+    /// while another holds it, says so once through `waiting` and waits.
+    func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock
 }
 
 /// One object as a listing shows it.

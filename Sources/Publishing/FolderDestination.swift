@@ -29,7 +29,7 @@ package struct FolderDestination: Destination {
         for name in FileSystem.listDirectory(path) {
             let key = relative.isEmpty ? name : relative + "/" + name
             // Another writer's half-written object is not one yet.
-            if name.contains(".tmp-") { continue }
+            if name.contains(".tmp-") || key == LockHolder.key { continue }
             var info = stat()
             guard lstat(FileSystem.join(root, key), &info) == 0 else { continue }
             switch info.st_mode & S_IFMT {

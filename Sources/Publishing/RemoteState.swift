@@ -17,6 +17,11 @@ package struct RemoteState: Sendable {
     package var table: RouteTable?
     package var tableBytes: [UInt8]?
     package var sidecar: [UInt8]?
+    /// `Routes.json.release`, for the default channel.
+    package var manifest: [UInt8]?
+    /// The uris whose file at the default channel's layout holds the bytes the build being
+    /// published lists (`LayoutCheck`); nil until checked, and then nothing is taken as there.
+    package var layoutMatching: Set<String>?
 
     package var headKey: String { ReleaseHead.name(routesName: routesName, channel: channel) }
     package var isDefaultChannel: Bool { channel == ReleaseHead.defaultChannel }
@@ -37,6 +42,7 @@ package struct RemoteState: Sendable {
             state.tableBytes = bytes
             state.table = try? RouteTable.parse(bytes, source: destination.description + routesName)
             state.sidecar = objects[routesName + ".sig"] == nil ? nil : try destination.read(routesName + ".sig", limit: 64 << 10)
+            state.manifest = objects[routesName + ".release"] == nil ? nil : try destination.read(routesName + ".release", limit: 64 << 10)
         }
         return state
     }
@@ -52,6 +58,17 @@ package struct RemoteState: Sendable {
             records.append(record)
         }
         return records
+    }
+
+    /// Whether the default channel's Cenarius layout agrees with its head: `Routes.json` is the
+    /// head's table, its sidecars the head's manifest and version, and every file at its uri the
+    /// table's (`layoutMatching`, checked against the build of that table). Other channels have none.
+    package var layoutAgreesWithHead: Bool {
+        guard isDefaultChannel else { return true }
+        guard let head, let tableBytes, ReleaseIndex.tableDigest(tableBytes) == head.table, manifest == head.release,
+              let table, let layoutMatching, table.entries.allSatisfy({ layoutMatching.contains($0.uri.value) }) else { return false }
+        guard head.signature != nil else { return sidecar == nil }
+        return sidecar.flatMap { try? TableSignature.parse($0, source: routesName + ".sig") }?.version == head.version
     }
 
     /// Every channel that has a head or a record.

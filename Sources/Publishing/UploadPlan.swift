@@ -52,10 +52,10 @@ package struct UploadPlan: Sendable {
             // The Cenarius layout: what Cenarius clients and devices before heads read.
             for entry in table.entries {
                 let size = entry.size ?? 0
-                if let present = remote.objects[entry.uri.value], present.size == size,
-                   present.etag == entry.hash.hex || remote.table?[entry.uri]?.hash == entry.hash {
+                // Only bytes checked at the uri count (LayoutCheck): a failed publish may have left others there.
+                if let present = remote.objects[entry.uri.value], remote.layoutMatching?.contains(entry.uri.value) == true {
                     skipped += 1
-                    skippedBytes += size
+                    skippedBytes += present.size
                     continue
                 }
                 layout.append(upload(entry.uri.value, .file(FileSystem.join(build, entry.uri.value)), size: size))

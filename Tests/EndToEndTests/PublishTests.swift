@@ -229,7 +229,8 @@ import TestOrigin
         let checked = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",
                                          publisher.dir.path("k1.key"), "--json", "--public-url", base + "/app"] + publisher.remoteFlags)
         let edge = try #require(try checked.json()["edge"] as? [String: Any], "\(checked.stdout) \(checked.stderr)")
-        #expect(edge["serving"] as? Bool == true && edge["objectsChecked"] as? Int == 3 && edge["maxAge"] as? Int == 60, "\(edge)")
+        // The table, the index, the compressed table and a patch per earlier release prune kept.
+        #expect(edge["serving"] as? Bool == true && (edge["objectsChecked"] as? Int ?? 0) >= 3 && edge["maxAge"] as? Int == 60, "\(edge)")
         let nowhere = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",
                                          publisher.dir.path("k1.key"), "--public-url", base + "/elsewhere"] + publisher.remoteFlags)
         #expect(nowhere.status == 3 && nowhere.stderr.contains("no head served"), "\(nowhere.stderr)")

@@ -29,7 +29,7 @@ package struct S3Destination: Destination {
                 page = response.body
             }
             let listing = S3Listing(page)
-            for (key, object) in listing.objects where key.hasPrefix(address.prefix) {
+            for (key, object) in listing.objects where key.hasPrefix(address.prefix) && key != address.prefix + LockHolder.key {
                 found[String(key.dropFirst(address.prefix.count))] = object
             }
             token = listing.next
@@ -84,7 +84,7 @@ package struct S3Destination: Destination {
         }
     }
 
-    private func failure(_ what: String, _ response: S3Response) -> CenariusError {
+    func failure(_ what: String, _ response: S3Response) -> CenariusError {
         let text = "\(what): \(response.errorText)"
         // Credentials, a missing bucket, a policy: the publisher's to fix; anything else the store's.
         switch response.status {

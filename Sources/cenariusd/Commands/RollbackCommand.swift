@@ -65,19 +65,24 @@ extension RollbackCommand {
         let channel = global.channel ?? ReleaseHead.defaultChannel
         try ReleaseHead.checkChannel(channel)
         let remote = try store.open(destination, cacert: global.cacert)
+        try PublishLocking.run(remote, dryRun: republish.dryRun) { lock in try rollBack(channel, of: remote, lock: lock) }
+    }
+
+    private func rollBack(_ channel: String, of remote: any Destination, lock: (any PublishLock)?) throws {
         let state = try RemoteState.read(remote, channel: channel, routesName: global.routesName ?? "Routes.json")
         guard let current = state.head else { throw CenariusError.notFound("channel \(channel) of \(remote.description) has no head: nothing to roll back") }
         let earlier = state.records.filter { $0.head.version < current.version }
         let target: ReleaseRecord?
         if let toVersion {
             target = state.records.first { $0.head.version == toVersion }
-            guard target != nil else { throw CenariusError.notFound("channel \(channel) has no release \(toVersion) (cenariusd releases \(destination) lists them)") }
+            guard target != nil else { throw CenariusError.notFound("channel \(channel) has no release \(toVersion) (cenariusd releases \(remote.description) lists them)") }
         } else {
             // The newest earlier release of another table: a halt or a resume is not a release to go back to.
             target = earlier.last { $0.head.table != current.table }
         }
         guard let target else { throw CenariusError.notFound("channel \(channel) has no release before version \(current.version) to go back to") }
         try Republish(remote: remote, state: state, options: republish)
-            .run(target.head, manifest: target.head.release, origin: "rollback to \(target.head.version)", action: "rolled back to version \(target.head.version)", json: json)
+            .run(target.head, manifest: target.head.release, origin: "rollback to \(target.head.version)", action: "rolled back to version \(target.head.version)",
+                 json: json, lock: lock)
     }
 }

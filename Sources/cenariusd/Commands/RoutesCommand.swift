@@ -76,8 +76,11 @@ struct RoutesCommand: AsyncParsableCommand {
         guard ContentHash.Algorithm(rawValue: algorithm) != nil else { throw ValidationError("--algorithm must be md5 or sha256") }
         try ReleaseHead.validateChannel(channel)
         if outDir != nil, output != nil || check { throw ValidationError("--out-dir writes a whole release: not with --output or --check") }
-        if output != nil, compress || !deltaFrom.isEmpty || !signKey.isEmpty || releaseOptions.manifestAsked {
-            throw ValidationError("--output writes the table alone; write a whole release (forms, manifest, signature, head) with --out-dir")
+        if output != nil, compress || !deltaFrom.isEmpty {
+            throw ValidationError("--output writes the table and its sidecars, not forms: write a whole release (forms, patches, head) with --out-dir")
+        }
+        if output == "-", !signKey.isEmpty || releaseOptions.manifestAsked {
+            throw ValidationError("--output - prints the table alone: give --output FILE to write the signature and manifest beside it")
         }
     }
 
@@ -90,7 +93,7 @@ struct RoutesCommand: AsyncParsableCommand {
         if json { Output.json(summary) } else { Output.line("wrote \(summary.table): \(summary.entries) entries, \(Output.bytes(summary.bytes))") }
     }
 
-    /// `--check`, and `--output` (the table alone, to a file or stdout).
+    /// `--check`, and `--output` (the table, to a file or stdout; beside a file, the manifest and the signature).
     private func checkOrPrint() throws {
         let result = try builder.build()
         for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") }
@@ -98,7 +101,12 @@ struct RoutesCommand: AsyncParsableCommand {
         var summary = Summary(table: target, entries: result.table.count, bytes: result.bytes, skipped: result.skipped.map(\.path))
         guard check else {
             let bytes = result.table.serialized()
-            if target == "-" { print(String(decoding: bytes, as: UTF8.self), terminator: "") } else { try FileSystem.writeAtomically(bytes, to: target) }
+            if target == "-" {
+                print(String(decoding: bytes, as: UTF8.self), terminator: "")
+            } else {
+                try FileSystem.writeAtomically(bytes, to: target)
+                try writeSidecars(table: bytes, beside: target)
+            }
             if json { Output.json(summary) } else if target != "-" { Output.line("wrote \(target): \(result.table.count) entries, \(Output.bytes(result.bytes))") }
             return
         }
@@ -112,6 +120,26 @@ struct RoutesCommand: AsyncParsableCommand {
         summary.difference = problem
         if json { Output.json(summary) } else if problem == nil { Output.line("\(target) is up to date (\(result.table.count) entries)") }
         if let problem { throw CenariusError.integrity("\(target) is out of date: \(problem)") }
+    }
+
+    /// `--output FILE` with release options or keys: FILE.release and FILE.sig, as beside a
+    /// folder's own table (scripts that sign a table written elsewhere; no head, no forms).
+    private func writeSidecars(table: [UInt8], beside target: String) throws {
+        let manifest = try releaseManifest(beside: target, quiet: json)
+        if !signKey.isEmpty { try sign(table: table, manifest: manifest, sidecar: target + ".sig", keys: signKey, quiet: json) }
+    }
+
+    /// The manifest the options ask for, written beside `target`; else the one already there, kept.
+    private func releaseManifest(beside target: String, quiet: Bool) throws -> [UInt8]? {
+        guard let written = try releaseOptions.manifest()?.serialized() else {
+            // A manifest already beside the table stays in force for the new table; it is signed with it.
+            let kept = try? FileSystem.readFile(target + ".release", limit: 64 << 10)
+            if kept != nil, !quiet { Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)") }
+            return kept
+        }
+        try FileSystem.writeAtomically(written, to: target + ".release")
+        if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
+        return written
     }
 
     private var builder: RouteTableBuilder {
@@ -139,22 +167,16 @@ struct RoutesCommand: AsyncParsableCommand {
     /// Writes a whole release of DIR into `root` (DIR itself, or `--out-dir`, where `publish`
     /// stages): the table, the manifest, the forms, the signature and, last, the head.
     func write(into root: String, quiet: Bool, forms source: Forms = .made) throws -> Summary {
-        let result = try builder.build()
-        for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") }
-        if root != directory { try FileSystem.makeDirectories(root) }
         let target = FileSystem.join(root, routesName)
+        try refuseUnsigning(root: root, sidecar: target + ".sig")
+        let result = try builder.build()
+        // `publish` stages quietly and has said so itself.
+        if !quiet { for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") } }
+        if root != directory { try FileSystem.makeDirectories(root) }
         var summary = Summary(table: target, entries: result.table.count, bytes: result.bytes, skipped: result.skipped.map(\.path))
         let bytes = result.table.serialized()
-        let written = try releaseOptions.manifest()?.serialized()
-        // A manifest already beside the table stays in force for the new table; it is signed with it.
-        let kept = written == nil ? try? FileSystem.readFile(target + ".release", limit: 64 << 10) : nil
-        if kept != nil, !quiet { Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)") }
-        let manifest = written ?? kept
         try FileSystem.writeAtomically(bytes, to: target)
-        if let written {
-            try FileSystem.writeAtomically(written, to: target + ".release")
-            if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
-        }
+        let manifest = try releaseManifest(beside: target, quiet: quiet)
         var index: [UInt8]?
         // What the sidecar vouches for: the index under the table's hash, which devices that predate
         // heads read (written once, so for a table published before it is that earlier index).
@@ -202,6 +224,23 @@ struct RoutesCommand: AsyncParsableCommand {
         summary.headVersion = head.version
         if !quiet { Output.line("wrote \(writer.headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
         return summary
+    }
+
+    /// A release written without a key over a signed one would be refused by every device that
+    /// holds a public key: only on purpose (`--unsigned`), and then the old signature goes too.
+    private func refuseUnsigning(root: String, sidecar: String) throws(CenariusError) {
+        guard signKey.isEmpty else { return }
+        let signedHead = headWriter(root).current?.signature != nil
+        guard signedHead || FileSystem.exists(sidecar) else { return }
+        guard releaseOptions.unsigned else {
+            throw Self.signedChannel(channel == ReleaseHead.defaultChannel ? root : "channel \(channel) of \(root)")
+        }
+        FileSystem.removeTree(sidecar)
+    }
+
+    /// The refusal of an unsigned release over a signed one, in the words every command uses.
+    static func signedChannel(_ what: String) -> CenariusError {
+        .usage("\(what) is signed: pass --sign-key (devices that hold a public key refuse an unsigned head), or --unsigned to stop signing it on purpose")
     }
 
     var signKey: [String] { releaseOptions.signKey }

@@ -43,20 +43,28 @@ struct RepublishOptions: ParsableArguments {
     var signKey: [String] = []
     @Option(help: ArgumentHelp("Signature: devices refuse the new head this long after signing (90s, 30m, 12h, 7d).", valueName: "duration"))
     var expires: String?
+    @Option(help: ArgumentHelp("Signature: publish a key rotation statement from keygen --rotate-from; repeatable, oldest first (default: the statements the channel's head publishes now).", valueName: "file"))
+    var rotation: [String] = []
     @Option(help: ArgumentHelp("Seconds a CDN may serve the head and the Cenarius layout's files before asking again.", valueName: "seconds"))
     var pointerMaxAge = 60
+    @Flag(help: "Write an unsigned head over a signed channel on purpose (every device that holds a public key then refuses it).") var unsigned = false
     @Flag(help: "Say what would be uploaded, and upload nothing.") var dryRun = false
 
     func validate() throws {
         if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
-        if signKey.isEmpty, expires != nil { throw ValidationError("--expires needs --sign-key") }
+        if signKey.isEmpty, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
+        if unsigned, !signKey.isEmpty { throw ValidationError("--unsigned and --sign-key contradict each other") }
     }
 
+    /// A republish keeps what the channel's head says of its trust — its key rotations and its
+    /// signature's lifetime — unless these options say otherwise (`Publication.inheritTrust`).
     var releaseOptions: ReleaseOptions {
         get throws {
             var options = try ReleaseOptions.parse([])
             options.signKey = signKey
             options.expires = expires
+            options.rotation = rotation
+            options.unsigned = unsigned
             return options
         }
     }

@@ -12,6 +12,7 @@ struct ReleaseOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Manifest: when the rollout starts, unix seconds (default now when a duration is given).", valueName: "seconds")) var rolloutStart: Double?
     @Option(help: ArgumentHelp("Manifest: seconds over which the fleet adopts the release.", valueName: "seconds")) var rolloutDuration: Double?
     @Flag(help: "Manifest: halt the rollout (devices that have not switched stay where they are).") var halted = false
+    @Flag(help: "Write an unsigned head over a signed channel on purpose (every device that holds a public key then refuses it).") var unsigned = false
 
     var manifestAsked: Bool { release != nil || requiresNative != nil || rolloutStart != nil || rolloutDuration != nil || halted }
 
@@ -24,6 +25,7 @@ struct ReleaseOptions: ParsableArguments {
         }
         if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
         if signKey.isEmpty, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
+        if unsigned, !signKey.isEmpty { throw ValidationError("--unsigned and --sign-key contradict each other") }
     }
 
     /// The manifest the options describe; nil when none was asked for.

@@ -30,15 +30,18 @@ struct PromoteCommand: AsyncParsableCommand {
 
     func run() async throws {
         let remote = try remoteOptions.open(destination)
-        let source = try RemoteState.read(remote, channel: from, routesName: remoteOptions.routesName, records: 0)
-        guard let head = source.head else { throw CenariusError.notFound("channel \(from) of \(remote.description) has no head: nothing to promote") }
-        let target = try RemoteState.read(remote, channel: to, routesName: remoteOptions.routesName, records: 6)
-        if let current = target.head, current.table == head.table, current.release == head.release {
-            Output.line("channel \(to) already serves the release of \(from) (version \(current.version)); nothing uploaded")
-            return
+        try PublishLocking.run(remote, dryRun: republish.dryRun) { lock in
+            let source = try RemoteState.read(remote, channel: from, routesName: remoteOptions.routesName, records: 0)
+            guard let head = source.head else { throw CenariusError.notFound("channel \(from) of \(remote.description) has no head: nothing to promote") }
+            let target = try RemoteState.read(remote, channel: to, routesName: remoteOptions.routesName, records: 6)
+            if let current = target.head, current.table == head.table, current.release == head.release {
+                Output.line("channel \(to) already serves the release of \(from) (version \(current.version)); nothing uploaded")
+                return
+            }
+            try Republish(remote: remote, state: target, options: republish)
+                .run(head, manifest: head.release, origin: "promote from \(from) \(head.version)", action: "promoted from \(from) version \(head.version)",
+                     json: json, lock: lock)
         }
-        try Republish(remote: remote, state: target, options: republish)
-            .run(head, manifest: head.release, origin: "promote from \(from) \(head.version)", action: "promoted from \(from) version \(head.version)", json: json)
     }
 }
 
@@ -57,6 +60,10 @@ struct HaltTarget: ParsableArguments {
     /// The rollout's halt (G10) set or cleared in the channel's head, as a new version.
     func setHalt(_ halted: Bool) throws {
         let remote = try remoteOptions.open(destination)
+        try PublishLocking.run(remote, dryRun: republish.dryRun) { lock in try setHalt(halted, remote: remote, lock: lock) }
+    }
+
+    private func setHalt(_ halted: Bool, remote: any Destination, lock: (any PublishLock)?) throws {
         let state = try RemoteState.read(remote, channel: channel, routesName: remoteOptions.routesName, records: 6)
         guard let head = state.head else { throw CenariusError.notFound("channel \(channel) of \(remote.description) has no head") }
         var manifest = try head.release.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: state.headKey) } ?? ReleaseManifest()
@@ -68,7 +75,7 @@ struct HaltTarget: ParsableArguments {
         rollout.halted = halted
         manifest.rollout = rollout
         try Republish(remote: remote, state: state, options: republish)
-            .run(head, manifest: manifest.serialized(), origin: halted ? "halt" : "resume", action: halted ? "halted" : "resumed", json: json)
+            .run(head, manifest: manifest.serialized(), origin: halted ? "halt" : "resume", action: halted ? "halted" : "resumed", json: json, lock: lock)
     }
 }
 

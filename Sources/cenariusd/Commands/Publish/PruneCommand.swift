@@ -7,7 +7,7 @@ struct PruneCommand: AsyncParsableCommand {
         commandName: "prune",
         abstract: "Delete store objects no kept release of any channel needs (publishers).",
         discussion: """
-            Keeps, for every channel, the release its head serves and its --keep newest releases, \
+            Keeps, for every channel, the release its head serves and the --keep newest others besides it, \
             with every object they name (tables, indexes, forms, patches, packs, plain bytes, \
             records); deletes other store objects under _cenarius/ older than --min-age. It fails \
             closed: a kept release it cannot read stops it before anything is deleted, and names \
@@ -45,6 +45,11 @@ struct PruneCommand: AsyncParsableCommand {
 
     func run() async throws {
         let remote = try remoteOptions.open(destination)
+        // Under the publish lock, so that no publish writes objects this plan has not seen while it deletes.
+        try PublishLocking.run(remote, dryRun: dryRun) { _ in try prune(remote) }
+    }
+
+    private func prune(_ remote: any Destination) throws {
         let started = FileSystem.now()
         let all = try RemoteState.read(remote, channel: ReleaseHead.defaultChannel, routesName: remoteOptions.routesName, records: 0)
         var referenced = Set<String>()
@@ -53,9 +58,11 @@ struct PruneCommand: AsyncParsableCommand {
         for channel in all.channels.sorted() {
             let state = try RemoteState.read(remote, channel: channel, routesName: remoteOptions.routesName, listing: all.objects)
             heads[state.headKey] = state.headBytes
-            // The newest --keep tables, with every record of them (a halt or resume is the same release).
-            var tables: [String] = []
-            for record in state.records.reversed() where !tables.contains(record.head.table) && tables.count < keep { tables.append(record.head.table) }
+            // The table the head serves and the newest --keep others (the first of them is what
+            // `rollback` goes back to), with every record of them (a halt or resume is the same release).
+            var tables = state.head.map { [$0.table] } ?? []
+            let besides = tables.count
+            for record in state.records.reversed() where !tables.contains(record.head.table) && tables.count - besides < keep { tables.append(record.head.table) }
             var releases = state.records.filter { tables.contains($0.head.table) }.map(\.head)
             if let head = state.head, !releases.contains(where: { $0.version == head.version }) { releases.append(head) }
             for head in releases {
@@ -67,6 +74,18 @@ struct PruneCommand: AsyncParsableCommand {
                 }
                 referenced.formUnion(Prune.references(of: head, table: parts.table, index: parts.index))
                 kept[channel, default: []].append(head.version)
+            }
+        }
+        // A default channel from before heads (`Routes.json` and the index under its hash, no head)
+        // is served all the same: its forms stay, or its devices fall back to plain files.
+        if all.head == nil, let table = all.table, let tableBytes = all.tableBytes {
+            let indexKey = ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(tableBytes))
+            if all.objects[indexKey] != nil {
+                guard let bytes = try remote.read(indexKey, limit: 32 << 20), let index = try? ReleaseIndex.parse(bytes, source: indexKey) else {
+                    throw CenariusError.integrity("cannot account for the forms of \(remote.description)\(all.routesName) (\(indexKey) does not read): nothing was deleted")
+                }
+                referenced.insert(indexKey)
+                referenced.formUnion(index.objects(for: table))
             }
         }
         let window = minAge == "0" ? 0 : Double(RoutesCommand.seconds(minAge) ?? 0)

@@ -44,6 +44,9 @@ struct Publication {
 
     /// Writes the release of `build` into `staging` and plans its upload.
     func stage(_ build: String, table: RouteTable, files: Int, bytes: Int64, in staging: Staging, forms: RoutesCommand.Forms = .made) throws -> Staged {
+        if releaseOptions.signKey.isEmpty, !releaseOptions.unsigned, state.head?.signature != nil || state.isDefaultChannel && state.sidecar != nil {
+            throw RoutesCommand.signedChannel("channel \(channel) of \(remote.description)")
+        }
         // The channel's latest signature and head, so that versions keep growing and a second key co-signs.
         if let previous = state.isDefaultChannel ? state.sidecar : state.head?.signature {
             try FileSystem.writeAtomically(previous, to: FileSystem.join(staging.release, routesName + ".sig"), durable: false)
@@ -78,6 +81,10 @@ struct Publication {
         }
         let headBytes = try FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes)
         let record = try ReleaseRecord(head: headBytes, published: FileSystem.now(), origin: origin, files: files, bytes: bytes)
+        var state = state
+        if state.isDefaultChannel, state.layoutMatching == nil {
+            state.layoutMatching = try LayoutCheck.matching(table, build: build, in: remote, objects: state.objects)
+        }
         let plan = try UploadPlan(staging: staging.release, build: build, table: table, record: record,
                                   remote: state, pointerMaxAge: pointerMaxAge)
         let formsFrom = switch forms {
@@ -88,11 +95,13 @@ struct Publication {
         return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, forms: formsFrom)
     }
 
-    /// Uploads the plan, with a progress bar on a terminal.
-    func upload(_ plan: UploadPlan, json: Bool) throws {
+    /// Uploads the plan under `lock`, with a progress bar on a terminal; stops before the layout
+    /// and the head if the head is no longer the one this release was staged on.
+    func upload(_ plan: UploadPlan, json: Bool, lock: any PublishLock) throws {
         let bar = ProgressBar.make("publishing", json: json)
         defer { bar?.finish() }
-        try PlanRunner.run(plan, to: remote) { progress in
+        let check = PlanRunner.Guard(lock: lock, headKey: state.headKey, head: state.headBytes)
+        try PlanRunner.run(plan, to: remote, guard: check, before: { TestPause.at($0.rawValue) }) { progress in
             bar?.update(TransferProgress(filesDone: progress.done, filesTotal: progress.total, bytes: progress.bytes))
         }
     }
@@ -100,8 +109,8 @@ struct Publication {
     /// A stored release of this remote, republished to `state`'s channel under a new version
     /// (rollback, promote, halt, resume): rebuilt from the store into `staging`, then staged as a build.
     func republish(_ head: ReleaseHead, manifest: [UInt8]?, from source: any Destination, in staging: Staging) throws -> Staged {
-        if releaseOptions.signKey.isEmpty, head.signature != nil || state.head?.signature != nil {
-            throw CenariusError.usage("channel \(channel) is signed: pass --sign-key (devices with public keys refuse an unsigned head)")
+        if releaseOptions.signKey.isEmpty, !releaseOptions.unsigned, head.signature != nil || state.head?.signature != nil {
+            throw RoutesCommand.signedChannel("channel \(channel)")
         }
         let parts = try StoredRelease.parts(of: head, from: source)
         let build = staging.root + "/build"
@@ -109,6 +118,7 @@ struct Publication {
         _ = try StoredRelease.materialize(parts, from: source, into: build, formsInto: staging.release)
         var publication = self
         publication.manifest = .some(manifest)
+        publication.releaseOptions = try inheritedTrust(in: staging)
         let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
         return try publication.stage(build, table: parts.table, files: parts.table.count, bytes: bytes, in: staging,
                                      forms: storedForms(head, parts: parts, from: source))

@@ -17,7 +17,8 @@ struct PublishCommand: AsyncParsableCommand {
             one safe order: store objects DEST lacks, then the Cenarius layout's files, then \
             Routes.json and the head. Killed at any moment, the channel stays on its previous \
             release, whole; run again, it uploads only what is missing. An unchanged build uploads \
-            nothing. Store objects get `Cache-Control: public, max-age=31536000, immutable`, the \
+            nothing. It holds DEST's publish lock while it writes: a second publish waits for the \
+            first and builds on its release (docs/publish.md). Store objects get `Cache-Control: public, max-age=31536000, immutable`, the \
             head, table, sidecars and files at their uris `max-age=--pointer-max-age, must-revalidate` \
             (docs/publish.md has the matching rules for nginx and CDNs).
 
@@ -50,6 +51,7 @@ struct PublishCommand: AsyncParsableCommand {
     var algorithm: String = "md5"
     @Option(help: ArgumentHelp("Then fetch the head and what it names through this URL (the CDN's), as a device would, and say whether it serves the new release yet.", valueName: "url"))
     var publicURL: String?
+    @Flag(help: "Publish a build folder that holds no file: every device then serves an empty site.") var allowEmpty = false
     @Flag(help: "Say what would be uploaded, and upload nothing.") var dryRun = false
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -81,22 +83,46 @@ struct PublishCommand: AsyncParsableCommand {
     func run() async throws {
         let started = FileSystem.monotonic()
         let remote = try destination.open(to)
-        let state = try RemoteState.read(remote, channel: channel, routesName: destination.routesName, records: patches + 4)
         let built = try RouteTableBuilder(root: build, routesName: destination.routesName, algorithm: ContentHash.Algorithm(rawValue: algorithm)!).build()
         for (path, reason) in built.skipped { Output.warn("skipped \(path): \(reason)") }
-        let tableBytes = built.table.serialized()
-        let digest = ReleaseIndex.tableDigest(tableBytes)
-        var summary = Summary(destination: remote.description, channel: channel, version: state.head?.version, table: digest, unchanged: false,
-                              dryRun: dryRun, uploaded: 0, uploadedBytes: 0, skipped: 0, skippedBytes: 0, removed: [], baseBytesRead: 0, seconds: 0)
-        if try isPublished(state: state, digest: digest) {
-            summary.unchanged = true
-            summary.seconds = FileSystem.monotonic() - started
-            if let head = state.head, let bytes = state.headBytes { summary.edge = checkEdge(head: head, bytes: bytes, headKey: state.headKey) }
-            if json { Output.json(summary) } else { Output.line("\(remote.description): channel \(channel) already has this release (version \(state.head?.version ?? 0)); nothing uploaded") }
-            try report(summary.edge)
-            return
+        // A CI whose build step failed quietly leaves an empty folder: published, it would empty the site everywhere.
+        if built.table.count == 0, !allowEmpty {
+            throw CenariusError.usage("\(build) holds no file to publish (did the build fail?): nothing uploaded; pass --allow-empty to publish an empty site")
         }
+        let digest = ReleaseIndex.tableDigest(built.table.serialized())
+        // Read without the lock first: an unchanged build writes nothing at all, not even the lock.
+        var state = try readState(remote)
+        if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
+        if dryRun { return try publish(built, state: state, remote: remote, lock: nil, started: started) }
+        try PublishLocking.run(remote) { lock in
+            // What the destination holds now that nobody else writes it: another publish may have finished meanwhile.
+            var state = try readState(remote)
+            if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
+            try publish(built, state: state, remote: remote, lock: lock, started: started)
+        }
+    }
 
+    private func readState(_ remote: any Destination) throws -> RemoteState {
+        try RemoteState.read(remote, channel: channel, routesName: destination.routesName, records: patches + 4)
+    }
+
+    private func summary(_ remote: any Destination, state: RemoteState, digest: String) -> Summary {
+        Summary(destination: remote.description, channel: channel, version: state.head?.version, table: digest, unchanged: false,
+                dryRun: dryRun, uploaded: 0, uploadedBytes: 0, skipped: 0, skippedBytes: 0, removed: [], baseBytesRead: 0, seconds: 0)
+    }
+
+    private func unchanged(_ state: RemoteState, remote: any Destination, digest: String, started: Double) throws {
+        var summary = summary(remote, state: state, digest: digest)
+        summary.unchanged = true
+        summary.seconds = FileSystem.monotonic() - started
+        if let head = state.head, let bytes = state.headBytes { summary.edge = checkEdge(head: head, bytes: bytes, headKey: state.headKey) }
+        if json { Output.json(summary) } else { Output.line("\(remote.description): channel \(channel) already has this release (version \(state.head?.version ?? 0)); nothing uploaded") }
+        try report(summary.edge)
+    }
+
+    /// Stages the release against `state` and uploads it (under `lock`; none for a dry run, which uploads nothing).
+    private func publish(_ built: RouteTableBuilder.Result, state: RemoteState, remote: any Destination, lock: (any PublishLock)?, started: Double) throws {
+        var summary = summary(remote, state: state, digest: ReleaseIndex.tableDigest(built.table.serialized()))
         let staging = try Staging()
         defer { staging.remove() }
         var publication = Publication(remote: remote, state: state, releaseOptions: releaseOptions)
@@ -112,12 +138,12 @@ struct PublishCommand: AsyncParsableCommand {
         summary.skipped = plan.skipped
         summary.skippedBytes = plan.skippedBytes
         summary.removed = plan.removals
-        if dryRun {
+        guard let lock else {
             summary.seconds = FileSystem.monotonic() - started
             if json { Output.json(summary) } else { describe(plan, version: record.head.version) }
             return
         }
-        try publication.upload(plan, json: json)
+        try publication.upload(plan, json: json, lock: lock)
         summary.seconds = FileSystem.monotonic() - started
         summary.edge = checkEdge(head: record.head, bytes: record.headBytes, headKey: state.headKey)
         if json {
@@ -147,10 +173,16 @@ struct PublishCommand: AsyncParsableCommand {
         if !edge.problems.isEmpty { throw CenariusError.remote("through \(edge.url): " + edge.problems.joined(separator: "; ")) }
     }
 
-    /// The channel's head names this table and manifest already, signed by every key given (or by none when none is).
-    private func isPublished(state: RemoteState, digest: String) throws -> Bool {
+    /// The channel's head names this table and manifest already, signed by every key given (or by
+    /// none when none is), and the Cenarius layout agrees with it (a failed publish may have left
+    /// another release's files at their uris: then it is published again, and they are put right).
+    private func isPublished(state: inout RemoteState, remote: any Destination, digest: String, built: RouteTableBuilder.Result) throws -> Bool {
         guard let head = state.head, head.table == digest, head.release == (try releaseOptions.manifest()?.serialized()),
               releaseOptions.expires == nil, releaseOptions.rotation.isEmpty, releaseOptions.tableVersion == nil else { return false }
+        if state.isDefaultChannel {
+            state.layoutMatching = try LayoutCheck.matching(built.table, build: build, in: remote, objects: state.objects)
+            guard state.layoutAgreesWithHead else { return false }
+        }
         // A head written by `routes` without the store's other objects is not a publish's.
         guard head.index != nil, state.objects[ReleaseRecord.key(channel: channel, version: head.version)] != nil else { return false }
         let keys = try releaseOptions.signKey.map { path throws(CenariusError) in TableSignature.keyID(of: try SigningKeys.readPrivate(path)) }

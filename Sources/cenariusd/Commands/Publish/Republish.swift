@@ -29,7 +29,9 @@ struct Republish {
     let options: RepublishOptions
 
     /// Publishes `head`'s release (from `source`, this remote unless promoting) with `manifest`.
-    func run(_ head: ReleaseHead, manifest: [UInt8]?, origin: String, action: String, json: Bool, from source: (any Destination)? = nil) throws {
+    /// `lock`: the destination's, taken before `state` was read (nil only for a dry run).
+    func run(_ head: ReleaseHead, manifest: [UInt8]?, origin: String, action: String, json: Bool, lock: (any PublishLock)?,
+             from source: (any Destination)? = nil) throws {
         let started = FileSystem.monotonic()
         let staging = try Staging()
         defer { staging.remove() }
@@ -37,7 +39,7 @@ struct Republish {
         publication.pointerMaxAge = options.pointerMaxAge
         publication.origin = origin
         let staged = try publication.republish(head, manifest: manifest, from: source ?? remote, in: staging)
-        if !options.dryRun { try publication.upload(staged.plan, json: json) }
+        if let lock, !options.dryRun { try publication.upload(staged.plan, json: json, lock: lock) }
         let name = manifest.flatMap { try? ReleaseManifest.parse($0, source: "manifest") }?.release
         let summary = Summary(destination: remote.description, channel: state.channel, action: action, from: state.head?.version,
                               version: staged.record.head.version, table: head.table, release: name, dryRun: options.dryRun,

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCurl
+import Dispatch
+package import RouteSync
+import Synchronization
+
+extension S3Destination {
+    /// A lease object, `.cenarius-publish.lock` under the prefix. Where the store has conditional
+    /// writes (AWS S3, R2, MinIO: `If-None-Match: *` to create, `If-Match` to renew or take over an
+    /// expired lease) taking it is one atomic request. Where it has not (OpenStack Swift's S3 API
+    /// answers 501), a publisher writes its lease only after reading none that is live, waits
+    /// `settle` — longer than any other publisher's read-then-write takes — and holds the lock only
+    /// if its own lease is still the one there: of two that wrote, the later read sees the later
+    /// write, so exactly one proceeds. A lease lasts `LockLease.seconds` and is renewed as the
+    /// publish goes, so a killed publisher delays the next one by at most that.
+    package func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock {
+        let lease = S3Lease(destination: self)
+        var told = false
+        while true {
+            let mine = LockHolder.mine(lease: LockLease.seconds)
+            if try lease.take(mine) { return S3Lock(lease: lease, holder: mine) }
+            if !told, let current = try lease.current() {
+                waiting("waiting for \(current.holder?.description ?? "another publish") to finish with \(description)")
+                told = true
+            }
+            usleep(500_000)
+        }
+    }
+}
+
+/// The lease object's requests.
+struct S3Lease: Sendable {
+    let destination: S3Destination
+    /// How long a publisher without conditional writes waits before reading its lease back.
+    static let settle: useconds_t = 1_500_000
+
+    struct Current {
+        /// nil: an object this version cannot read (held until it is old).
+        var holder: LockHolder?
+        var etag: String?
+        var modified: Double?
+        var live: Bool {
+            guard let holder else { return (modified ?? 0) + LockLease.seconds > FileSystem.now() }
+            // A publisher of this machine that is gone (killed) holds nothing: no need to wait out its lease.
+            if holder.isOnThisHost, kill(holder.pid, 0) != 0, errno == ESRCH { return false }
+            return holder.until > FileSystem.now()
+        }
+    }
+
+    /// The lease there now, if any.
+    func current() throws(CenariusError) -> Current? {
+        var found: Current?
+        let request = S3Request(method: "GET", url: destination.address.url(LockHolder.key), limit: 4096, tag: LockHolder.key)
+        try destination.client.perform([request]) { _, response throws(CenariusError) in
+            switch response.status {
+            case 200:
+                found = Current(holder: LockHolder.parse(response.body), etag: response.headers["etag"],
+                                modified: response.headers["last-modified"].map { Double(ccurl_getdate($0)) })
+            case 404: found = nil
+            default: throw destination.failure("cannot read \(destination.description)\(LockHolder.key)", response)
+            }
+        }
+        return found
+    }
+
+    /// Takes the lock for `mine` if nobody holds it live; false when somebody does.
+    func take(_ mine: LockHolder) throws(CenariusError) -> Bool {
+        let existing = try current()
+        if let existing, existing.live { return false }
+        // Create it, or replace the expired one, on the condition that nobody did first.
+        let condition = existing?.etag.map { "If-Match: \($0)" } ?? "If-None-Match: *"
+        switch try put(mine, condition: condition) {
+        case 200: return true
+        case 412, 409: return false
+        default:
+            // No conditional writes here: write, let every other writer's read-then-write land, read back.
+            guard try put(mine, condition: nil) == 200 else { return false }
+            usleep(Self.settle)
+            return try current()?.holder?.token == mine.token
+        }
+    }
+
+    /// The status of a PUT of `holder`'s lease; 2xx as 200, and the statuses a store answers a
+    /// condition it does not support with (501, 400 NotImplemented) as 501.
+    func put(_ holder: LockHolder, condition: String?) throws(CenariusError) -> Int {
+        var status = 0
+        let request = S3Request(method: "PUT", url: destination.address.url(LockHolder.key),
+                                headers: ["Content-Type: text/plain", "Cache-Control: no-store"] + (condition.map { [$0] } ?? []),
+                                body: holder.serialized(), limit: 64 << 10, tag: LockHolder.key)
+        try destination.client.perform([request]) { _, response throws(CenariusError) in
+            switch response.status {
+            case 200, 201, 204: status = 200
+            case 412, 409: status = response.status
+            case 501: status = 501
+            case 400 where condition != nil && response.errorText.contains("NotImplemented"): status = 501
+            default: throw destination.failure("cannot write \(destination.description)\(LockHolder.key)", response)
+            }
+        }
+        return status
+    }
+
+    func delete() {
+        let request = S3Request(method: "DELETE", url: destination.address.url(LockHolder.key), limit: 64 << 10, tag: LockHolder.key)
+        try? destination.client.perform([request]) { _, _ in }
+    }
+}
+
+/// A held lease, renewed by a thread of its own every `LockLease.renewEvery` for as long as it is
+/// held (a single upload may outlast the lease), and deleted at the end if it is still this holder's.
+final class S3Lock: PublishLock {
+    struct State {
+        var holder: LockHolder
+        var released = false
+        /// Why the lease was lost (another publisher took it over): the publish stops before its head.
+        var lost: CenariusError?
+    }
+
+    let lease: S3Lease
+    let state: Mutex<State>
+
+    init(lease: S3Lease, holder: LockHolder) {
+        self.lease = lease
+        state = Mutex(State(holder: holder))
+        DispatchQueue.global().async { [self] in keepRenewing() }
+    }
+
+    private func keepRenewing() {
+        var last = FileSystem.monotonic()
+        while true {
+            usleep(200_000)
+            guard !state.withLock({ $0.released || $0.lost != nil }) else { return }
+            guard FileSystem.monotonic() - last >= LockLease.renewEvery else { continue }
+            last = FileSystem.monotonic()
+            // A store that fails to answer once is asked again at the next turn; only a lease another holds is lost.
+            guard (try? renewNow()) != false else {
+                let error = CenariusError.remote("\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
+                    + "(its lease ran out unrenewed): stopped before writing its head; run it again")
+                state.withLock { $0.lost = error }
+                return
+            }
+        }
+    }
+
+    /// False when the lease there is another holder's.
+    private func renewNow() throws(CenariusError) -> Bool {
+        var holder = state.withLock { $0.holder }
+        let current = try lease.current()
+        guard current?.holder?.token == holder.token else { return false }
+        holder.until = FileSystem.now() + LockLease.seconds
+        if try lease.put(holder, condition: current?.etag.map { "If-Match: \($0)" }) == 501 { _ = try lease.put(holder, condition: nil) }
+        state.withLock { $0.holder = holder }
+        return true
+    }
+
+    func renew() throws(CenariusError) {
+        if let lost = state.withLock({ $0.lost }) { throw lost }
+    }
+
+    func release() {
+        let token = state.withLock { state in
+            state.released = true
+            return state.holder.token
+        }
+        guard (try? lease.current())?.holder?.token == token else { return }
+        lease.delete()
+    }
+}

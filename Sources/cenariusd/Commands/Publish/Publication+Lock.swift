@@ -1,0 +1,38 @@
+import Publishing
+import RouteSync
+import Settings
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every command that writes a release holds the destination's publish lock from before it reads
+/// what the destination holds to its last write (`PublishLock`): two publishes, or a publish and a
+/// halt, that overlap run one after the other, and the second builds on the first's release.
+enum PublishLocking {
+    /// Runs `body` under the lock of `remote`, saying on stderr when it must wait for another publisher.
+    static func run<T>(_ remote: any Destination, _ body: (any PublishLock) throws -> T) throws -> T {
+        let lock = try remote.lock { Output.warn($0) }
+        defer { lock.release() }
+        TestPause.at("locked")
+        return try body(lock)
+    }
+
+    /// The same for a command that may be a dry run, which writes nothing and takes no lock.
+    static func run<T>(_ remote: any Destination, dryRun: Bool, _ body: ((any PublishLock)?) throws -> T) throws -> T {
+        if dryRun { return try body(nil) }
+        return try run(remote) { try body($0) }
+    }
+}
+
+/// A test hook of the publisher journeys (`CENARIUS_TEST_PAUSE_BEFORE=<step>` with
+/// `CENARIUS_TEST_PAUSE_FILE=<path>`): at that step the process creates `<path>.reached` and waits
+/// while `<path>` exists, so that a test can run a second publisher at exactly that point.
+enum TestPause {
+    static func at(_ step: String) {
+        let environment = ProcessEnvironment()
+        guard let wanted = environment["CENARIUS_TEST_PAUSE_BEFORE"], wanted == step, let path = environment["CENARIUS_TEST_PAUSE_FILE"] else { return }
+        try? FileSystem.writeAtomically(Array(step.utf8), to: path + ".reached", durable: false)
+        while FileSystem.exists(path) { usleep(20_000) }
+    }
+}

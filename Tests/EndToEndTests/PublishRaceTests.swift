@@ -1,0 +1,154 @@
+import Foundation
+import RouteSync
+import Synchronization
+import Testing
+import TestOrigin
+
+/// Two publishers of one channel that overlap (issue 53): a second publish started while the first
+/// is held at each step of the upload plan waits for it and then builds on its release, so the
+/// channel's head never goes back; and a publish killed after writing files at their uris leaves a
+/// layout that the next publish puts right. To a folder and to the three-replica object store.
+@Suite(.serialized, .awaitsCleanups) struct PublishRaceTests {
+    /// The steps a publisher can be held at (`CENARIUS_TEST_PAUSE_BEFORE`): after taking the lock, then
+    /// before each phase of the upload plan (`PlanRunner.Phase`).
+    static let steps = ["locked", "store", "layout", "removals", "last"]
+
+    /// A `cenariusd` run on a thread of its own, for a test that does something else meanwhile.
+    final class Background: Sendable {
+        private let result = Mutex<Binary.Run?>(nil)
+
+        init(_ arguments: [String], environment: [String: String]) {
+            DispatchQueue.global().async { [self] in
+                let run = (try? Binary.run(arguments, environment: environment, killAfter: 240)) ?? Binary.Run(status: -2, stdout: "", stderr: "did not start")
+                self.result.withLock { $0 = run }
+            }
+        }
+
+        var finished: Binary.Run? { result.withLock { $0 } }
+
+        func wait() throws -> Binary.Run {
+            try poll("the background publish ended", timeout: 240) { finished }
+        }
+    }
+
+    /// The head's version at `publisher`'s remote, as a device's poll reads it.
+    static func headVersion(_ publisher: PublishTests.Publisher) throws -> Int64? {
+        let releases = try publisher.releases()
+        return (releases.first { $0["current"] as? Bool == true }?["version"] as? NSNumber)?.int64Value
+    }
+
+    /// Publisher A (release `a`) held at `step`; publisher B (release `b`) started meanwhile must
+    /// wait, and once A goes on both finish, B's release on top. The head read at every point never
+    /// goes back, and a device ends on B's release.
+    static func overlap(_ publisher: PublishTests.Publisher, at step: String, a: Int, b: Int) throws {
+        let before = try headVersion(publisher) ?? 0
+        let hold = publisher.dir.path("hold-\(step)")
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
+        var environment = publisher.environment
+        environment["CENARIUS_TEST_PAUSE_BEFORE"] = step
+        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
+        let first = Background(["publish", try publisher.build(a), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                "--release", "r\(a)", "--json"] + publisher.remoteFlags, environment: environment)
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || first.finished != nil }
+        #expect(first.finished == nil, "publisher A never reached \(step): \(first.finished?.stderr ?? "")")
+        let second = Background(["publish", try publisher.build(b), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                 "--release", "r\(b)", "--json"] + publisher.remoteFlags, environment: publisher.environment)
+        // B has every chance to finish on its own: it must not while A holds the destination.
+        Thread.sleep(forTimeInterval: 3)
+        #expect(second.finished == nil, "at \(step): B finished while A was held: \(second.finished?.stderr ?? "")")
+        let during = try headVersion(publisher) ?? 0
+        #expect(during >= before, "at \(step): the head went back while A was held")
+        try FileManager.default.removeItem(atPath: hold)
+        let (ranA, ranB) = (try first.wait(), try second.wait())
+        #expect(ranA.status == 0, "at \(step): A: \(ranA.stderr)")
+        #expect(ranB.status == 0, "at \(step): B: \(ranB.stderr)")
+        #expect(ranB.stderr.contains("waiting for the publish of pid"), "at \(step): B says whom it waits for: \(ranB.stderr)")
+        let versionA = (try? ranA.json()["version"] as? NSNumber)?.int64Value ?? 0
+        let versionB = (try? ranB.json()["version"] as? NSNumber)?.int64Value ?? 0
+        #expect(versionB > versionA && versionA > before, "at \(step): A \(versionA), then B \(versionB) on top of it, after \(before)")
+        #expect(try headVersion(publisher) == versionB, "at \(step): the head is B's, the newest")
+        #expect(try publisher.sync("after the overlap at \(step)")["outcome"] as? String != nil)
+        #expect(try publisher.served() == "<h1>release \(b)</h1>", "at \(step)")
+    }
+
+    /// Every file at its uri holds the bytes the served `Routes.json` lists (a Cenarius client's view).
+    static func layoutAgrees(_ root: String) throws -> [String] {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/Routes.json")))
+        let table = try RouteTable.parse(bytes, source: root)
+        return try table.entries.compactMap { entry in
+            let (hash, _) = try FileSystem.hashFile(root + "/" + entry.uri.value, algorithm: entry.hash.algorithm)
+            return hash == entry.hash ? nil : entry.uri.value
+        }
+    }
+
+    @Test func overlappingPublishesToAFolderNeverMoveTheHeadBack() throws {
+        let origin = try TLSOrigin()
+        let publisher = try PublishTests.Publisher(remote: origin.folder("site"), publicURL: origin.url(.good), deviceFlags: ["--cacert", origin.caFile])
+        try publisher.publish(1)
+        #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
+        for (n, step) in Self.steps.enumerated() {
+            try Self.overlap(publisher, at: step, a: 2 * n + 2, b: 2 * n + 3)
+            #expect(try Self.layoutAgrees(publisher.remote) == [], "at \(step): files at their uris disagree with Routes.json")
+        }
+    }
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func overlappingPublishesToTheObjectStoreNeverMoveTheHeadBack() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "race-" + String(UUID().uuidString.prefix(8)).lowercased()
+        let base = try store.bucket(bucket)
+        let publisher = try PublishTests.Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                                   remoteFlags: ["--endpoint", store.endpoint])
+        try publisher.publish(1)
+        #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
+        for (n, step) in Self.steps.enumerated() {
+            try Self.overlap(publisher, at: step, a: 2 * n + 2, b: 2 * n + 3)
+        }
+        // The lease is gone once both ended: a third publish takes the lock at once.
+        let third = try publisher.run(["publish", try publisher.build(20), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key")]
+            + publisher.remoteFlags)
+        #expect(third.status == 0 && !third.stderr.contains("waiting"), "\(third.stderr)")
+    }
+
+    /// A publish killed after it wrote files at their uris, before `Routes.json` and the head: the
+    /// head's own build published again is not "already there", and it and a later release leave
+    /// every file at its uri as the table says.
+    @Test func aPublishKilledAfterTheLayoutIsPutRightByTheNext() throws {
+        let origin = try TLSOrigin()
+        let publisher = try PublishTests.Publisher(remote: origin.folder("site"), publicURL: origin.url(.good), deviceFlags: ["--cacert", origin.caFile])
+        try publisher.publish(1)
+        let hold = publisher.dir.path("hold")
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
+        var environment = publisher.environment
+        environment["CENARIUS_TEST_PAUSE_BEFORE"] = "last"
+        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
+        let killed = Background(["publish", try publisher.build(2), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key")],
+                                environment: environment)
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") }
+        let pid = try #require(try String(contentsOfFile: publisher.remote + "/" + ".cenarius-publish.lock", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) })
+        kill(pid, SIGKILL)
+        _ = try killed.wait()
+        #expect(try Self.layoutAgrees(publisher.remote) != [], "the killed publish left release 2's files at their uris")
+
+        let again = try publisher.publish(1, expectUploads: false)
+        #expect(again["unchanged"] as? Bool == false && (again["uploaded"] as? Int ?? 0) > 0, "the head's build again repairs the layout: \(again)")
+        #expect(try Self.layoutAgrees(publisher.remote) == [])
+        #expect(try publisher.publish(1, expectUploads: false)["unchanged"] as? Bool == true, "then it is there")
+
+        // The same, then a fix published over it: no file is skipped for a hash the old table listed.
+        try FileManager.default.removeItem(atPath: hold + ".reached")
+        let killedAgain = Background(["publish", try publisher.build(2), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key")],
+                                     environment: environment)
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") }
+        let second = try #require(try String(contentsOfFile: publisher.remote + "/" + ".cenarius-publish.lock", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) })
+        kill(second, SIGKILL)
+        _ = try killedAgain.wait()
+        try FileManager.default.removeItem(atPath: hold)
+        try publisher.publish(3)
+        #expect(try Self.layoutAgrees(publisher.remote) == [])
+        #expect(try publisher.sync("release 3")["outcome"] as? String == "committed")
+        #expect(try publisher.served() == "<h1>release 3</h1>")
+    }
+}
