@@ -110,6 +110,25 @@ import TestOrigin
         #expect(third.status == 0 && !third.stderr.contains("waiting"), "\(third.stderr)")
     }
 
+    /// Publishes release `n`, holds it before its last phase (after the files at their uris) and
+    /// SIGKILLs it there, by the pid its lock names.
+    static func killBeforeTheHead(_ publisher: PublishTests.Publisher, release n: Int) throws {
+        let hold = publisher.dir.path("hold-\(n)")
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: hold) }
+        var environment = publisher.environment
+        environment["CENARIUS_TEST_PAUSE_BEFORE"] = "last"
+        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
+        let killed = Background(["publish", try publisher.build(n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key")],
+                                environment: environment)
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") }
+        try FileManager.default.removeItem(atPath: hold + ".reached")
+        let pid = try #require(try String(contentsOfFile: publisher.remote + "/" + ".cenarius-publish.lock", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) })
+        kill(pid, SIGKILL)
+        #expect(try killed.wait().status != 0)
+    }
+
     /// A publish killed after it wrote files at their uris, before `Routes.json` and the head: the
     /// head's own build published again is not "already there", and it and a later release leave
     /// every file at its uri as the table says.
@@ -117,18 +136,7 @@ import TestOrigin
         let origin = try TLSOrigin()
         let publisher = try PublishTests.Publisher(remote: origin.folder("site"), publicURL: origin.url(.good), deviceFlags: ["--cacert", origin.caFile])
         try publisher.publish(1)
-        let hold = publisher.dir.path("hold")
-        _ = FileManager.default.createFile(atPath: hold, contents: nil)
-        var environment = publisher.environment
-        environment["CENARIUS_TEST_PAUSE_BEFORE"] = "last"
-        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
-        let killed = Background(["publish", try publisher.build(2), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key")],
-                                environment: environment)
-        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") }
-        let pid = try #require(try String(contentsOfFile: publisher.remote + "/" + ".cenarius-publish.lock", encoding: .utf8)
-            .split(separator: "\n").first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) })
-        kill(pid, SIGKILL)
-        _ = try killed.wait()
+        try Self.killBeforeTheHead(publisher, release: 2)
         #expect(try Self.layoutAgrees(publisher.remote) != [], "the killed publish left release 2's files at their uris")
 
         let again = try publisher.publish(1, expectUploads: false)
@@ -137,15 +145,7 @@ import TestOrigin
         #expect(try publisher.publish(1, expectUploads: false)["unchanged"] as? Bool == true, "then it is there")
 
         // The same, then a fix published over it: no file is skipped for a hash the old table listed.
-        try FileManager.default.removeItem(atPath: hold + ".reached")
-        let killedAgain = Background(["publish", try publisher.build(2), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key")],
-                                     environment: environment)
-        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") }
-        let second = try #require(try String(contentsOfFile: publisher.remote + "/" + ".cenarius-publish.lock", encoding: .utf8)
-            .split(separator: "\n").first { $0.hasPrefix("pid ") }.flatMap { Int32($0.dropFirst(4)) })
-        kill(second, SIGKILL)
-        _ = try killedAgain.wait()
-        try FileManager.default.removeItem(atPath: hold)
+        try Self.killBeforeTheHead(publisher, release: 2)
         try publisher.publish(3)
         #expect(try Self.layoutAgrees(publisher.remote) == [])
         #expect(try publisher.sync("release 3")["outcome"] as? String == "committed")
