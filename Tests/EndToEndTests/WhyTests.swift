@@ -126,6 +126,31 @@ import TestOrigin
         #expect(try why().reason == "current")
     }
 
+    /// A device provisioned wrong says so from its very first sync, which records how it ended as
+    /// every sync does: an origin that is down, a channel the remote does not publish, a key the
+    /// remote does not sign with. No cache structure is left behind.
+    @Test func aFailedFirstSyncSaysWhyNotThatNothingRan() throws {
+        let device = try Device()
+        for key in ["k", "stranger"] { #expect(try Binary.run(["keygen", "--output", device.dir.path(key)]).status == 0) }
+        try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
+        let cases: [(name: String, flags: [String], reason: String, status: Int32)] = [
+            ("down", ["--remote", Binary.downRemote], "origin-unreachable", 3),
+            ("channel", ["--remote", "file://" + device.remote, "--channel", "gamma"], "origin-unreachable", 3),
+            ("key", ["--remote", "file://" + device.remote, "--public-key", device.dir.path("stranger.pub")], "signature", 4),
+        ]
+        for (name, flags, reason, status) in cases {
+            let places = ["--cache", device.dir.path(name), "--preset", device.dir.path("preset")]
+            #expect(try Binary.run(["sync"] + flags + places).status == status, "\(name)")
+            let run = try Binary.run(["why", "--json"] + flags + places)
+            let answer = try run.json()
+            #expect(answer["reason"] as? String == reason && run.status == status, "\(name): \(answer)")
+            let evidence = answer["evidence"] as? [String: Any] ?? [:]
+            #expect(evidence["at"] is Double && evidence["detail"] is String, "\(name): the failure's evidence: \(answer)")
+            let left = Set(try FileManager.default.contentsOfDirectory(atPath: device.dir.path(name)))
+            #expect(left.contains("last-sync.json") && left.isDisjoint(with: ["objects", "generations", "tmp"]), "\(name): the record, no cache: \(left)")
+        }
+    }
+
     @Test func anExpiredSignatureIsSignature() throws {
         let device = try Device()
         #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)
