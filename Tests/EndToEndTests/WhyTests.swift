@@ -206,6 +206,8 @@ import TestOrigin
         let device = try Device()
         let answer = try device.why(["--develop", "--develop-dir", device.dir.path("www")])
         #expect(answer.reason == "develop-mode" && answer.status == 2, "\(answer.json)")
+        // The contract's object always has "release": null when no release applies.
+        #expect(answer.json.keys.contains("release") && answer.json["release"] is NSNull, "\(answer.json)")
     }
 
     /// A switch on trial, and a release waiting for a hold, through the running daemon, which
@@ -224,6 +226,10 @@ import TestOrigin
         _ = try http.request("POST", "/_cenarius/sync")
         try waitUntil { try why() == "trial" }
         #expect(try http.get("/_cenarius/why").json()["reason"] as? String == "trial")
+        // A dashboard polling the daemon's status reads the same answer as `status --json`.
+        let status = try http.get("/_cenarius/status").json()
+        #expect((status["why"] as? [String: Any])?["reason"] as? String == "trial", "\(status)")
+        #expect((try Binary.run(["status", "--json"] + cli).json()["why"] as? [String: Any])?["reason"] as? String == "trial")
 
         _ = try http.request("POST", "/_cenarius/hold", headers: ["Content-Type": "application/json"], body: #"{"ttl": 600, "reason": "a sale"}"#)
         origin.publish(["index.html": "v3"])
