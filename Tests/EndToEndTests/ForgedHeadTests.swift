@@ -70,6 +70,23 @@ import TestOrigin
         _ = try site.sync("committed", "\(forgery.rawValue): the next genuine release")
         #expect(try site.served().hasPrefix("<h1>release 2</h1>"), "\(forgery.rawValue)")
     }
+
+    /// On the default channel the table is the remote's word: a forged head is forgotten, the
+    /// table answers, and the version seen is not the forger's.
+    @Test func onTheDefaultChannelTheTableAnswersAndTheForgedVersionIsNotSeen() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        try site.publish(1)
+        _ = try site.sync("committed", "release 1")
+        let genuine = String(decoding: try #require(site.origin.file("Routes.head")), as: UTF8.self)
+        site.origin.put("Routes.head", try Self.raisingVersion(genuine, to: Self.farAhead))
+        let polled = try Binary.run(site.device)
+        let outcome = try polled.json()["outcome"] as? String ?? ""
+        #expect(polled.status == 0 && ["unchanged", "not-modified"].contains(outcome), "\(polled.stdout) \(polled.stderr)")
+        #expect(!(site.dir.read("device/cache/head.json") ?? "").contains(String(Self.farAhead)), "the version seen never moves")
+        try site.publish(2)
+        _ = try site.sync("committed", "the next genuine release")
+        #expect(try site.served().hasPrefix("<h1>release 2</h1>"))
+    }
 }
 
 extension HeadAndStoreTests.Site {
