@@ -71,6 +71,27 @@ import TestOrigin
         #expect(try site.served().hasPrefix("<h1>release 2</h1>"), "\(forgery.rawValue)")
     }
 
+    /// The release a device rolled back from is not fetched nor checked again, so a head naming it
+    /// moves nothing either, whatever version it says.
+    @Test func aForgedHeadOverTheHeldBackReleaseFreezesNothing() async throws {
+        var site = try await HeadAndStoreTests.Site()
+        site.channel = "beta"
+        try site.publish(1)
+        _ = try site.sync("committed", "release 1")
+        try site.publish(2)
+        _ = try site.sync("committed", "release 2")
+        let rollback = try Binary.run(["rollback", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")])
+        #expect(rollback.status == 0, "\(rollback.stderr)")
+        _ = try site.sync("held-back", "the head still offers release 2")
+        let genuine = String(decoding: try #require(site.origin.file("Routes.beta.head")), as: UTF8.self)
+        site.origin.put("Routes.beta.head", try Self.raisingVersion(genuine, to: Self.farAhead))
+        _ = try site.sync("held-back", "a forged head over release 2")
+        #expect(!(site.dir.read("device/cache/head.json") ?? "").contains(String(Self.farAhead)), "the version seen never moves")
+        try site.publish(3)
+        _ = try site.sync("committed", "the next genuine release")
+        #expect(try site.served().hasPrefix("<h1>release 3</h1>"))
+    }
+
     /// On the default channel the table is the remote's word: a forged head is forgotten, the
     /// table answers, and the version seen is not the forger's.
     @Test func onTheDefaultChannelTheTableAnswersAndTheForgedVersionIsNotSeen() async throws {

@@ -82,11 +82,12 @@ extension Syncer {
             }
         }
         // The release this device rolled back from (held-back holds its table's SHA-256, which
-        // the head names): nothing is fetched for it, poll after poll, and nothing is verified, so
-        // its version moves the one seen only where the remote is not signed.
+        // the head names): nothing is fetched for it, poll after poll, and nothing is verified. So
+        // with keys, a head over it above the version seen is not recorded at all (it is asked
+        // for whole again), and without them its version is taken as it is.
         if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
             gate.see(head, verified: nil, in: &next)
-            if next != state { store.write(next) }
+            if next != state, !gate.signs || head.version <= state.version { store.write(next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
         prefetchPack(head, current: current, poll: poll, downloader: downloader, cancel: cancel)
