@@ -20,7 +20,8 @@ package struct Syncer: Sendable {
 
     package func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
         let remotes = try settings.requireRemotes()
-        let fresh = !FileSystem.exists(layout.root)
+        // A cache that holds only the record of a failed first sync is as fresh as none.
+        let fresh = !FileSystem.exists(layout.root) || FileSystem.listDirectory(layout.root) == ["last-sync.json"]
         _ = try OpenedCache(layout: layout)
         let lock: WriterLock
         do { lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync") } catch {
