@@ -4,10 +4,11 @@ import Transport
 /// Where a release's word is taken (G8, docs/threats.md): every head and sidecar a sync meets is
 /// checked here before anything it says is recorded, and this is the only writer of what a
 /// signature vouches for — the trust rotations lead to (`trust.json`), the signed version and
-/// expiry of the table in force (its `meta.json`), and the highest head version seen
-/// (`head.json`'s `version`). With keys configured, only a key holder moves any of them: a head
-/// that is unsigned, badly signed or signed by a stranger changes none, whatever version it says.
-/// Without keys a device trusts its remote as served, and a head's version is taken as it is.
+/// expiry of the table in force (its `meta.json`; a new generation's starts from what `accept`
+/// returned), and the highest head version seen (`head.json`'s `version`). With keys configured,
+/// only a key holder moves any of them: a head that is unsigned, badly signed or signed by a
+/// stranger changes none, whatever version it says. Without keys a device trusts its remote as
+/// served, and a head's version is taken as it is.
 ///
 /// The first step of issue 54's gate: the same checks as before, in one place; the versions,
 /// held-back releases and thresholds of tables and indexes still live where they were.
