@@ -13,6 +13,8 @@ import TestOrigin
     struct Site {
         let dir: Scratch
         let origin: TestOrigin
+        /// The channel published and followed; nil: the default one, through the Cenarius layout.
+        var channel: String?
 
         init() async throws {
             dir = try Scratch()
@@ -24,7 +26,8 @@ import TestOrigin
         /// Release `n` in its own folder, published with patches from the one before, and uploaded
         /// over the origin (nothing deleted, as an upload does).
         @discardableResult
-        func publish(_ n: Int, key: String = "k1", upload: Bool = true, delta: Bool = true, extra: [String: Data] = [:]) throws -> String {
+        func publish(_ n: Int, key: String = "k1", upload: Bool = true, delta: Bool = true, extra: [String: Data] = [:],
+                     options: [String] = []) throws -> String {
             let folder = dir.path("v\(n)")
             try? FileManager.default.removeItem(atPath: folder)
             for (path, bytes) in extra {
@@ -36,7 +39,7 @@ import TestOrigin
             try dir.write("v\(n)/index.html", "<h1>release \(n)</h1>")
             for m in 0..<30 { try dir.write("v\(n)/static/file-\(m).txt", "unchanged \(m)\n") }
             let forms = n == 1 || !delta ? ["--compress"] : ["--delta-from", dir.path("v\(n - 1)")]
-            let routes = try Binary.run(["routes", folder, "--sign-key", dir.path(key + ".key")] + forms)
+            let routes = try Binary.run(["routes", folder, "--sign-key", dir.path(key + ".key")] + forms + following + options)
             #expect(routes.status == 0, "release \(n): \(routes.stderr)")
             #expect(try Binary.run(["routes", folder, "--check"]).status == 0, "release \(n): routes --check")
             if upload { try ReleaseBytesEndToEndTests.upload(folder, to: origin) }
@@ -45,8 +48,11 @@ import TestOrigin
 
         var device: [String] {
             ["sync", "--json", "--remote", origin.url, "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset"),
-             "--public-key", dir.path("k1.pub")]
+             "--public-key", dir.path("k1.pub")] + following
         }
+
+        /// `--channel C` when the site is a channel's.
+        var following: [String] { channel.map { ["--channel", $0] } ?? [] }
 
         func sync(_ expected: String, _ what: String) throws -> Binary.Run {
             let run = try Binary.run(device)

@@ -121,6 +121,27 @@ import TestOrigin
         _ = daemon.terminate()
     }
 
+    /// An operator typing `cenariusd switch` means now: it overrides a closed window without
+    /// `--force` (which scripts may still pass), through the running daemon and without one.
+    @Test func switchFromTheShellOverridesAClosedWindowWithoutForce() async throws {
+        let device = try await Device([])
+        let window = ["--switch-window", Self.window(30, 40)]
+        let (daemon, http) = try device.start(window)
+        try waitUntil { try http.get("/app.js").text == "one()" }
+        device.origin.publish(["index.html": "v2", "app.js": "two()"])
+        #expect(try device.sync(http)["outcome"] as? String == "held")
+        let asked = try Binary.run(["switch", "--json", "--cache", device.dir.path("cache")])
+        #expect(asked.status == 0 && (try? asked.json()["outcome"] as? String) == "committed", "through the daemon: \(asked.stdout) \(asked.stderr)")
+        #expect(try http.get("/app.js").text == "two()")
+        _ = daemon.terminate()
+
+        device.origin.publish(["index.html": "v3", "app.js": "three()"])
+        let here = try Binary.run(["switch", "--json", "--cache", device.dir.path("cache")] + device.flags + window, environment: ["TZ": "UTC"])
+        #expect(here.status == 0 && (try? here.json()["outcome"] as? String) == "committed", "without a daemon: \(here.stdout) \(here.stderr)")
+        let forced = try Binary.run(["switch", "--force", "--json", "--cache", device.dir.path("cache")] + device.flags + window, environment: ["TZ": "UTC"])
+        #expect(forced.status == 0, "--force is still accepted: \(forced.stderr)")
+    }
+
     @Test func switchAtStartSwitchesOnRestartOrWhenTheAppAsksAndSurvivesSIGKILL() async throws {
         let device = try await Device(["--switch-at", "start"])
         var (daemon, http) = try device.start()

@@ -29,8 +29,8 @@ import TestOrigin
         #expect(unknown.status == 3)
         #expect(unknown.stderr.contains("unknown certificate authority") && unknown.stderr.contains("--cacert"), "\(unknown.stderr)")
         #expect(unknown.stderr.contains(host + "\(origin.ports[.good]!)"), "\(unknown.stderr)")
-        // A first sync that failed leaves no cache behind.
-        #expect(!FileManager.default.fileExists(atPath: dir.path("c2")))
+        // A first sync that failed leaves no cache behind but the record of its failure, for `why`.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("c2")) == ["last-sync.json"])
 
         let expired = try Binary.run(["sync", "--remote", origin.url(.expired), "--cacert", origin.caFile, "--cache", dir.path("c3")])
         #expect(expired.status == 3)

@@ -126,6 +126,35 @@ import TestOrigin
         #expect(try why().reason == "current")
     }
 
+    /// A device provisioned wrong says so from its very first sync, which records how it ended as
+    /// every sync does: an origin that is down, a channel the remote does not publish, a key the
+    /// remote does not sign with. No cache structure is left behind.
+    @Test func aFailedFirstSyncSaysWhyNotThatNothingRan() throws {
+        let device = try Device()
+        for key in ["k", "stranger"] { #expect(try Binary.run(["keygen", "--output", device.dir.path(key)]).status == 0) }
+        try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
+        let cases: [(name: String, flags: [String], reason: String, status: Int32)] = [
+            ("down", ["--remote", Binary.downRemote], "origin-unreachable", 3),
+            ("channel", ["--remote", "file://" + device.remote, "--channel", "gamma"], "origin-unreachable", 3),
+            ("key", ["--remote", "file://" + device.remote, "--public-key", device.dir.path("stranger.pub")], "signature", 4),
+        ]
+        for (name, flags, reason, status) in cases {
+            let places = ["--cache", device.dir.path(name), "--preset", device.dir.path("preset")]
+            #expect(try Binary.run(["sync"] + flags + places).status == status, "\(name)")
+            let run = try Binary.run(["why", "--json"] + flags + places)
+            let answer = try run.json()
+            #expect(answer["reason"] as? String == reason && run.status == status, "\(name): \(answer)")
+            let evidence = answer["evidence"] as? [String: Any] ?? [:]
+            #expect(evidence["at"] is Double && evidence["detail"] is String, "\(name): the failure's evidence: \(answer)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: device.dir.path(name))
+            #expect(left.contains("last-sync.json") && Set(left).isDisjoint(with: ["objects", "generations", "tmp"]), "\(name): the record, no cache: \(left)")
+            // A cache that holds only that record is as fresh as none: the next failure leaves it so.
+            guard left == ["last-sync.json"] else { continue }
+            #expect(try Binary.run(["sync"] + flags + places).status == status, "\(name)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: device.dir.path(name)) == ["last-sync.json"], "\(name)")
+        }
+    }
+
     @Test func anExpiredSignatureIsSignature() throws {
         let device = try Device()
         #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)
@@ -181,6 +210,8 @@ import TestOrigin
         let device = try Device()
         let answer = try device.why(["--develop", "--develop-dir", device.dir.path("www")])
         #expect(answer.reason == "develop-mode" && answer.status == 2, "\(answer.json)")
+        // The contract's object always has "release": null when no release applies.
+        #expect(answer.json.keys.contains("release") && answer.json["release"] is NSNull, "\(answer.json)")
     }
 
     /// A switch on trial, and a release waiting for a hold, through the running daemon, which
@@ -199,6 +230,10 @@ import TestOrigin
         _ = try http.request("POST", "/_cenarius/sync")
         try waitUntil { try why() == "trial" }
         #expect(try http.get("/_cenarius/why").json()["reason"] as? String == "trial")
+        // A dashboard polling the daemon's status reads the same answer as `status --json`.
+        let status = try http.get("/_cenarius/status").json()
+        #expect((status["why"] as? [String: Any])?["reason"] as? String == "trial", "\(status)")
+        #expect((try Binary.run(["status", "--json"] + cli).json()["why"] as? [String: Any])?["reason"] as? String == "trial")
 
         _ = try http.request("POST", "/_cenarius/hold", headers: ["Content-Type": "application/json"], body: #"{"ttl": 600, "reason": "a sale"}"#)
         origin.publish(["index.html": "v3"])

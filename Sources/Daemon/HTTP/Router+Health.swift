@@ -47,10 +47,14 @@ extension DaemonRouter {
 
     func status(_ request: HTTPHeaders) async throws(CenariusError) -> PreparedReply {
         let release = state.releases.view.current
-        let settings = state.settings
-        let cache = try await blocking { () throws(CenariusError) in try CacheStatus.read(settings) }
+        let (settings, develop) = (state.settings, state.develop != nil)
+        // `why` beside the cache's status, as `status --json` has it: a dashboard polling the
+        // daemon reads the same answer (docs/why.md).
+        let (cache, why) = try await blocking { () throws(CenariusError) in
+            (try CacheStatus.read(settings), Why.read(settings, develop: develop, asked: nil))
+        }
         let reply = StatusReply(cache: cache.timeless, daemon: state.info, trials: release.trialsEnabled,
-                                eventStreams: state.events.streams, sync: await state.coordinator.history)
+                                eventStreams: state.events.streams, sync: await state.coordinator.history, why: why)
         return JSONBody.validated(reply, request: request)
     }
 }

@@ -206,6 +206,8 @@ struct StatusReply: Encodable {
     var eventStreams: Int
     /// The last sync's outcome (and error), the last success, the next scheduled sync.
     var sync: SyncHistory
+    /// `why`'s answer for the newest release, as in `status --json` (docs/why.md).
+    var why: WhyAnswer
 }
 
 /// What `cenariusd status` and `/_cenarius/status` say about the running daemon.

@@ -32,7 +32,8 @@ package struct WhyAnswer: Sendable, Encodable {
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(reason, forKey: .reason)
-        try container.encodeIfPresent(release, forKey: .release)
+        // Always there, null when no release applies (develop mode): the contract's object has it.
+        if let release { try container.encode(release, forKey: .release) } else { try container.encodeNil(forKey: .release) }
         try container.encodeIfPresent(current, forKey: .current)
         try container.encode(evidence, forKey: .evidence)
         try container.encode(message, forKey: .message)

@@ -38,7 +38,7 @@ package struct InstallPolicy: Sendable {
         case start
         /// `POST /_cenarius/switch`: the app asks (`--switch-at start` is met).
         case request
-        /// `{"force": true}` or `cenariusd switch --force`: windows and inhibit files are overridden, holds and gates are not.
+        /// `{"force": true}` or `cenariusd switch`: windows and inhibit files are overridden, holds and gates are not.
         case force
     }
 

@@ -71,21 +71,23 @@ extension Syncer {
         let unrecorded = recorded == nil ? tableInForce() : nil
         let current = recorded ?? unrecorded?.digest
         if head.table == current {
-            next.version = max(state.version, head.version)
-            // An unchanged poll rewrites nothing.
-            if next != state { store.write(next) }
-            // Nothing new, unless the table in force was signed again (a later expiry): that is checked and recorded.
-            let resigned = settings.tableVerifier != nil && head.version > (poll.currentMeta?.signedVersion ?? .max)
-            if case .content = document, resigned {} else {
+            // Nothing new, unless the table in force was signed again (a later expiry): with keys, a
+            // head above the version seen is checked before its version or expiry is recorded (G8).
+            guard gate.signs, case .content = document, head.version > state.version else {
+                gate.see(head, verified: nil, in: &next)
+                // An unchanged poll rewrites nothing.
+                if next != state { store.write(next) }
                 let outcome: SyncReport.Outcome = if case .notModified = document { .notModified } else { .unchanged }
                 return .ended(poll.ended(outcome, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
             }
         }
         // The release this device rolled back from (held-back holds its table's SHA-256, which
-        // the head names): nothing is fetched for it, poll after poll.
+        // the head names): nothing is fetched for it, poll after poll, and nothing is verified. So
+        // with keys, a head over it above the version seen is not recorded at all (it is asked
+        // for whole again), and without them its version is taken as it is.
         if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
-            next.version = max(state.version, head.version)
-            if next != state { store.write(next) }
+            gate.see(head, verified: nil, in: &next)
+            if next != state, !gate.signs || head.version <= state.version { store.write(next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
         prefetchPack(head, current: current, poll: poll, downloader: downloader, cancel: cancel)
@@ -103,14 +105,31 @@ extension Syncer {
         var checking = attempt
         checking.tableFromForm = !remote.followsChannel
         do {
+            let verified = try accepted(head, fetched, sameTable: head.table == current, poll: poll, attempt: checking)
             let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
-                                   source: .head(head, index: fetched.index), downloader: downloader, attempt: checking, cancel: cancel)
-            next.version = max(state.version, head.version)
+                                   source: .head(head, index: fetched.index, verified: verified), downloader: downloader, attempt: checking, cancel: cancel)
+            gate.see(head, verified: verified, in: &next)
             store.write(next)
             return step
         } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
             store.forget(remote)
             return nil
+        }
+    }
+
+    /// The head's signature, through the gate, before anything it names is taken. A head over the
+    /// table in force refuses nothing but itself; one over another table is a refused release. The
+    /// table in force, named again, is checked whatever version it was adopted at (an older head
+    /// over it is no rollback); `checked` records its signature when it is later than the one held.
+    private func accepted(_ head: ReleaseHead, _ fetched: (table: [UInt8], index: [UInt8]?), sameTable: Bool, poll: Poll,
+                          attempt: TableAttempt) throws(CenariusError) -> TableSignatureVerifier.Verified? {
+        do {
+            return try gate.accept(head: head, table: fetched.table, index: fetched.index, remote: poll.remote,
+                                   inForce: sameTable ? nil : poll.currentMeta?.signedVersion)
+        } catch {
+            guard !sameTable else { throw error }
+            let manifest = head.release.flatMap { try? ReleaseManifest.parse($0, source: poll.remote.headURL) }
+            throw refused(fetched.table, manifest: manifest, error, attempt: attempt)
         }
     }
 
@@ -172,37 +191,5 @@ extension Syncer {
         guard ReleaseIndex.tableDigest(table) == head.table else { return nil }
         if let index = head.index { return ReleaseIndex.tableDigest(rest) == index ? (table, rest) : (table, nil) }
         return rest.isEmpty ? (table, nil) : nil
-    }
-
-    /// The head's signature when keys are configured (G8): over the table, the manifest, the index
-    /// and the channel, with the trust this device's rotations left, its version the head's.
-    func verifyHead(_ head: ReleaseHead, table: [UInt8], index: [UInt8]?, remote: Remote,
-                    inForce: Int64?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
-        guard let verifier = settings.tableVerifier else { return nil }
-        guard let signature = head.signature else { throw .integrity("\(remote.headURL) is not signed but a public key is configured") }
-        let trust = try TrustStore(layout: layout).read()
-        let verified = try verifier.check(sidecar: signature, files: head.signedFiles(table: table, index: index), source: remote.headURL,
-                                          sidecarSource: remote.headURL, inForce: inForce, trust: trust, now: settings.rollout.now())
-        guard verified.version == head.version else {
-            throw .integrity("\(remote.headURL) says version \(head.version) but is signed as version \(verified.version)")
-        }
-        if verified.trust != trust {
-            effect(.trust)
-            try TrustStore(layout: layout).write(verified.trust)
-        }
-        return verified
-    }
-
-    /// The table in force re-signed (a later expiry, say) arrives as a new head over the same
-    /// table: its signature is checked and recorded, as `refreshSignature` does for a sidecar.
-    func refreshHeadSignature(_ head: ReleaseHead, table: [UInt8], index: [UInt8]?, of current: Generation, meta: GenerationMeta, remote: Remote) {
-        guard head.version > (meta.signedVersion ?? 0),
-              let verified = try? verifyHead(head, table: table, index: index, remote: remote, inForce: meta.signedVersion) else { return }
-        var meta = meta
-        meta.signedVersion = verified.version
-        meta.signedAt = verified.signedAt
-        meta.signatureExpires = verified.expires
-        effect(.metaRefreshed)
-        try? FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
     }
 }

@@ -56,8 +56,9 @@ extension Syncer {
     enum TableSource {
         /// The table itself (or its compressed form, which may bring the index along).
         case table(embeddedIndex: [UInt8]?)
-        /// A head: the manifest and the signature are in it.
-        case head(ReleaseHead, index: [UInt8]?)
+        /// A head: the manifest and the signature are in it, the signature checked already
+        /// (`verified`, nil without keys).
+        case head(ReleaseHead, index: [UInt8]?, verified: TableSignatureVerifier.Verified?)
     }
 
     func offer(from remote: Remote, downloader: Downloader, started: Double, attempt: inout TableAttempt,
@@ -151,7 +152,7 @@ extension Syncer {
             clearPending()
             switch source {
             case .table: refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
-            case .head(let head, let index): refreshHeadSignature(head, table: bytes, index: index, of: current, meta: meta, remote: remote)
+            case .head(_, _, let verified): if let verified { try gate.keep(verified, for: current, meta: meta) }
             }
             return .ended(poll.ended(.unchanged, generation: current.number, entries: table.count, self))
         }
@@ -163,14 +164,14 @@ extension Syncer {
             case .table(let index):
                 embeddedIndex = index
                 manifest = try fetchManifest(remote, downloader: downloader, pending: poll.pending?.table == bytes ? poll.pending : nil, cancel: cancel)
-                signed = try verifySignature(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
-                                             inForce: currentMeta?.signedVersion, cancel: cancel)
-            case .head(let head, let index):
+                signed = try gate.accept(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
+                                         inForce: currentMeta?.signedVersion, cancel: cancel)
+            case .head(let head, let index, let verified):
                 embeddedIndex = index
                 manifest = try head.release.map { bytes throws(CenariusError) in
                     FetchedManifest(bytes: bytes, validators: Validators(), manifest: try ReleaseManifest.parse(bytes, source: remote.headURL))
                 }
-                signed = try verifyHead(head, table: bytes, index: index, remote: remote, inForce: currentMeta?.signedVersion)
+                signed = verified
             }
             if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
                 throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")

@@ -20,7 +20,8 @@ package struct Syncer: Sendable {
 
     package func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
         let remotes = try settings.requireRemotes()
-        let fresh = !FileSystem.exists(layout.root)
+        // A cache that holds only the record of a failed first sync is as fresh as none.
+        let fresh = !FileSystem.exists(layout.root) || FileSystem.listDirectory(layout.root) == ["last-sync.json"]
         _ = try OpenedCache(layout: layout)
         let lock: WriterLock
         do { lock = try WriterLock(path: layout.lock, timeout: settings.lockTimeout, purpose: "sync") } catch {
@@ -34,12 +35,11 @@ package struct Syncer: Sendable {
             LastSync.record(.success(report), layout: layout)
             return report
         } catch {
-            if fresh {
-                removeEmptyCache(lock)
-            } else {
-                effect(.lastSync)
-                LastSync.record(.failure(error), layout: layout)
-            }
+            if fresh { removeEmptyCache(lock) }
+            // Recorded by a first sync too: a device provisioned with the wrong remote, channel or
+            // key says so in `why` (docs/why.md), where it would say nothing had run.
+            effect(.lastSync)
+            LastSync.record(.failure(error), layout: layout)
             throw error
         }
     }
@@ -215,8 +215,9 @@ package struct Syncer: Sendable {
         try shard.copy(hex, to: folder, as: leaf)
     }
 
-    /// A first sync that failed with nothing kept leaves no cache behind, rather than an empty
-    /// folder structure; files it verified before failing are kept (G3), and then so is the cache.
+    /// A first sync that failed with nothing kept leaves no cache structure behind, only the
+    /// folder and the record of the failure its caller writes next (`last-sync.json`, which `why`
+    /// answers from); files it verified before failing are kept (G3), and then so is the cache.
     private func removeEmptyCache(_ lock: WriterLock) {
         for path in [layout.tmp, layout.objects, layout.generations] {
             guard rmdir(path) == 0 else { return }
@@ -227,7 +228,6 @@ package struct Syncer: Sendable {
         unlink(layout.headState)
         unlink(layout.presetIndex)
         lock.removeFile()
-        rmdir(layout.root)
     }
 
     /// Empties `tmp/` by descriptor: a link planted there is removed, never followed (G5).

@@ -10,17 +10,21 @@ struct SwitchCommand: AsyncParsableCommand {
         abstract: "Switch to the release that waits downloaded (install policies).",
         discussion: """
             For a device whose daemon runs with --switch-at start: the release it downloaded \
-            switches now, as at the daemon's next start (POST /_cenarius/switch does the same). \
-            --force also overrides the switch windows and inhibit files; holds, gates and a halted \
-            rollout still apply. With a daemon serving the cache, the daemon is asked and this waits \
-            for its sync; otherwise the switch is made here.
+            switches now, as at the daemon's next start. An operator at a shell means now: the \
+            switch windows and inhibit files are overridden, as by POST /_cenarius/switch \
+            {"force": true}; holds, gates and a halted rollout still apply. With a daemon serving \
+            the cache, the daemon is asked and this waits for its sync; otherwise the switch is \
+            made here.
 
             Example:
               cenariusd switch
-              cenariusd switch --force --json
+              cenariusd switch --json
             """)
 
-    @Flag(help: "Override --switch-window and --inhibit-file (not holds or gates).") var force = false
+    /// Accepted so that scripts written when it was needed keep working; a switch from the shell
+    /// always overrides windows and inhibit files (the contract's "Install policies").
+    @Flag(help: "Accepted for scripts: `switch` always overrides --switch-window and --inhibit-file (not holds or gates).")
+    var force = false
     @Flag(help: "Print one JSON object.") var json = false
     @OptionGroup var global: GlobalOptions
     @OptionGroup var serveSettings: ServeSettingsOptions
@@ -30,12 +34,12 @@ struct SwitchCommand: AsyncParsableCommand {
         let settings = try ServeSettings.resolved(source).sync
         let report: SyncReport
         if let daemon = Daemon.running(cache: settings.cache) {
-            let receipt = try DaemonControl.post(daemon, "/_cenarius/switch", json: "{\"force\": \(force)}")
+            let receipt = try DaemonControl.post(daemon, "/_cenarius/switch", json: "{\"force\": true}")
             guard let id = receipt.id else { throw CenariusError.internal("the daemon's switch answer names no sync") }
             report = try await Self.wait(for: id, daemon: daemon)
         } else {
             var syncer = Syncer(settings: settings)
-            syncer.switching = force ? .force : .request
+            syncer.switching = .force
             report = try syncer.sync()
         }
         if json { Output.json(report); return }

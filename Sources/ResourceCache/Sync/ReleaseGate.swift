@@ -1,0 +1,95 @@
+import RouteSync
+import Transport
+
+/// Where a release's word is taken (G8, docs/threats.md): every head and sidecar a sync meets is
+/// checked here before anything it says is recorded, and this is the only writer of what a
+/// signature vouches for — the trust rotations lead to (`trust.json`), the signed version and
+/// expiry of the table in force (its `meta.json`; a new generation's starts from what `accept`
+/// returned), and the highest head version seen (`head.json`'s `version`). With keys configured,
+/// only a key holder moves any of them: a head that is unsigned, badly signed or signed by a
+/// stranger changes none, whatever version it says. Without keys a device trusts its remote as
+/// served, and a head's version is taken as it is.
+///
+/// The first step of issue 54's gate: the same checks as before, in one place; the versions,
+/// held-back releases and thresholds of tables and indexes still live where they were.
+struct ReleaseGate {
+    let verifier: TableSignatureVerifier?
+    let layout: CacheLayout
+    let effects: SyncEffects?
+    /// Its clock judges expiry (the tests' clock hook moves it too).
+    let rollout: RolloutSettings
+
+    init(_ settings: SyncSettings) {
+        verifier = settings.tableVerifier
+        layout = settings.cache
+        effects = settings.effects
+        rollout = settings.rollout
+    }
+
+    /// Whether this device takes only signed releases.
+    var signs: Bool { verifier != nil }
+
+    /// A head's signature, over the table, the manifest, the index and the channel, with the trust
+    /// this device's rotations left, its version the head's; nil without keys.
+    /// - Parameter inForce: the signed version of the table in force, below which nothing is taken.
+    func accept(head: ReleaseHead, table: [UInt8], index: [UInt8]?, remote: Remote,
+                inForce: Int64?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
+        guard let verifier else { return nil }
+        guard let signature = head.signature else { throw .integrity("\(remote.headURL) is not signed but a public key is configured") }
+        let trust = try TrustStore(layout: layout).read()
+        let verified = try verifier.check(sidecar: signature, files: head.signedFiles(table: table, index: index), source: remote.headURL,
+                                          sidecarSource: remote.headURL, inForce: inForce, trust: trust, now: rollout.now())
+        guard verified.version == head.version else {
+            throw .integrity("\(remote.headURL) says version \(head.version) but is signed as version \(verified.version)")
+        }
+        try keep(verified.trust, over: trust)
+        return verified
+    }
+
+    /// The remote's sidecar for `table` (and its manifest), fetched and checked; nil without keys.
+    func accept(table: [UInt8], manifest: [UInt8]?, remote: Remote, downloader: Downloader, inForce: Int64?,
+                cancel: CancelToken?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
+        guard let verifier else { return nil }
+        let trust = try TrustStore(layout: layout).read()
+        let verified = try verifier.verify(table: table, manifest: manifest, remote: remote, downloader: downloader,
+                                           inForce: inForce, trust: trust, now: rollout.now(), cancel: cancel)
+        try keep(verified.trust, over: trust)
+        return verified
+    }
+
+    /// A sidecar already fetched, checked against `files` by role.
+    func accept(sidecar: [UInt8], files: [String: [UInt8]], remote: Remote, inForce: Int64?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
+        guard let verifier else { return nil }
+        let trust = try TrustStore(layout: layout).read()
+        let verified = try verifier.check(sidecar: sidecar, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
+                                          inForce: inForce, trust: trust, now: rollout.now())
+        try keep(verified.trust, over: trust)
+        return verified
+    }
+
+    /// The table in force signed again (a later expiry): recorded when it is newer than the
+    /// signature its generation holds. Only a verified signature reaches here.
+    func keep(_ verified: TableSignatureVerifier.Verified, for generation: Generation, meta: GenerationMeta) throws(CenariusError) {
+        guard verified.version > (meta.signedVersion ?? 0) else { return }
+        var meta = meta
+        meta.signedVersion = verified.version
+        meta.signedAt = verified.signedAt
+        meta.signatureExpires = verified.expires
+        effects?.before(.metaRefreshed)
+        try FileSystem.writeAtomically(meta.encoded(), to: generation.metaPath)
+    }
+
+    /// Records `head`'s version as the highest seen. With keys, only a head this gate verified
+    /// moves it (`verified` is what `accept(head:)` returned for it); without, any head does.
+    func see(_ head: ReleaseHead, verified: TableSignatureVerifier.Verified?, in state: inout HeadState) {
+        guard !signs || verified?.version == head.version else { return }
+        state.version = max(state.version, head.version)
+    }
+
+    /// Rotations followed: written, the effect announced, only when they changed the trust.
+    private func keep(_ trust: TrustState, over previous: TrustState) throws(CenariusError) {
+        guard trust != previous else { return }
+        effects?.before(.trust)
+        try TrustStore(layout: layout).write(trust)
+    }
+}
