@@ -15,6 +15,14 @@ extension TableSignatureVerifier {
     /// with the table, by role (`table`, `release`, ...).
     package func verify(files: [String: [UInt8]], remote: Remote, downloader: Downloader, inForce: Int64?,
                         trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
+        let bytes = try Self.sidecar(of: remote, downloader: downloader, cancel: cancel)
+        return try check(sidecar: bytes, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
+                         inForce: inForce, trust: trust, now: now)
+    }
+
+    /// The remote's sidecar, unconditionally; a missing one is the integrity failure of a table
+    /// that a device with a public key refuses.
+    package static func sidecar(of remote: Remote, downloader: Downloader, cancel: CancelToken?) throws(CenariusError) -> [UInt8] {
         let document: Document
         do {
             document = try downloader.fetchDocument(remote.signatureURL, validators: nil, maxBytes: 64 << 10, cancel: cancel)
@@ -27,7 +35,6 @@ extension TableSignatureVerifier {
         guard case .content(let bytes, _) = document else {
             throw .remote("\(remote.signatureURL) answered 304 to an unconditional request")
         }
-        return try check(sidecar: bytes, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
-                         inForce: inForce, trust: trust, now: now)
+        return bytes
     }
 }

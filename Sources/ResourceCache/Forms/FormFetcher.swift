@@ -195,17 +195,26 @@ package enum ReleaseIndexLoader {
     package static func load(table: [UInt8], embedded: [UInt8]? = nil, remote: Remote, downloader: Downloader, signed: TableSignatureVerifier.Verified?,
                              verifier: TableSignatureVerifier?, cancel: CancelToken?) -> ReleaseIndex? {
         guard Zstd.isAvailable else { return nil }
-        let digest = ReleaseIndex.tableDigest(table)
-        let url = remote.base + "/" + ReleaseIndex.indexPath(table: digest)
-        func usable(_ bytes: [UInt8]) -> ReleaseIndex? {
-            guard let index = try? ReleaseIndex.parse(bytes, source: url), index.table == digest else { return nil }
-            if let verifier {
-                guard let signed, verifier.covers(index: bytes, table: table, in: signed) else { return nil }
-            }
-            return index
-        }
-        if let embedded, let index = usable(embedded) { return index }
+        if let embedded, let index = check(embedded, table: table, signed: signed, verifier: verifier) { return index }
+        return fetch(table: table, remote: remote, downloader: downloader, cancel: cancel).flatMap { check($0, table: table, signed: signed, verifier: verifier) }
+    }
+
+    /// The index under the table's hash at `remote`, unchecked; nil when it cannot be had.
+    package static func fetch(table: [UInt8], remote: Remote, downloader: Downloader, cancel: CancelToken?) -> [UInt8]? {
+        let url = remote.base + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table))
         guard case .content(let bytes, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: 32 << 20, cancel: cancel) else { return nil }
-        return usable(bytes)
+        return bytes
+    }
+
+    /// An index a device may use for `table`: it reads, it is this table's, and with a verifier
+    /// the table's signature covers it (a device never takes forms a signer did not vouch for).
+    package static func check(_ bytes: [UInt8], table: [UInt8], signed: TableSignatureVerifier.Verified?,
+                              verifier: TableSignatureVerifier?) -> ReleaseIndex? {
+        let digest = ReleaseIndex.tableDigest(table)
+        guard let index = try? ReleaseIndex.parse(bytes, source: ReleaseIndex.indexPath(table: digest)), index.table == digest else { return nil }
+        if let verifier {
+            guard let signed, verifier.covers(index: bytes, table: table, in: signed) else { return nil }
+        }
+        return index
     }
 }

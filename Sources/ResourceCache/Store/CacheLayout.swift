@@ -50,7 +50,7 @@ package struct CacheLayout: Sendable {
     /// Keys rotated in and out (G8): trust that outlives the configuration's keys.
     package var trust: String { root + "/trust.json" }
     package var pending: String { root + "/pending" }
-    /// The URL of the compressed table this device polls instead of the table (B8, Syncer+Forms).
+    /// The URL of the compressed table this device polls instead of the table (B8, SyncRun+Forms).
     package var tableForm: String { root + "/table-form" }
     /// The remote's head as last polled (HeadState): its validators and text.
     package var headState: String { root + "/head.json" }

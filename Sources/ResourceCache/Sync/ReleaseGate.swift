@@ -10,8 +10,9 @@ import Transport
 /// stranger changes none, whatever version it says. Without keys a device trusts its remote as
 /// served, and a head's version is taken as it is.
 ///
-/// The first step of issue 54's gate: the same checks as before, in one place; the versions,
-/// held-back releases and thresholds of tables and indexes still live where they were.
+/// It does no I/O: the run fetches (a head, a sidecar) and hands the bytes over, as python-tuf's
+/// updater does with its trusted set. The held-back release and the refusal of a reused signed
+/// version are still checked in the offer, beside the table they compare.
 struct ReleaseGate {
     let verifier: TableSignatureVerifier?
     let layout: CacheLayout
@@ -46,17 +47,6 @@ struct ReleaseGate {
         return verified
     }
 
-    /// The remote's sidecar for `table` (and its manifest), fetched and checked; nil without keys.
-    func accept(table: [UInt8], manifest: [UInt8]?, remote: Remote, downloader: Downloader, inForce: Int64?,
-                cancel: CancelToken?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
-        guard let verifier else { return nil }
-        let trust = try TrustStore(layout: layout).read()
-        let verified = try verifier.verify(table: table, manifest: manifest, remote: remote, downloader: downloader,
-                                           inForce: inForce, trust: trust, now: rollout.now(), cancel: cancel)
-        try keep(verified.trust, over: trust)
-        return verified
-    }
-
     /// A sidecar already fetched, checked against `files` by role.
     func accept(sidecar: [UInt8], files: [String: [UInt8]], remote: Remote, inForce: Int64?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
         guard let verifier else { return nil }
@@ -65,6 +55,12 @@ struct ReleaseGate {
                                           inForce: inForce, trust: trust, now: rollout.now())
         try keep(verified.trust, over: trust)
         return verified
+    }
+
+    /// The release index of `table`, if a device may use it (`ReleaseIndexLoader.check`): with keys,
+    /// only one the table's verified signature covers.
+    func accept(index: [UInt8], table: [UInt8], signed: TableSignatureVerifier.Verified?) -> ReleaseIndex? {
+        ReleaseIndexLoader.check(index, table: table, signed: signed, verifier: verifier)
     }
 
     /// The table in force signed again (a later expiry): recorded when it is newer than the

@@ -10,11 +10,10 @@ struct FetchedManifest {
     var manifest: ReleaseManifest
 }
 
-extension Syncer {
+extension SyncRun {
     /// `<routes-name>.release`, asked for conditionally when the same release is still pending;
     /// nil when the remote has none (today's behaviour: adopt at once).
-    func fetchManifest(_ remote: Remote, downloader: Downloader, pending: (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)?,
-                       cancel: CancelToken?) throws(CenariusError) -> FetchedManifest? {
+    func fetchManifest(pending: (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)?) throws(CenariusError) -> FetchedManifest? {
         let known = pending.flatMap { pending in pending.manifest.map { ($0, pending.record.manifestValidators) } }
         let document: Document
         do {

@@ -76,25 +76,24 @@ package struct Syncer: Sendable {
         let cache = try cleanTemporaries(try OpenedCache(layout: layout))
         let downloader = try Downloader(options: settings.transfer)
         return try Mirrors.first(remotes) { (remote, others) throws(Mirrors.Failure) in
-            var attempt = TableAttempt()
+            var run = SyncRun(syncer: self, remote: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
+                              cancel: cancel, progress: progress)
             do throws(CenariusError) {
                 do throws(CenariusError) {
-                    return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
-                                    attempt: &attempt, cancel: cancel, progress: progress)
-                } catch where attempt.tableFromForm && !attempt.pastTable && error.code == .integrity && !(cancel?.isCancelled ?? false) {
+                    return try run.run()
+                } catch where run.attempt.tableFromForm && !run.attempt.pastTable && error.code == .integrity && !run.isCancelled {
                     // The compressed table gave a table its signature or manifest refuses (left
                     // over from an earlier publish, or stale at one edge): never adopted nor
                     // stopped at while the table itself can be had (docs/release-bytes.md). It is
                     // forgotten, so later polls ask for the table with the table's own validators.
                     forgetTableForm()
-                    attempt = TableAttempt(formsAllowed: false)
-                    return try sync(from: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
-                                    attempt: &attempt, cancel: cancel, progress: progress)
+                    run.attempt = TableAttempt(formsAllowed: false)
+                    return try run.run()
                 }
             } catch {
                 // A mirror that cannot give a good table, signature or manifest: the next one may.
                 // Files are already taken from every mirror in turn, so a later failure is final.
-                throw Mirrors.Failure(error, final: attempt.pastTable || (cancel?.isCancelled ?? false))
+                throw Mirrors.Failure(error, final: run.attempt.pastTable || run.isCancelled)
             }
         }
     }
@@ -110,110 +109,6 @@ package struct Syncer: Sendable {
         return error
     }
 
-
-    /// One sync from `remote` in three steps — offer, stage, switch — each of which may end it.
-    /// Their order is the crash-safety contract: nothing the offer reads is written before the
-    /// release is checked, nothing is current before every file is verified in the store, and
-    /// the switch is one rename under the holds' lock (G1, G3, G10).
-    private func sync(from remote: Remote, mirrors: [Remote], cache: OpenedCache, downloader: Downloader, started: Double, attempt: inout TableAttempt,
-                      cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
-        let offer: Offer
-        switch try self.offer(from: remote, downloader: downloader, started: started, attempt: &attempt, cancel: cancel) {
-        case .ended(let report): return report
-        case .offered(let offered): offer = offered
-        }
-        attempt.pastTable = true
-        switch try stage(offer, mirrors: mirrors, cache: cache, downloader: downloader, started: started, formsAllowed: attempt.formsAllowed,
-                         cancel: cancel, progress: progress) {
-        case .held(let report): return report
-        case .staged(let staged): return try switchTo(staged, started: started)
-        }
-    }
-
-    /// `stored`: files whose exact bytes the remote's store holds, fetched there (an immutable
-    /// name a CDN caches for good) and at their uri only when that fails.
-    func download(_ entries: [RouteEntry], stored: Set<ContentHash> = [], remote: Remote, mirrors: [Remote], with downloader: Downloader, into objects: ObjectStore,
-                  cache: OpenedCache, report: inout SyncReport, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
-        guard !entries.isEmpty else { return }
-        let files = entries.map { entry in
-            let atURI = [remote.fileURL(entry.uri)] + mirrors.map { $0.fileURL(entry.uri) }
-            let urls = stored.contains(entry.hash) ? [remote.objectURL(ReleaseIndex.plainPath(entry.hash))] + atURI : atURI
-            return FileDownload(url: urls[0], destination: objects.temporaryPath(entry.hash), expected: entry.hash,
-                                label: entry.uri.value, size: entry.size, mirrors: Array(urls.dropFirst()))
-        }
-        let results = downloader.download(files, cancel: cancel, progress: progress)
-        var firstError: CenariusError?
-        var failed = 0
-        var verified: [(temporary: String, hash: ContentHash)] = []
-        for (file, result) in zip(files, results) {
-            switch result {
-            case .success(let bytes):
-                verified.append((file.destination, file.expected))
-                report.downloadedFiles += 1
-                report.downloadedBytes += bytes
-                report.bytesHeld += bytes
-            case .failure(let error):
-                cache.tmp.remove(String(file.destination.dropFirst(layout.tmp.count + 1)))
-                failed += 1
-                if firstError == nil || (firstError!.code == .remote && error.code != .remote) { firstError = error }
-            }
-        }
-        report.bytesFetched += downloader.lastBytesOnWire
-        // Every verified file is kept, even when others failed, so the next sync fetches only those (G3).
-        if !verified.isEmpty { effect(.downloads) }
-        try objects.adoptAll(verified, in: cache)
-        if let firstError {
-            let others = failed > 1 ? " (and \(failed - 1) more failed files)" : ""
-            throw firstError.appending(others + "; the previous generation stays in force")
-        }
-    }
-
-    /// Assembles `generations/<n>.building`: the exact table bytes, meta, and a hard link per
-    /// cached uri (a copy when the object has all the links its file system allows). Every
-    /// folder is made and every link placed relative to an opened folder (G5).
-    func build(number: Int, table: RouteTable, tableBytes: [UInt8], plan: SyncPlan, cache: OpenedCache, meta: GenerationMeta) throws(CenariusError) -> String {
-        let name = "\(number).building"
-        cache.generations.remove(name)
-        guard let building = try cache.generations.folder(name), let files = try building.folder("files") else {
-            throw .storage("cannot create directory \(layout.building(number))")
-        }
-        var meta = meta
-        var bytes: Int64 = 0
-        var shards: [Substring: CacheFolder] = [:]
-        // Tables list a folder's files together: the last folder is kept open, not every one.
-        var lastFolder: (relative: Substring, folder: CacheFolder) = ("", files)
-        for entry in plan.cached {
-            let uri = entry.uri.value
-            let slash = uri.utf8.lastIndex(of: UInt8(ascii: "/"))
-            let relative = slash.map { uri[..<$0] } ?? ""
-            let leaf = slash.map { String(uri[uri.index(after: $0)...]) } ?? uri
-            if relative != lastFolder.relative { lastFolder = (relative, try files.folders(relative)) }
-            let hex = entry.hash.hex
-            let shardName = hex.prefix(2)
-            if shards[shardName] == nil { shards[shardName] = try cache.shard(of: entry.hash, create: false) }
-            guard let shard = shards[shardName], let info = shard.status(hex), info.st_mode & S_IFMT == S_IFREG else {
-                throw .storage("corrupt cache: object \(layout.object(entry.hash)) for \(entry.uri) is missing")
-            }
-            try place(hex, from: shard, as: leaf, in: lastFolder.folder, uri: entry.uri)
-            bytes += Int64(info.st_size)
-        }
-        meta.cachedBytes = bytes
-        let path = layout.building(number)
-        try GenerationIndex.write(table, fromPreset: Set(plan.fromPreset.map(\.uri)),
-                                  presetIdentity: GenerationIndex.presetIdentity(settings.preset), to: path + "/index")
-        try building.write(tableBytes, to: "Routes.json", durable: false)
-        try building.write(meta.encoded(), to: "meta.json", durable: false)
-        return path
-    }
-
-    /// A hard link to the object, or a copy of it when the object already has as many links as
-    /// its file system allows (EMLINK: ext4 stops at 65,000, reached by identical content in
-    /// many uris across kept generations).
-    private func place(_ hex: String, from shard: CacheFolder, as leaf: String, in folder: CacheFolder, uri: URIPath) throws(CenariusError) {
-        if shard.link(hex, to: folder, as: leaf) { return }
-        guard errno == EMLINK else { throw FileSystem.failure("cannot link \(uri) into", folder.path) }
-        try shard.copy(hex, to: folder, as: leaf)
-    }
 
     /// A first sync that failed with nothing kept leaves no cache structure behind, only the
     /// folder and the record of the failure its caller writes next (`last-sync.json`, which `why`

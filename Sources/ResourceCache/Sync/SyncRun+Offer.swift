@@ -24,7 +24,7 @@ struct Offer {
     let admission: RolloutAdmission
 }
 
-extension Syncer {
+extension SyncRun {
     enum OfferStep {
         /// The sync ends here: not modified, unchanged, held back or deferred.
         case ended(SyncReport)
@@ -42,6 +42,11 @@ extension Syncer {
         /// The device's report (Cenarius-Report), sent with the poll.
         let headers: [String]
         let started: Double
+
+        /// The table in force and its SHA-256 (as recorded, else hashed), read only when asked for.
+        func tableInForce() -> (bytes: [UInt8], digest: String)? {
+            current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: currentMeta?.tableSHA256 ?? ReleaseIndex.tableDigest($0)) }
+        }
 
         func ended(_ outcome: SyncReport.Outcome, generation: Int?, entries: Int, _ syncer: Syncer) -> SyncReport {
             syncer.markChecked()
@@ -61,8 +66,7 @@ extension Syncer {
         case head(ReleaseHead, index: [UInt8]?, verified: TableSignatureVerifier.Verified?)
     }
 
-    func offer(from remote: Remote, downloader: Downloader, started: Double, attempt: inout TableAttempt,
-               cancel: CancelToken?) throws(CenariusError) -> OfferStep {
+    mutating func offer() throws(CenariusError) -> OfferStep {
         let current = GenerationStore(layout: layout).current()
         let currentMeta = try? current?.meta()
         // A channel's releases are not the table's: recorded under the head's name.
@@ -78,7 +82,7 @@ extension Syncer {
         // the table, its index and a pack in as few requests through the compressed table).
         if remote.followsChannel {
             let state = heads.read(for: remote).flatMap { $0.absent ? nil : $0 } ?? HeadState(url: HeadState.urlDigest(remote))
-            guard let step = try offerFromHead(poll, state: state, downloader: downloader, attempt: &attempt, cancel: cancel) else {
+            guard let step = try offerFromHead(poll, state: state) else {
                 throw .remote("\(remote.headURL) gave no release of channel \(remote.channel)")
             }
             return step
@@ -88,27 +92,97 @@ extension Syncer {
         // before it), so a first install never takes a release whose publish has not finished.
         // A remote without one answers 404 once, and is not asked again until an index names a head.
         let head = heads.read(for: remote) ?? HeadState(url: HeadState.urlDigest(remote))
-        if !head.absent, let step = try offerFromHead(poll, state: head, downloader: downloader, attempt: &attempt, cancel: cancel) {
+        if !head.absent, let step = try offerFromHead(poll, state: head) {
             return step
         }
-        let (document, embeddedIndex) = try fetchTable(remote, validators: validators, headers: poll.headers,
-                                                       downloader: downloader, attempt: &attempt, cancel: cancel)
+        let (document, embeddedIndex) = try fetchTable(validators: validators, headers: poll.headers)
         effect(.lastPoll)
         LastPoll.record(downloader.lastDocument, layout: layout)
         switch document {
         case .content(let body, let received):
-            return try checked(poll, bytes: body, validators: received, source: .table(embeddedIndex: embeddedIndex),
-                               downloader: downloader, attempt: attempt, cancel: cancel)
+            return try checked(poll, bytes: body, validators: received, source: .table(embeddedIndex: embeddedIndex))
         case .notModified:
             guard let pending else {
-                if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta, remote: remote, downloader: downloader, cancel: cancel) }
-                return .ended(poll.ended(.notModified, generation: current?.number, entries: currentMeta?.entries ?? 0, self))
+                if let current, let currentMeta { refreshSignature(of: current, meta: currentMeta) }
+                return .ended(poll.ended(.notModified, generation: current?.number, entries: currentMeta?.entries ?? 0, syncer))
             }
-            return try checked(poll, bytes: pending.table, validators: pending.record.tableValidators, source: .table(embeddedIndex: nil),
-                               downloader: downloader, attempt: attempt, cancel: cancel)
+            return try checked(poll, bytes: pending.table, validators: pending.record.tableValidators, source: .table(embeddedIndex: nil))
         }
     }
 
+    /// The table in force offered again, maybe from a server without validators: no file work
+    /// (G4), but the new validators remembered. It was verified when it was adopted.
+    private func unchanged(_ poll: Poll, inForce: (Generation, GenerationMeta), table: RouteTable, validators: Validators,
+                           source: TableSource) throws(CenariusError) -> SyncReport {
+        let current = inForce.0
+        var meta = inForce.1
+        if meta.validators != validators || meta.remote != poll.remoteName || meta.entries != table.count {
+            meta.validators = validators
+            meta.remote = poll.remoteName
+            meta.entries = table.count
+            effect(.metaRefreshed)
+            try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
+        }
+        syncer.clearPending()
+        switch source {
+        case .table: refreshSignature(of: current, meta: meta)
+        case .head(_, _, let verified): if let verified { try gate.keep(verified, for: current, meta: meta) }
+        }
+        return poll.ended(.unchanged, generation: current.number, entries: table.count, syncer)
+    }
+
+    /// The checks every offered table goes through, wherever it came from.
+    func checked(_ poll: Poll, bytes: [UInt8], validators newValidators: Validators, source: TableSource) throws(CenariusError) -> OfferStep {
+        let (remote, current, currentMeta) = (poll.remote, poll.current, poll.currentMeta)
+        let table: RouteTable
+        do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw syncer.refused(bytes, manifest: nil, error, attempt: attempt) }
+        if let held = ReleaseStore(layout: layout).read().heldBack, held == Rollback.fingerprint(bytes) {
+            return .ended(poll.ended(.heldBack, generation: current?.number, entries: table.count, syncer))
+        }
+        if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, let meta = currentMeta {
+            return .ended(try unchanged(poll, inForce: (current, meta), table: table, validators: newValidators, source: source))
+        }
+        var manifest: FetchedManifest?
+        let signed: TableSignatureVerifier.Verified?
+        let embeddedIndex: [UInt8]?
+        do throws(CenariusError) {
+            switch source {
+            case .table(let index):
+                embeddedIndex = index
+                manifest = try fetchManifest(pending: poll.pending?.table == bytes ? poll.pending : nil)
+                signed = try acceptSidecar(table: bytes, manifest: manifest?.bytes, inForce: currentMeta?.signedVersion)
+            case .head(let head, let index, let verified):
+                embeddedIndex = index
+                manifest = try head.release.map { bytes throws(CenariusError) in
+                    FetchedManifest(bytes: bytes, validators: Validators(), manifest: try ReleaseManifest.parse(bytes, source: remote.headURL))
+                }
+                signed = verified
+            }
+            if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
+                throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
+            }
+        } catch {
+            throw syncer.refused(bytes, manifest: manifest?.manifest, error, attempt: attempt)
+        }
+        let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
+                                         manifest: manifest, previous: poll.pending?.record)
+        if let deferral = try admission.deferral() {
+            var report = poll.ended(.deferred, generation: current?.number, entries: table.count, syncer)
+            report.deferred = deferral
+            return .ended(report)
+        }
+        // The install policy's first decision: whether to download now (a window, a metered link).
+        if !settings.install.isDefault, syncer.hasSomethingToServe(current), let wait = settings.install.download(now: settings.rollout.now(), bytes: syncer.missingBytes(table)) {
+            var report = poll.ended(.deferred, generation: current?.number, entries: table.count, syncer)
+            report.deferred = try admission.waiting(wait)
+            return .ended(report)
+        }
+        return .offered(Offer(remote: remote, remoteName: poll.remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,
+                              validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission))
+    }
+}
+
+extension Syncer {
     /// A device with no release and no preset serves nothing until it installs one: the install
     /// policies, which choose the moment of an update, do not make it wait.
     func hasSomethingToServe(_ current: Generation?) -> Bool {
@@ -128,71 +202,5 @@ extension Syncer {
             bytes += size
         }
         return bytes
-    }
-
-    /// The checks every offered table goes through, wherever it came from.
-    func checked(_ poll: Poll, bytes: [UInt8], validators newValidators: Validators, source: TableSource, downloader: Downloader,
-                 attempt: TableAttempt, cancel: CancelToken?) throws(CenariusError) -> OfferStep {
-        let (remote, current, currentMeta) = (poll.remote, poll.current, poll.currentMeta)
-        let table: RouteTable
-        do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw refused(bytes, manifest: nil, error, attempt: attempt) }
-        if let held = ReleaseStore(layout: layout).read().heldBack, held == Rollback.fingerprint(bytes) {
-            return .ended(poll.ended(.heldBack, generation: current?.number, entries: table.count, self))
-        }
-        if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, var meta = currentMeta {
-            // Same table, maybe from a server without validators: no file work (G4), but remember
-            // the new validators. It was verified when it was adopted.
-            if meta.validators != newValidators || meta.remote != poll.remoteName || meta.entries != table.count {
-                meta.validators = newValidators
-                meta.remote = poll.remoteName
-                meta.entries = table.count
-                effect(.metaRefreshed)
-                try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
-            }
-            clearPending()
-            switch source {
-            case .table: refreshSignature(of: current, meta: meta, remote: remote, downloader: downloader, cancel: cancel)
-            case .head(_, _, let verified): if let verified { try gate.keep(verified, for: current, meta: meta) }
-            }
-            return .ended(poll.ended(.unchanged, generation: current.number, entries: table.count, self))
-        }
-        var manifest: FetchedManifest?
-        let signed: TableSignatureVerifier.Verified?
-        let embeddedIndex: [UInt8]?
-        do throws(CenariusError) {
-            switch source {
-            case .table(let index):
-                embeddedIndex = index
-                manifest = try fetchManifest(remote, downloader: downloader, pending: poll.pending?.table == bytes ? poll.pending : nil, cancel: cancel)
-                signed = try gate.accept(table: bytes, manifest: manifest?.bytes, remote: remote, downloader: downloader,
-                                         inForce: currentMeta?.signedVersion, cancel: cancel)
-            case .head(let head, let index, let verified):
-                embeddedIndex = index
-                manifest = try head.release.map { bytes throws(CenariusError) in
-                    FetchedManifest(bytes: bytes, validators: Validators(), manifest: try ReleaseManifest.parse(bytes, source: remote.headURL))
-                }
-                signed = verified
-            }
-            if let version = signed?.version, let inForce = currentMeta?.signedVersion, version == inForce {
-                throw CenariusError.integrity("\(remote.tableURL) reuses signed version \(version) for a different table (rollback refused)")
-            }
-        } catch {
-            throw refused(bytes, manifest: manifest?.manifest, error, attempt: attempt)
-        }
-        let admission = RolloutAdmission(settings: settings, layout: layout, remote: remote, table: bytes, tableValidators: newValidators,
-                                         manifest: manifest, previous: poll.pending?.record)
-        if let deferral = try admission.deferral() {
-            var report = poll.ended(.deferred, generation: current?.number, entries: table.count, self)
-            report.deferred = deferral
-            return .ended(report)
-        }
-        // The install policy's first decision: whether to download now (a window, a metered link).
-        if !settings.install.isDefault, hasSomethingToServe(current), let wait = settings.install.download(now: settings.rollout.now(), bytes: missingBytes(table)) {
-            var report = poll.ended(.deferred, generation: current?.number, entries: table.count, self)
-            report.deferred = try admission.waiting(wait)
-            return .ended(report)
-        }
-        return .offered(Offer(remote: remote, remoteName: poll.remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,
-                              validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission))
     }
 }

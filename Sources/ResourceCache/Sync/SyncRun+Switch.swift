@@ -3,10 +3,10 @@ import Glibc
 #endif
 import RouteSync
 
-extension Syncer {
+extension SyncRun {
     /// The last of a sync's three steps: the staged generation becomes current in one rename,
     /// unless a hold stops it; then what the switch made stale is let go.
-    func switchTo(_ staged: Staged, started: Double) throws(CenariusError) -> SyncReport {
+    func switchTo(_ staged: Staged) throws(CenariusError) -> SyncReport {
         let store = GenerationStore(layout: layout)
         let offer = staged.offer
         // The release machine's leave, under the lock holds are added with, at the switch itself:
@@ -26,10 +26,10 @@ extension Syncer {
             FileSystem.removeTree(staged.generation)
             let holding = try offer.admission.holding()
                 ?? .init(release: offer.admission.release, reason: "hold", detail: "a hold was active at the switch", place: nil, at: nil)
-            return waitingForHolds(holding, report: staged.report, offer: offer, started: started)
+            return waitingForHolds(holding, report: staged.report, offer: offer)
         }
-        clearPending()
-        markChecked()
+        syncer.clearPending()
+        syncer.markChecked()
         var report = staged.report
         report.generation = staged.number
         effect(.garbageCollected)

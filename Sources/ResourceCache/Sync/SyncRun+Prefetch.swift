@@ -8,18 +8,18 @@ import Transport
 /// hold, no release waiting, and a release every device takes (no rollout, no native version).
 /// What the sync then wants is still decided by the index the table's signature covers; a pack
 /// fetched for nothing is stopped and removed with the sync.
-extension Syncer {
+extension SyncRun {
     /// A first install opens its pack's connections beside its first request for the head: once
     /// in a device's life, when it holds nothing (no generation, no preset table) and so will
     /// want the solid pack.
-    func warmForPack(_ poll: Poll, state: HeadState, downloader: Downloader, cancel: CancelToken?) {
+    func warmForPack(_ poll: Poll, state: HeadState) {
         guard poll.current == nil, state.text == nil, !state.absent, mayPrefetch(poll), presetTableDigest() == nil else { return }
         downloader.warmForPrefetch(poll.remote.headURL, cancel: cancel)
     }
 
     /// Starts the pack `head` names for a device on the table `current` (SHA-256), or without
     /// a table (a first install: the solid pack).
-    func prefetchPack(_ head: ReleaseHead, current: String?, poll: Poll, downloader: Downloader, cancel: CancelToken?) {
+    func prefetchPack(_ head: ReleaseHead, current: String?, poll: Poll) {
         guard mayPrefetch(poll) else { return }
         if let release = head.release {
             guard let manifest = try? ReleaseManifest.parse(release, source: poll.remote.headURL),

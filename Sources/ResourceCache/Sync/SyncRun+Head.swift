@@ -8,14 +8,58 @@ import Transport
 /// does not hold — sends the device back to the table in the same sync, and the head is forgotten
 /// until a release index names it again: a device is never held by a head where the table path
 /// would move on.
-extension Syncer {
+extension SyncRun {
+    /// A head as polled: how it was answered, what it says, and the record to keep of it.
+    struct PolledHead {
+        var document: Document
+        var head: ReleaseHead
+        var next: HeadState
+    }
+
     /// nil: the table path decides this sync.
-    func offerFromHead(_ poll: Poll, state: HeadState, downloader: Downloader, attempt: inout TableAttempt,
-                       cancel: CancelToken?) throws(CenariusError) -> OfferStep? {
-        let remote = poll.remote
-        let store = heads
+    func offerFromHead(_ poll: Poll, state: HeadState) throws(CenariusError) -> OfferStep? {
+        guard var polled = try pollHead(poll, state: state) else { return nil }
+        let head = polled.head
+        // Older than a head seen already: a replay, or an edge that has not caught up. The table
+        // decides; a channel's device waits for the edge to catch up.
+        guard head.version >= state.version else {
+            guard remote.followsChannel else { return nil }
+            return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, syncer))
+        }
+        // The table in force's SHA-256, as its stage recorded it; read and hashed only when a
+        // cache written before has none. Its bytes are read only when the head names another
+        // table (a patch starts from them): an unchanged poll of a 20,000-entry table reads none.
+        let recorded = poll.currentMeta?.tableSHA256
+        let unrecorded = recorded == nil ? poll.tableInForce() : nil
+        let current = recorded ?? unrecorded?.digest
+        if head.table == current {
+            // Nothing new, unless the table in force was signed again (a later expiry): with keys, a
+            // head above the version seen is checked before its version or expiry is recorded (G8).
+            guard gate.signs, case .content = polled.document, head.version > state.version else {
+                gate.see(head, verified: nil, in: &polled.next)
+                // An unchanged poll rewrites nothing.
+                if polled.next != state { heads.write(polled.next) }
+                let outcome: SyncReport.Outcome = if case .notModified = polled.document { .notModified } else { .unchanged }
+                return .ended(poll.ended(outcome, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, syncer))
+            }
+        }
+        // The release this device rolled back from (held-back holds its table's SHA-256, which
+        // the head names): nothing is fetched for it, poll after poll, and nothing is verified. So
+        // with keys, a head over it above the version seen is not recorded at all (it is asked
+        // for whole again), and without them its version is taken as it is.
+        if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
+            gate.see(head, verified: nil, in: &polled.next)
+            if polled.next != state, !gate.signs || head.version <= state.version { heads.write(polled.next) }
+            return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, syncer))
+        }
+        return try offerRelease(polled, poll: poll, current: current, inForce: unrecorded)
+    }
+
+    /// The head, asked for conditionally; nil (and the head forgotten, or remembered as absent)
+    /// when it is gone, refused or not a head of this channel: the table decides then.
+    private func pollHead(_ poll: Poll, state: HeadState) throws(CenariusError) -> PolledHead? {
         let document: Document
-        warmForPack(poll, state: state, downloader: downloader, cancel: cancel)
+        warmForPack(poll, state: state)
         do {
             document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
                                                     maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, encoded: false, cancel: cancel)
@@ -25,12 +69,12 @@ extension Syncer {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
             // it would; a head that is gone or refused sends the device back to the table.
             // A channel has no table path to fall back to: its head is its only word.
-            guard error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
+            guard error.isThisFile, !isCancelled, !remote.followsChannel else { throw error }
             // A first install's question, answered no: not asked again until an index names a head.
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
-                store.rememberAbsent(remote)
+                heads.rememberAbsent(remote)
             } else {
-                store.forget(remote)
+                heads.forget(remote)
             }
             return nil
         }
@@ -39,7 +83,7 @@ extension Syncer {
         switch document {
         case .notModified:
             guard let stored = state.text else {
-                store.forget(remote)
+                heads.forget(remote)
                 if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
             }
@@ -52,67 +96,40 @@ extension Syncer {
         }
         guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
             if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
-            store.forget(remote)
+            heads.forget(remote)
             return nil
         }
-        // Older than a head seen already: a replay, or an edge that has not caught up. The table
-        // decides; a channel's device waits for the edge to catch up.
-        guard head.version >= state.version else {
-            guard remote.followsChannel else { return nil }
-            return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
-        }
-        // The table in force's SHA-256, as its stage recorded it; read and hashed only when a
-        // cache written before has none. Its bytes are read only when the head names another
-        // table (a patch starts from them): an unchanged poll of a 20,000-entry table reads none.
-        let recorded = poll.currentMeta?.tableSHA256
-        func tableInForce() -> (bytes: [UInt8], digest: String)? {
-            poll.current.flatMap { try? FileSystem.readFile($0.tablePath) }.map { (bytes: $0, digest: recorded ?? ReleaseIndex.tableDigest($0)) }
-        }
-        let unrecorded = recorded == nil ? tableInForce() : nil
-        let current = recorded ?? unrecorded?.digest
-        if head.table == current {
-            // Nothing new, unless the table in force was signed again (a later expiry): with keys, a
-            // head above the version seen is checked before its version or expiry is recorded (G8).
-            guard gate.signs, case .content = document, head.version > state.version else {
-                gate.see(head, verified: nil, in: &next)
-                // An unchanged poll rewrites nothing.
-                if next != state { store.write(next) }
-                let outcome: SyncReport.Outcome = if case .notModified = document { .notModified } else { .unchanged }
-                return .ended(poll.ended(outcome, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
-            }
-        }
-        // The release this device rolled back from (held-back holds its table's SHA-256, which
-        // the head names): nothing is fetched for it, poll after poll, and nothing is verified. So
-        // with keys, a head over it above the version seen is not recorded at all (it is asked
-        // for whole again), and without them its version is taken as it is.
-        if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
-            gate.see(head, verified: nil, in: &next)
-            if next != state, !gate.signs || head.version <= state.version { store.write(next) }
-            return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
-        }
-        prefetchPack(head, current: current, poll: poll, downloader: downloader, cancel: cancel)
+        return PolledHead(document: document, head: head, next: next)
+    }
+
+    /// A head that names another table: its pack started, the table and index it names fetched and
+    /// checked through the gate, then the checks every offered table goes through.
+    private func offerRelease(_ polled: PolledHead, poll: Poll, current: String?, inForce: (bytes: [UInt8], digest: String)?) throws(CenariusError) -> OfferStep? {
+        let head = polled.head
+        var next = polled.next
+        prefetchPack(head, current: current, poll: poll)
         let fetched: (table: [UInt8], index: [UInt8]?)
         do {
-            fetched = try headObjects(head, pending: poll.pending?.table, current: unrecorded ?? tableInForce(), remote: remote,
-                                      downloader: downloader, cancel: cancel)
+            fetched = try headObjects(head, pending: poll.pending?.table, current: inForce ?? poll.tableInForce())
         } catch {
-            guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
-            store.forget(remote)
+            guard error.code == .integrity || error.isThisFile, !isCancelled, !remote.followsChannel else { throw error }
+            heads.forget(remote)
             return nil
         }
         // Like a compressed table's: what the head gave is not the remote's word until it is
         // checked, and a refusal is not a refused release, since the table itself is asked next.
-        var checking = attempt
-        checking.tableFromForm = !remote.followsChannel
+        // The checks run on a copy of the run, so this sync's own attempt stays as it was.
+        var checker = self
+        checker.attempt.tableFromForm = !remote.followsChannel
         do {
-            let verified = try accepted(head, fetched, sameTable: head.table == current, poll: poll, attempt: checking)
-            let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
-                                   source: .head(head, index: fetched.index, verified: verified), downloader: downloader, attempt: checking, cancel: cancel)
+            let verified = try checker.accepted(head, fetched, sameTable: head.table == current, poll: poll)
+            let step = try checker.checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
+                                           source: .head(head, index: fetched.index, verified: verified))
             gate.see(head, verified: verified, in: &next)
-            store.write(next)
+            heads.write(next)
             return step
-        } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
-            store.forget(remote)
+        } catch where error.code == .integrity && !isCancelled && !remote.followsChannel {
+            heads.forget(remote)
             return nil
         }
     }
@@ -121,15 +138,15 @@ extension Syncer {
     /// table in force refuses nothing but itself; one over another table is a refused release. The
     /// table in force, named again, is checked whatever version it was adopted at (an older head
     /// over it is no rollback); `checked` records its signature when it is later than the one held.
-    private func accepted(_ head: ReleaseHead, _ fetched: (table: [UInt8], index: [UInt8]?), sameTable: Bool, poll: Poll,
-                          attempt: TableAttempt) throws(CenariusError) -> TableSignatureVerifier.Verified? {
+    private func accepted(_ head: ReleaseHead, _ fetched: (table: [UInt8], index: [UInt8]?), sameTable: Bool,
+                          poll: Poll) throws(CenariusError) -> TableSignatureVerifier.Verified? {
         do {
             return try gate.accept(head: head, table: fetched.table, index: fetched.index, remote: poll.remote,
                                    inForce: sameTable ? nil : poll.currentMeta?.signedVersion)
         } catch {
             guard !sameTable else { throw error }
             let manifest = head.release.flatMap { try? ReleaseManifest.parse($0, source: poll.remote.headURL) }
-            throw refused(fetched.table, manifest: manifest, error, attempt: attempt)
+            throw syncer.refused(fetched.table, manifest: manifest, error, attempt: attempt)
         }
     }
 
@@ -137,8 +154,7 @@ extension Syncer {
     /// release still pending or the generation in force when it is that one, else from the store:
     /// as a patch from the table in force when the head names one (table and index in a few
     /// hundred bytes), else compressed with the index as its second frame, else whole.
-    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: (bytes: [UInt8], digest: String)?, remote: Remote, downloader: Downloader,
-                             cancel: CancelToken?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
+    private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: (bytes: [UInt8], digest: String)?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
         func object(_ relative: String, digest: String, size: Int64) throws(CenariusError) -> [UInt8] {
             let url = remote.objectURL(relative)
             guard case .content(let body, _) = try downloader.fetchDocument(url, validators: nil, maxBytes: min(size, Int64(RouteTable.maxBytes)), encoded: false, cancel: cancel),
@@ -149,7 +165,7 @@ extension Syncer {
         }
         var table = current?.digest == head.table ? current?.bytes : pending.flatMap { ReleaseIndex.tableDigest($0) == head.table ? $0 : nil }
         var index: [UInt8]?
-        if table == nil, let current, Zstd.isAvailable, let patched = patched(head, from: current, remote: remote, downloader: downloader, cancel: cancel) {
+        if table == nil, let current, Zstd.isAvailable, let patched = patched(head, from: current) {
             (table, index) = patched
         }
         if table == nil, let form = head.tableForm, let size = head.tableFormSize, Zstd.isAvailable {
@@ -173,8 +189,7 @@ extension Syncer {
     /// The table and index from the head's patch whose base is `current`; nil when it names none,
     /// or the patch is missing or does not decode to what the head names: the compressed table
     /// is fetched then, as by a device that holds another table.
-    private func patched(_ head: ReleaseHead, from current: (bytes: [UInt8], digest: String), remote: Remote, downloader: Downloader,
-                         cancel: CancelToken?) -> (table: [UInt8], index: [UInt8]?)? {
+    private func patched(_ head: ReleaseHead, from current: (bytes: [UInt8], digest: String)) -> (table: [UInt8], index: [UInt8]?)? {
         guard let patch = head.tablePatches.first(where: { $0.from == current.digest }) else { return nil }
         let url = remote.objectURL(ReleaseHead.tablePatchPath(patch.digest))
         let limit = RouteTable.maxBytes + (32 << 20)

@@ -13,53 +13,6 @@ extension Syncer {
         return { hash in objects.contains(hash) ? objects.path(hash) : inPreset(hash) }
     }
 
-    /// The table: its compressed form when this remote was seen publishing one (B8), which is one
-    /// conditional request as polling the table is, and brings the release index as its second
-    /// frame; else the table itself. A compressed table that cannot be had whole (gone, a 5xx, cut
-    /// short, not decoding) costs one more request, for the table, in the same sync: a sync never
-    /// fails because of a form while the table can be had.
-    ///
-    /// A device with no table from this remote yet (a first install) asks for the compressed
-    /// table first: on a slow link it saves the round trips of a table larger than one window
-    /// and of the index. A remote without one answers 404 once; that is remembered, and later
-    /// polls ask for the table itself as they always did.
-    func fetchTable(_ remote: Remote, validators: Validators?, headers: [String], downloader: Downloader, attempt: inout TableAttempt,
-                    cancel: CancelToken?) throws(CenariusError) -> (Document, index: [UInt8]?) {
-        let formURL = remote.tableFormURL
-        let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
-        let known = attempt.formsAllowed && marker == Self.tableFormMarker(formURL)
-        let probing = attempt.formsAllowed && !known && validators == nil && marker != Self.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
-        guard known || probing else {
-            // After a refused compressed table the validators may be its own: the table is asked for whole.
-            return (try downloader.fetchDocument(remote.tableURL, validators: attempt.formsAllowed ? validators : nil, headers: headers, cancel: cancel), nil)
-        }
-        do {
-            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, encoded: false, cancel: cancel) {
-            case .notModified:
-                return (.notModified, nil)
-            case .content(let body, let received):
-                if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
-                    if probing { rememberTableForm(formURL) }
-                    attempt.tableFromForm = true
-                    return (.content(table, received), frames.count == 2 ? frames[1] : nil)
-                }
-            }
-        } catch {
-            // What the table itself would meet too (no connection, a proxy's 407, a 429) fails the
-            // sync as it would for the table, without a second request through it.
-            guard error.isThisFile, !(cancel?.isCancelled ?? false) else { throw error }
-            // A probe takes the origin's "no such file" for "not here", and remembers it: a remote
-            // that never published the form may refuse it rather than miss it (a private bucket
-            // answers 403). Not a proxy's 407 or a 429, nor a 5xx: those say nothing about the file.
-            var refused = error.isMissingRemoteFile
-            if probing, case .httpStatus(let status)? = error.cause { refused = refused || [403, 404, 410].contains(status) }
-            if probing && refused { rememberTableForm(formURL, absent: true) }
-        }
-        if known { forgetTableForm() }
-        // The validators were the compressed form's; the table is asked for unconditionally.
-        return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
-    }
-
     /// Whether this remote publishes a compressed table (`absent`: polls ask for the table itself,
     /// without a probe).
     func rememberTableForm(_ formURL: String, absent: Bool = false) {
@@ -80,34 +33,88 @@ extension Syncer {
         Array(((absent ? "-" : "") + ReleaseIndex.tableDigest(Array(formURL.utf8))).utf8)
     }
 
-    /// The forms plan of a sync's downloads: plain files only when there is nothing to download
-    /// or the remote publishes no index the device may use (one request, only for a new table).
-    func formPlan(_ downloads: [RouteEntry], table: RouteTable, tableBytes: [UInt8], embeddedIndex: [UInt8]?, remote: Remote, downloader: Downloader,
-                  signed: TableSignatureVerifier.Verified?, held: (ContentHash) -> String?, learnsTableForm: Bool = true, cancel: CancelToken?) -> FormPlan {
-        let index = downloads.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, embedded: embeddedIndex, remote: remote, downloader: downloader,
-                                                                      signed: signed, verifier: settings.tableVerifier, cancel: cancel)
-        let heldTable = downloads.isEmpty ? nil : self.heldTable()
-        // Not in a sync whose compressed table was refused: that form stays forgotten until a later release's index names it.
-        // The remote publishes a head: it is polled from the next sync on (docs/remote-layout.md).
-        if let index, index.head { heads.learn(remote) }
-        if let index, learnsTableForm {
-            let formURL = remote.tableFormURL
-            rememberTableForm(formURL, absent: !index.tableForm)
-        }
-        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
-    }
-
     /// The table the device holds, which a delta pack may start from: the generation in force,
     /// else the preset's (a device that ships with the last release).
     func heldTable() -> FormPlan.Held? {
         let path = GenerationStore(layout: layout).current()?.tablePath ?? settings.preset.tablePath
         return FormPlan.Held(tableAt: path)
     }
+}
+
+extension SyncRun {
+    /// The table: its compressed form when this remote was seen publishing one (B8), which is one
+    /// conditional request as polling the table is, and brings the release index as its second
+    /// frame; else the table itself. A compressed table that cannot be had whole (gone, a 5xx, cut
+    /// short, not decoding) costs one more request, for the table, in the same sync: a sync never
+    /// fails because of a form while the table can be had.
+    ///
+    /// A device with no table from this remote yet (a first install) asks for the compressed
+    /// table first: on a slow link it saves the round trips of a table larger than one window
+    /// and of the index. A remote without one answers 404 once; that is remembered, and later
+    /// polls ask for the table itself as they always did.
+    mutating func fetchTable(validators: Validators?, headers: [String]) throws(CenariusError) -> (Document, index: [UInt8]?) {
+        let formURL = remote.tableFormURL
+        let marker = try? FileSystem.readFile(layout.tableForm, limit: 8192)
+        let known = attempt.formsAllowed && marker == Syncer.tableFormMarker(formURL)
+        let probing = attempt.formsAllowed && !known && validators == nil && marker != Syncer.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
+        guard known || probing else {
+            // After a refused compressed table the validators may be its own: the table is asked for whole.
+            return (try downloader.fetchDocument(remote.tableURL, validators: attempt.formsAllowed ? validators : nil, headers: headers, cancel: cancel), nil)
+        }
+        do {
+            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, encoded: false, cancel: cancel) {
+            case .notModified:
+                return (.notModified, nil)
+            case .content(let body, let received):
+                if let frames = try? Zstd.decompressFrames(body, limit: 64 << 20), let table = frames.first, frames.count <= 2 {
+                    if probing { syncer.rememberTableForm(formURL) }
+                    attempt.tableFromForm = true
+                    return (.content(table, received), frames.count == 2 ? frames[1] : nil)
+                }
+            }
+        } catch {
+            // What the table itself would meet too (no connection, a proxy's 407, a 429) fails the
+            // sync as it would for the table, without a second request through it.
+            guard error.isThisFile, !isCancelled else { throw error }
+            // A probe takes the origin's "no such file" for "not here", and remembers it: a remote
+            // that never published the form may refuse it rather than miss it (a private bucket
+            // answers 403). Not a proxy's 407 or a 429, nor a 5xx: those say nothing about the file.
+            var refused = error.isMissingRemoteFile
+            if probing, case .httpStatus(let status)? = error.cause { refused = refused || [403, 404, 410].contains(status) }
+            if probing && refused { syncer.rememberTableForm(formURL, absent: true) }
+        }
+        if known { syncer.forgetTableForm() }
+        // The validators were the compressed form's; the table is asked for unconditionally.
+        return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
+    }
+
+    /// The forms plan of a sync's downloads: plain files only when there is nothing to download
+    /// or the remote publishes no index the device may use (one request, only for a new table).
+    func formPlan(_ downloads: [RouteEntry], offer: Offer, held: (ContentHash) -> String?) -> FormPlan {
+        let (table, tableBytes, embeddedIndex, signed) = (offer.table, offer.bytes, offer.embeddedIndex, offer.signed)
+        let index = downloads.isEmpty || !Zstd.isAvailable ? nil : releaseIndex(table: tableBytes, embedded: embeddedIndex, signed: signed)
+        let heldTable = downloads.isEmpty ? nil : syncer.heldTable()
+        // Not in a sync whose compressed table was refused: that form stays forgotten until a later release's index names it.
+        // The remote publishes a head: it is polled from the next sync on (docs/remote-layout.md).
+        if let index, index.head { heads.learn(remote) }
+        if let index, attempt.formsAllowed {
+            let formURL = remote.tableFormURL
+            syncer.rememberTableForm(formURL, absent: !index.tableForm)
+        }
+        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
+    }
+
+    /// The release index that came with the table, else the one under its hash, through the gate.
+    private func releaseIndex(table: [UInt8], embedded: [UInt8]?, signed: TableSignatureVerifier.Verified?) -> ReleaseIndex? {
+        if let embedded, let index = gate.accept(index: embedded, table: table, signed: signed) { return index }
+        return ReleaseIndexLoader.fetch(table: table, remote: remote, downloader: downloader, cancel: cancel)
+            .flatMap { gate.accept(index: $0, table: table, signed: signed) }
+    }
 
     /// Gets what it can of `entries` through their forms into the object store; returns the
     /// entries left for plain download.
-    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, remote: Remote, downloader: Downloader, objects: ObjectStore, cache: OpenedCache,
-                       held: @escaping @Sendable (ContentHash) -> String?, report: inout SyncReport, cancel: CancelToken?) throws(CenariusError) -> [RouteEntry] {
+    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, into objects: ObjectStore, held: @escaping @Sendable (ContentHash) -> String?,
+                       report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         let products = entries.map { entry in
             FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
         }

@@ -1,0 +1,102 @@
+import ReportHeader
+import RouteSync
+import Transport
+
+/// An offered release staged: the second of a sync's three steps. Every file it names is
+/// verified in the object store (imported from the preset, patched, decoded or downloaded) and a
+/// generation is built from them beside the current one; nothing is current yet.
+struct Staged {
+    let offer: Offer
+    let number: Int
+    /// The generation's folder, built and durable, not yet linked as `current`.
+    let generation: String
+    var report: SyncReport
+}
+
+extension SyncRun {
+    enum StageStep {
+        /// Downloaded and verified, but a hold stops the switch: the files wait in the store.
+        case held(SyncReport)
+        case staged(Staged)
+    }
+
+    /// Every file of the offered release into the store (from the preset, its forms, or plain),
+    /// then, unless a hold or the install policy stops it here, the generation built from them.
+    func stage(_ offer: Offer) throws(CenariusError) -> StageStep {
+        let presetTable = (try? settings.preset.table()) ?? .empty
+        let objects = ObjectStore(layout: layout)
+        let plan = SyncPlan(
+            table: offer.table, preset: presetTable,
+            presetHas: { settings.preset.folder.file($0) != nil },
+            storeHas: { objects.contains($0) })
+        var report = SyncReport(outcome: .committed, generation: nil)
+        report.entries = offer.table.count
+        report.servedFromPreset = plan.fromPreset.count
+        report.reusedObjects = Set(plan.cached.map(\.hash)).count - plan.downloads.count - plan.imports.count
+        try fetch(plan, of: offer, into: objects, preset: presetTable, report: &report)
+        if let holding = try offer.admission.holding() {
+            return .held(waitingForHolds(holding, report: report, offer: offer))
+        }
+        // The install policy's second decision: whether to switch now (a window, an inhibit
+        // file, --switch-at start). The release waits verified in the store, as for a hold.
+        if syncer.hasSomethingToServe(offer.current), let wait = settings.install.switch(now: settings.rollout.now(), switching: syncer.switching) {
+            return .held(waitingForHolds(try offer.admission.waiting(wait), report: report, offer: offer))
+        }
+        let number = (GenerationStore(layout: layout).all().first?.number ?? offer.current?.number ?? 0) + 1
+        effect(.generationBuilt)
+        let generation = try build(number: number, table: offer.table, tableBytes: offer.bytes, plan: plan, meta: GenerationMeta(
+            number: number, remote: offer.remoteName, validators: offer.validators, committedAt: FileSystem.now(),
+            cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: offer.signed?.version, entries: offer.table.count,
+            release: offer.admission.release, signedAt: offer.signed?.signedAt, signatureExpires: offer.signed?.expires,
+            tableSHA256: ReleaseIndex.tableDigest(offer.bytes)))
+        return .staged(Staged(offer: offer, number: number, generation: generation, report: report))
+    }
+
+    /// The plan's downloads and imports, verified into the store, with room made first and the
+    /// download's progress recorded for `status` and `why`.
+    private func fetch(_ plan: SyncPlan, of offer: Offer, into objects: ObjectStore, preset: RouteTable, report: inout SyncReport) throws(CenariusError) {
+        let recorder = plan.downloads.isEmpty ? nil : DownloadProgress.Recorder(
+            layout: layout, release: offer.admission.release, files: plan.downloads.count, expectedBytes: plan.downloadBytes)
+        defer { recorder?.end() }
+        let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); self.progress?(done) } } ?? self.progress
+        let held = syncer.heldCopies(objects: objects, preset: preset)
+        let forms = formPlan(plan.downloads, offer: offer, held: held)
+        if !syncer.hasFreeSpace(needed: plan.downloadBytes) {
+            // Objects kept from failed syncs are the first thing to give back when space is short;
+            // the bases of the patches chosen are not (B8).
+            let keep = Set(plan.cached.map(\.hash)).union(forms.bases)
+            effect(.roomMade)
+            GenerationStore(layout: layout).collectGarbage(keep: settings.keepGenerations, grace: settings.grace, sparing: keep)
+        }
+        try syncer.checkFreeSpace(needed: plan.downloadBytes)
+        report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
+        let plain = try downloadForms(plan.downloads, plan: forms, into: objects, held: held, report: &report)
+        try download(plain, stored: forms.storedPlain, into: objects, report: &report, progress: progress)
+    }
+
+    /// Copies of preset files into the store, each verified against its hash; how many.
+    private func importFromPreset(_ imports: [(hash: ContentHash, source: URIPath)], into objects: ObjectStore) throws(CenariusError) -> Int {
+        var imported: [(temporary: String, hash: ContentHash)] = []
+        for item in imports {
+            guard let source = settings.preset.folder.file(item.source), let copy = try objects.importCopy(of: source, as: item.hash, in: cache) else {
+                try objects.adoptAll(imported, in: cache)  // the copies verified so far are kept
+                throw .integrity("preset file \(item.source) does not match its hash \(item.hash) in \(settings.preset.tablePath)")
+            }
+            imported.append((copy, item.hash))
+        }
+        if !imported.isEmpty { effect(.imports) }
+        try objects.adoptAll(imported, in: cache)
+        return imported.count
+    }
+
+    /// Downloaded, verified and kept; the switch waits for the last hold to end (G10).
+    func waitingForHolds(_ holding: SyncReport.Deferral, report: SyncReport, offer: Offer) -> SyncReport {
+        var report = report
+        report.outcome = .held
+        report.generation = offer.current?.number
+        report.deferred = holding
+        report.seconds = FileSystem.monotonic() - started
+        syncer.markChecked()
+        return report
+    }
+}
