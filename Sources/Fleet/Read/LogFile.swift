@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPlatform
+import RouteSync
+
+/// One access log, plain or gzip (one member or several, as rotated logs are): plain files are read
+/// with read(2) straight into the chunk's buffer, gzip through zlib, which inflates into it too.
+struct LogFile: ~Copyable {
+    let path: String
+    /// The file's size on disk, and how far reading has got in it (compressed bytes for gzip).
+    let size: Int
+    private(set) var position = 0
+    private let fd: Int32
+    private let gzip: UnsafeMutableRawPointer?
+
+    init(_ path: String) throws(CenariusError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystem.failure("cannot read", path) }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        var magic: (UInt8, UInt8) = (0, 0)
+        let head = withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) }
+        var gzip: UnsafeMutableRawPointer?
+        if head == 2 && magic == (0x1F, 0x8B) {
+            gzip = cplatform_gzopen(path)
+            if gzip == nil {
+                let code = errno
+                close(fd)
+                throw FileSystem.failure("cannot read", path, code)
+            }
+        }
+        self.path = path
+        self.fd = fd
+        self.size = size
+        self.gzip = gzip
+    }
+
+    deinit {
+        if let gzip { cplatform_gzclose(gzip) }
+        close(fd)
+    }
+
+    /// Up to `count` bytes into `buffer`; 0 at the end.
+    mutating func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(CenariusError) -> Int {
+        if let gzip {
+            let got = Int(cplatform_gzread(gzip, buffer, UInt32(min(count, Int(Int32.max)))))
+            guard got >= 0 else { throw .storage("cannot read \(path): \(String(cString: cplatform_gzerror(gzip)))") }
+            position = Int(cplatform_gzoffset(gzip))
+            return got
+        }
+        while true {
+            let got = Glibc.read(fd, buffer, count)
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw FileSystem.failure("cannot read", path) }
+            position += got
+            return got
+        }
+    }
+}
