@@ -39,7 +39,11 @@ package struct FleetReading: Sendable {
 
     package func tally(_ paths: [String], since: Double?, maxDevices: Int) throws(CenariusError) -> FleetTally {
         let tally = FleetTally(since: since, maxDevices: maxDevices)
-        return threads == 1 ? try alone(paths, tally) : try together(paths, tally)
+        guard threads > 1 else { return try alone(paths, tally) }
+        // Inflating gzip takes a core of its own (zcat's pace), and one parser keeps up with it:
+        // a second would only take turns with the reading thread on a 2-core machine.
+        let gzip = paths.contains { LogFile.isGzip($0) }
+        return try together(paths, tally, parsers: gzip ? threads - 1 : threads)
     }
 
     /// Everything on this thread: the reference the threaded reading must agree with.
@@ -57,7 +61,7 @@ package struct FleetReading: Sendable {
         return tally
     }
 
-    private func together(_ paths: [String], _ start: FleetTally) throws(CenariusError) -> FleetTally {
+    private func together(_ paths: [String], _ start: FleetTally, parsers threads: Int) throws(CenariusError) -> FleetTally {
         let capacity = LineChunker(chunkBytes: chunkBytes, maxLine: maxLine).capacity
         // Two buffers more than parsers: one being filled, one ready; a chunk holds its buffer until
         // the tally has it, which bounds the chunks waiting for an earlier one.
