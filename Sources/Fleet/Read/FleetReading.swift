@@ -29,8 +29,8 @@ package struct FleetReading: Sendable {
         self.threads = max(1, threads)
     }
 
-    /// The cores online.
-    package static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// The default threads: one per core online, at most 8 (each holds a 1 MiB buffer).
+    package static var cores: Int { min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))) }
 
     private static func size(_ path: String) -> Int {
         var info = stat()

@@ -43,7 +43,7 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
     @Option(help: ArgumentHelp("Count at most this many devices (about 30 bytes each: 10,000,000 in about 300 MB); reports of any more are dropped and counted. Reports can be forged: docs/threats.md.", valueName: "n"))
     var maxDevices: Int = FleetTally.defaultMaxDevices
-    @Option(help: ArgumentHelp("Threads that parse the logs (default: one per core).", valueName: "n"))
+    @Option(help: ArgumentHelp("Threads that parse the logs (default: one per core, at most 8).", valueName: "n"))
     var threads: Int = FleetReading.cores
 
     func validate() throws {
