@@ -22,7 +22,7 @@ import Testing
             let slice = { (range: Range<Int>) in String(decoding: header[range], as: UTF8.self) }
             #expect(slice(fields.device) == report.device && slice(fields.release) == report.release && fields.state == report.state,
                     "\(text)", sourceLocation: sourceLocation)
-            #expect(fields.failed.map(slice) == report.failed, "\(text)", sourceLocation: sourceLocation)
+            #expect(fields.failed.ranges.map(slice) == report.failed, "\(text)", sourceLocation: sourceLocation)
             #expect(ReportScanner.why(number: fields.why) == report.why, "\(text)", sourceLocation: sourceLocation)
         case .notAReport:
             #expect(library == nil, "the library reads a report the scanner refused: \(text)", sourceLocation: sourceLocation)
@@ -42,6 +42,16 @@ import Testing
         for report in reports {
             let header = Array(report.headerValue()!.utf8)
             #expect(Self.agree(header) == .report, "\(report)")
+        }
+    }
+
+    /// Every code, so that a code added to `WhyReason` and not to the scanner's table fails here.
+    @Test func everyWhyCodeIsReadAsTheLibraryReadsIt() {
+        for reason in WhyReason.allCases {
+            let header = Array(FleetReport(device: "d", release: "r", state: .trial, why: reason).headerValue()!.utf8)
+            var fields = ReportFields()
+            #expect(header.withUnsafeBytes { ReportScanner.scan($0, into: &fields) } == .report)
+            #expect(ReportScanner.why(number: fields.why) == reason, "\(reason)")
         }
     }
 

@@ -9,11 +9,36 @@ package struct ReportFields: Sendable {
     package var release = 0..<0
     package var state = FleetReport.State.confirmed
     /// The `failed` names, in the header's order (at most `ReportScanner.maxFailed` here).
-    package var failed: [Range<Int>] = []
+    package var failed = FailedNames()
     /// `why`: 0 for none (or a code this version does not know), else `ReportScanner.whyNumber`.
     package var why = 0
 
     package init() {}
+}
+
+/// Up to `ReportScanner.maxFailed` ranges held inline: copying the fields retains nothing.
+package struct FailedNames: Sendable {
+    private var bounds: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    package private(set) var count = 0
+
+    package init() {}
+
+    @inline(__always)
+    package subscript(index: Int) -> Range<Int> {
+        let packed = withUnsafeBytes(of: bounds) { $0.load(fromByteOffset: index * 8, as: UInt64.self) }
+        return Int(packed & 0xFFFF_FFFF)..<Int(packed >> 32)
+    }
+
+    @inline(__always)
+    package mutating func append(_ range: Range<Int>) {
+        let packed = UInt64(range.lowerBound) | UInt64(range.upperBound) << 32
+        withUnsafeMutableBytes(of: &bounds) { $0.storeBytes(of: packed, toByteOffset: count * 8, as: UInt64.self) }
+        count += 1
+    }
+
+    @inline(__always) package mutating func removeAll() { count = 0 }
+
+    package var ranges: [Range<Int>] { (0..<count).map { self[$0] } }
 }
 
 /// A shortcut through the one shape every cenariusd writes: RFC 9651's serialization of
@@ -37,7 +62,7 @@ package enum ReportScanner {
 
     private enum Kind: UInt8 { case none, string, token, list }
 
-    /// Reads `header` into `fields` (ranges of `header`); `fields.failed` keeps its storage.
+    /// Reads `header` into `fields` (ranges of `header`).
     @inline(__always)
     package static func scan(_ header: UnsafeRawBufferPointer, into fields: inout ReportFields) -> Outcome {
         guard header.count <= 4096 else { return .notAReport }
@@ -46,7 +71,7 @@ package enum ReportScanner {
         while index < count, header[index] == UInt8(ascii: " ") { index += 1 }
         var device = (Kind.none, 0..<0), release = (Kind.none, 0..<0), state = (Kind.none, 0..<0), why = (Kind.none, 0..<0)
         var failedKind = Kind.none
-        fields.failed.removeAll(keepingCapacity: true)
+        fields.failed.removeAll()
         while index < count {
             // The key.
             let keyStart = index
@@ -69,7 +94,7 @@ package enum ReportScanner {
             } else if first == UInt8(ascii: "(") {
                 index += 1
                 let isFailed = matches(header, key, "failed")
-                if isFailed { fields.failed.removeAll(keepingCapacity: true) }
+                if isFailed { fields.failed.removeAll() }
                 while true {
                     while index < count, header[index] == UInt8(ascii: " ") { index += 1 }
                     guard index < count else { return .unsure }
@@ -100,7 +125,7 @@ package enum ReportScanner {
             else if matches(header, key, "why") { why = (kind, value) }
             else if matches(header, key, "failed") {
                 failedKind = kind
-                if kind != .list { fields.failed.removeAll(keepingCapacity: true) }
+                if kind != .list { fields.failed.removeAll() }
             }
             while index < count, header[index] == UInt8(ascii: " ") || header[index] == UInt8(ascii: "\t") { index += 1 }
             if index == count { break }
@@ -113,7 +138,7 @@ package enum ReportScanner {
         guard device.0 == .string || device.0 == .token, !device.1.isEmpty,
               release.0 == .string || release.0 == .token,
               state.0 == .token, let parsedState = self.state(header, state.1) else { return .notAReport }
-        if failedKind != .list { fields.failed.removeAll(keepingCapacity: true) }
+        if failedKind != .list { fields.failed.removeAll() }
         fields.device = device.1
         fields.release = release.1
         fields.state = parsedState
@@ -142,11 +167,17 @@ package enum ReportScanner {
     }
     @inline(__always) private static func isTokenStart(_ byte: UInt8) -> Bool { ((byte | 0x20) &- UInt8(ascii: "a")) < 26 || byte == UInt8(ascii: "*") }
     /// RFC 9651's tchar, and ":" and "/".
-    private static let tokenBytes: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        return ((byte | 0x20) &- UInt8(ascii: "a")) < 26 || (byte &- UInt8(ascii: "0")) < 10 || Array("!#$%&'*+-.^_`|~:/".utf8).contains(byte)
+    @inline(__always) private static func isToken(_ byte: UInt8) -> Bool {
+        if ((byte | 0x20) &- UInt8(ascii: "a")) < 26 || (byte &- UInt8(ascii: "0")) < 10 { return true }
+        switch byte {
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
     }
-    @inline(__always) private static func isToken(_ byte: UInt8) -> Bool { tokenBytes[Int(byte)] }
 
     @inline(__always)
     private static func matches(_ header: UnsafeRawBufferPointer, _ range: Range<Int>, _ word: StaticString) -> Bool {
@@ -161,7 +192,6 @@ package enum ReportScanner {
         return nil
     }
 
-    private static let reasons: [[UInt8]] = WhyReason.allCases.map { Array($0.rawValue.utf8) }
 
     /// A code's number: its place in `WhyReason.allCases` + 1 (0 is none).
     package static func whyNumber(_ reason: WhyReason) -> Int { WhyReason.allCases.firstIndex(of: reason)! + 1 }
@@ -177,10 +207,47 @@ package enum ReportScanner {
     }
     package static let states: [FleetReport.State] = [.confirmed, .trial, .deferred, .held]
 
+    /// A code's number (`whyNumber`), found by its length first; 0 for a code this version does not know.
+    /// (A table of the codes would be a lazy global, checked on every line.)
     private static func reason(_ header: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int {
-        for (number, bytes) in reasons.enumerated() where bytes.count == range.count {
-            if bytes.withUnsafeBytes({ memcmp($0.baseAddress!, header.baseAddress! + range.lowerBound, range.count) }) == 0 { return number + 1 }
+        switch range.count {
+        case 4:
+            if matches(header, range, "held") { return 12 }
+            if matches(header, range, "lock") { return 15 }
+        case 5:
+            if matches(header, range, "trial") { return 8 }
+        case 6:
+            if matches(header, range, "halted") { return 11 }
+        case 7:
+            if matches(header, range, "current") { return 1 }
+            if matches(header, range, "storage") { return 14 }
+            if matches(header, range, "metered") { return 18 }
+        case 9:
+            if matches(header, range, "signature") { return 5 }
+            if matches(header, range, "integrity") { return 6 }
+            if matches(header, range, "held-back") { return 7 }
+            if matches(header, range, "inhibited") { return 20 }
+        case 11:
+            if matches(header, range, "downloading") { return 13 }
+        case 12:
+            if matches(header, range, "develop-mode") { return 16 }
+        case 13:
+            if matches(header, range, "switch-window") { return 19 }
+        case 14:
+            if matches(header, range, "not-polled-yet") { return 2 }
+        case 15:
+            if matches(header, range, "deferred-moment") { return 9 }
+            if matches(header, range, "deferred-native") { return 10 }
+            if matches(header, range, "download-window") { return 17 }
+            if matches(header, range, "switch-at-start") { return 21 }
+        case 16:
+            if matches(header, range, "origin-unchanged") { return 4 }
+        case 18:
+            if matches(header, range, "origin-unreachable") { return 3 }
+        default:
+            break
         }
         return 0
     }
+
 }

@@ -8,27 +8,18 @@ import ReportHeader
 /// (`NginxLine`, `ReportScanner`); any other line takes `AccessLog.parseLine` and the
 /// structured-headers library, as before, and gives the same entry.
 struct LineParser: Sendable {
-    let since: Double?
-    private var names = NameTable()
-    private var lists: [ListKey: Int] = [:]
-    private var listCount = 0
+    /// Where a line's report is unescaped to; apart from `core`, so that one can be read while the
+    /// other changes (no copy, no reference counting per line).
     private var scratch = [UInt8](repeating: 0, count: 64 << 10)
-    private var fields = ReportFields()
-    private var failedIDs: [Int] = []
+    private var core: Core
 
-    init(since: Double?) { self.since = since }
+    init(since: Double?) { core = Core(since: since) }
 
-    /// A failed list in the reader's numbering, its names in the header's order: up to three
-    /// numbers packed in one word (a device sends at most four names, mostly none or one).
-    private enum ListKey: Hashable {
-        case small(UInt64)
-        case large([Int])
-    }
+    var since: Double? { core.since }
 
     /// Every line of `chunk` (lines end with a newline; the last one may not).
     mutating func read(_ chunk: UnsafeRawBufferPointer, into result: inout ChunkResult) {
         guard let base = chunk.baseAddress else { return }
-        begin(&result)
         var start = 0
         while start < chunk.count {
             let end: Int
@@ -44,32 +35,48 @@ struct LineParser: Sendable {
 
     /// Names and lists numbered from here on are reported in `result`.
     func begin(_ result: inout ChunkResult) {
-        result.firstName = names.count
-        result.firstList = listCount
+        result.firstName = core.names.count
+        result.firstList = core.listCount
     }
 
     mutating func line(_ line: UnsafeRawBufferPointer, into result: inout ChunkResult) {
         result.lines += 1
         if scratch.count < line.count { scratch = [UInt8](repeating: 0, count: line.count) }
-        let scanned = scratch.withUnsafeMutableBytes { NginxLine.scan(line, into: $0.baseAddress!) }
-        guard let (time, length) = scanned else { return slowLine(line, into: &result) }
-        // The report is in `scratch`: copy it out of the way only when the library must read it.
-        let copy = scratch
-        copy.withUnsafeBytes { report(UnsafeRawBufferPointer(rebasing: $0[..<length]), time: time, into: &result) }
+        scratch.withUnsafeMutableBytes { scratch in
+            guard let (time, length) = NginxLine.scan(line, into: scratch.baseAddress!) else { return core.slowLine(line, into: &result) }
+            core.report(UnsafeRawBufferPointer(rebasing: scratch[..<length]), time: time, into: &result)
+        }
     }
 
+    mutating func add(_ report: FleetReport, at time: Double, into result: inout ChunkResult) {
+        core.add(report, at: time, into: &result)
+    }
+}
+
+/// The parser's state but its scratch space.
+private struct Core: Sendable {
+    let since: Double?
+    var names = NameTable()
+    private var lists: [ListKey: Int] = [:]
+    private(set) var listCount = 0
+    private var fields = ReportFields()
+    private var failedIDs: [Int] = []
+
+    init(since: Double?) { self.since = since }
+
+
     /// A line that is not nginx's JSON as documented (other key order, escapes, a Swift proxy's line).
-    private mutating func slowLine(_ line: UnsafeRawBufferPointer, into result: inout ChunkResult) {
+    mutating func slowLine(_ line: UnsafeRawBufferPointer, into result: inout ChunkResult) {
         guard let (time, header) = AccessLog.parseLine(ArraySlice(line)) else { result.malformed += 1; return }
         Array(header.utf8).withUnsafeBytes { report($0, time: time, into: &result) }
     }
 
-    private mutating func report(_ header: UnsafeRawBufferPointer, time: Double, into result: inout ChunkResult) {
+    mutating func report(_ header: UnsafeRawBufferPointer, time: Double, into result: inout ChunkResult) {
         if header.isEmpty || (header.count == 1 && header[0] == UInt8(ascii: "-")) { result.withoutReport += 1; return }
         if let since, time < since { result.beforeSince += 1; return }
         switch ReportScanner.scan(header, into: &fields) {
         case .report:
-            entry(header, fields, time: time, into: &result)
+            entry(header, time: time, into: &result)
         case .notAReport:
             result.malformed += 1
         case .unsure:
@@ -80,38 +87,48 @@ struct LineParser: Sendable {
 
     /// A report the library parsed (or a test made), as an entry.
     mutating func add(_ report: FleetReport, at time: Double, into result: inout ChunkResult) {
-        var bytes = Array(report.device.utf8)
-        var parsed = ReportFields()
-        parsed.device = 0..<bytes.count
-        bytes += report.release.utf8
-        parsed.release = parsed.device.upperBound..<bytes.count
-        for name in report.failed {
-            let start = bytes.count
-            bytes += name.utf8
-            parsed.failed.append(start..<bytes.count)
+        var room = true
+        if !failedIDs.isEmpty { failedIDs.removeAll(keepingCapacity: true) }
+        for failed in report.failed {
+            guard let id = Array(failed.utf8).withUnsafeBytes({ name($0, into: &result) }) else { room = false; break }
+            if !failedIDs.contains(id) { failedIDs.append(id) }
         }
-        parsed.state = report.state
-        parsed.why = report.why.map(ReportScanner.whyNumber) ?? 0
-        bytes.withUnsafeBytes { entry($0, parsed, time: time, into: &result) }
+        let release = room ? Array(report.release.utf8).withUnsafeBytes { name($0, into: &result) } : nil
+        let key = Array(report.device.utf8).withUnsafeBytes { Self.key($0) }
+        finish(key: key, release: release, state: report.state, why: report.why.map(ReportScanner.whyNumber) ?? 0, time: time, into: &result)
     }
 
-    private mutating func entry(_ header: UnsafeRawBufferPointer, _ fields: ReportFields, time: Double, into result: inout ChunkResult) {
-        var hasher = Hasher()
-        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: header[fields.device]))
-        let key = UInt64(truncatingIfNeeded: hasher.finalize())
+    /// `fields`, read from `header`, as an entry.
+    private mutating func entry(_ header: UnsafeRawBufferPointer, time: Double, into result: inout ChunkResult) {
         var room = true
-        failedIDs.removeAll(keepingCapacity: true)
-        for range in fields.failed {
-            guard let id = name(UnsafeRawBufferPointer(rebasing: header[range]), into: &result) else { room = false; break }
+        if !failedIDs.isEmpty { failedIDs.removeAll(keepingCapacity: true) }
+        for index in 0..<fields.failed.count {
+            guard let id = name(UnsafeRawBufferPointer(rebasing: header[fields.failed[index]]), into: &result) else { room = false; break }
             if !failedIDs.contains(id) { failedIDs.append(id) }
         }
         let release = room ? name(UnsafeRawBufferPointer(rebasing: header[fields.release]), into: &result) : nil
+        finish(key: Self.key(UnsafeRawBufferPointer(rebasing: header[fields.device])), release: release, state: fields.state, why: fields.why,
+               time: time, into: &result)
+    }
+
+    /// The device id's 64-bit hash, seeded per process (Hasher's SipHash): forged ids cannot be made
+    /// to collide with a real one, and 10⁷ ids collide by chance with odds of about 1 in 4×10⁵.
+    @inline(__always)
+    private static func key(_ device: UnsafeRawBufferPointer) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(bytes: device)
+        return UInt64(truncatingIfNeeded: hasher.finalize())
+    }
+
+    /// The entry of a line whose failed names are in `failedIDs`; nil `release`: no room for a name.
+    @inline(__always)
+    private mutating func finish(key: UInt64, release: Int?, state: FleetReport.State, why: Int, time: Double, into result: inout ChunkResult) {
         var word = LineEntry.noRoom
         if let release {
             // Like `Set(report.failed).subtracting([report.release])`: a device's own release is not among those it gave up.
-            failedIDs.removeAll { $0 == release }
+            if failedIDs.contains(release) { failedIDs.removeAll { $0 == release } }
             if let list = list(failedIDs, into: &result) {
-                word = LineEntry.word(release: release, list: list, state: ReportScanner.stateNumber(fields.state), why: fields.why)
+                word = LineEntry.word(release: release, list: list, state: ReportScanner.stateNumber(state), why: why)
             }
         }
         result.entries.append(LineEntry(key: key, time: time, word: word))
@@ -140,4 +157,11 @@ struct LineParser: Sendable {
         result.lists.append(ids)
         return listCount - 1
     }
+}
+
+/// A failed list in the reader's numbering, its names in the header's order: up to three numbers
+/// packed in one word (a device sends at most four names, mostly none or one).
+private enum ListKey: Hashable {
+    case small(UInt64)
+    case large([Int])
 }

@@ -14,6 +14,10 @@ struct NameTable: Sendable {
     private var ends: [UInt32] = []
     private(set) var bytes: [UInt8] = []
 
+    /// The names looked up last: a log repeats a few release names on most lines, and comparing
+    /// them first spares hashing the name.
+    private var recent: (Int, Int, Int, Int) = (-1, -1, -1, -1)
+
     var count: Int { ends.count }
 
     /// The bytes of name `id`.
@@ -22,6 +26,23 @@ struct NameTable: Sendable {
     /// The id of `name`, numbering it if new; nil when new and the table is full.
     @inline(__always)
     mutating func id(_ name: UnsafeRawBufferPointer) -> Int? {
+        if recent.0 >= 0 && equals(recent.0, name) { return recent.0 }
+        if recent.1 >= 0 && equals(recent.1, name) { return recent.1 }
+        if recent.2 >= 0 && equals(recent.2, name) { return recent.2 }
+        if recent.3 >= 0 && equals(recent.3, name) { return recent.3 }
+        guard let id = lookUp(name) else { return nil }
+        recent = (id, recent.0, recent.1, recent.2)
+        return id
+    }
+
+    @inline(__always)
+    private func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
+        let start = id == 0 ? 0 : Int(ends[id - 1])
+        let length = Int(ends[id]) - start
+        return length == name.count && (length == 0 || bytes.withUnsafeBytes { memcmp($0.baseAddress! + start, name.baseAddress!, length) } == 0)
+    }
+
+    private mutating func lookUp(_ name: UnsafeRawBufferPointer) -> Int? {
         var hasher = Hasher()
         hasher.combine(bytes: name)
         let hash = hasher.finalize()
@@ -31,13 +52,7 @@ struct NameTable: Sendable {
             let entry = Int(slots[slot])
             if entry == 0 { break }
             let id = entry - 1
-            if hashes[id] == hash {
-                let start = id == 0 ? 0 : Int(ends[id - 1])
-                let length = Int(ends[id]) - start
-                if length == name.count, length == 0 || bytes.withUnsafeBytes({ memcmp($0.baseAddress! + start, name.baseAddress!, length) }) == 0 {
-                    return id
-                }
-            }
+            if hashes[id] == hash && equals(id, name) { return id }
             slot = (slot + 1) & mask
         }
         guard ends.count < Self.maxNames, bytes.count + name.count <= Self.maxBytes else { return nil }
