@@ -39,11 +39,9 @@ package struct FleetReading: Sendable {
 
     package func tally(_ paths: [String], since: Double?, maxDevices: Int) throws(CenariusError) -> FleetTally {
         let tally = FleetTally(since: since, maxDevices: maxDevices)
-        guard threads > 1 else { return try alone(paths, tally) }
-        // Inflating gzip takes a core of its own (zcat's pace), and one parser keeps up with it:
-        // a second would only take turns with the reading thread on a 2-core machine.
-        let gzip = paths.contains { LogFile.isGzip($0) }
-        return try together(paths, tally, parsers: gzip ? threads - 1 : threads)
+        // Gzip too: zlib inflates a log in about a third of the time parsing it takes (and of
+        // zcat's), so the reading thread leaves the cores to the parsers there as well.
+        return threads == 1 ? try alone(paths, tally) : try together(paths, tally, parsers: threads)
     }
 
     /// Everything on this thread: the reference the threaded reading must agree with.

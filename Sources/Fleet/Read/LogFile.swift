@@ -36,15 +36,6 @@ struct LogFile: ~Copyable {
         self.gzip = gzip
     }
 
-    /// Whether the file starts as gzip does.
-    static func isGzip(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var magic: (UInt8, UInt8) = (0, 0)
-        return withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) } == 2 && magic == (0x1F, 0x8B)
-    }
-
     deinit {
         if let gzip { cplatform_gzclose(gzip) }
         close(fd)
