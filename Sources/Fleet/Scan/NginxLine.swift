@@ -39,6 +39,15 @@ package enum NginxLine {
         }
         var out = 0
         index = reportStart
+        // Plain words are copied whole; a word with a quote or a backslash goes byte by byte.
+        // (`scratch` is at least as long as the line, and `out` never passes `index`.)
+        while index + 8 <= line.count {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if Words.has(word, UInt8(ascii: "\"")) || Words.has(word, UInt8(ascii: "\\")) { break }
+            scratch.storeBytes(of: word, toByteOffset: out, as: UInt64.self)
+            out += 8
+            index += 8
+        }
         while index < line.count {
             let byte = line[index]
             if byte == UInt8(ascii: "\"") { return (time, out) }
@@ -49,6 +58,14 @@ package enum NginxLine {
             scratch.storeBytes(of: line[index], toByteOffset: out, as: UInt8.self)
             out += 1
             index += 1
+            // Back to whole words after the escape.
+            while index + 8 <= line.count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if Words.has(word, UInt8(ascii: "\"")) || Words.has(word, UInt8(ascii: "\\")) { break }
+                scratch.storeBytes(of: word, toByteOffset: out, as: UInt64.self)
+                out += 8
+                index += 8
+            }
         }
         return nil
     }
@@ -61,7 +78,7 @@ package enum NginxLine {
         while start + length <= count {
             guard let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), count - length + 1 - start) else { return nil }
             let at = base.distance(to: UnsafeRawPointer(quote))
-            if memcmp(base + at, needle.utf8Start, length) == 0 { return at + length }
+            if Words.equal(base + at, needle.utf8Start, length) { return at + length }
             start = at + 1
         }
         return nil

@@ -151,6 +151,14 @@ package enum ReportScanner {
     @inline(__always)
     private static func stringEnd(_ header: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var index = start
+        let base = header.baseAddress!
+        // Whole words of plain bytes first: none below 0x20, none from 0x7F, no quote, no backslash.
+        while index + 8 <= header.count {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if Words.hasBelow(word, 0x20) || word & 0x8080_8080_8080_8080 != 0 || Words.has(word, 0x7F)
+                || Words.has(word, UInt8(ascii: "\"")) || Words.has(word, UInt8(ascii: "\\")) { break }
+            index += 8
+        }
         while index < header.count {
             let byte = header[index]
             if byte == UInt8(ascii: "\"") { return index }
@@ -181,7 +189,7 @@ package enum ReportScanner {
 
     @inline(__always)
     private static func matches(_ header: UnsafeRawBufferPointer, _ range: Range<Int>, _ word: StaticString) -> Bool {
-        range.count == word.utf8CodeUnitCount && memcmp(header.baseAddress! + range.lowerBound, word.utf8Start, range.count) == 0
+        range.count == word.utf8CodeUnitCount && Words.equal(header.baseAddress! + range.lowerBound, word.utf8Start, range.count)
     }
 
     private static func state(_ header: UnsafeRawBufferPointer, _ range: Range<Int>) -> FleetReport.State? {

@@ -39,7 +39,7 @@ struct NameTable: Sendable {
     private func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
         let start = id == 0 ? 0 : Int(ends[id - 1])
         let length = Int(ends[id]) - start
-        return length == name.count && (length == 0 || bytes.withUnsafeBytes { memcmp($0.baseAddress! + start, name.baseAddress!, length) } == 0)
+        return length == name.count && (length == 0 || bytes.withUnsafeBytes { Words.equal($0.baseAddress! + start, name.baseAddress!, length) })
     }
 
     private mutating func lookUp(_ name: UnsafeRawBufferPointer) -> Int? {
