@@ -47,7 +47,7 @@ package struct FleetReading: Sendable {
     /// Everything on this thread: the reference the threaded reading must agree with.
     private func alone(_ paths: [String], _ start: FleetTally) throws(CenariusError) -> FleetTally {
         var tally = start
-        var parser = LineParser(since: tally.since)
+        var parser = LineParser(since: tally.since, hash: tally.deviceHash)
         var index = 0
         try eachChunk(paths, take: { ChunkBuffer(capacity: LineChunker(chunkBytes: chunkBytes, maxLine: maxLine).capacity) }) { buffer in
             var result = ChunkResult(index: index, source: 0)
@@ -71,7 +71,7 @@ package struct FleetReading: Sendable {
         for source in 0..<threads {
             // A queue of its own is a thread of its own: parsing blocks, and the concurrency pool is not for that.
             DispatchQueue(label: "cenariusd.fleet-\(source)").async(group: group) {
-                var parser = LineParser(since: start.since)
+                var parser = LineParser(since: start.since, hash: start.deviceHash)
                 while let buffer = ready.take() {
                     var result = ChunkResult(index: buffer.index, source: source)
                     parse(buffer, with: &parser, into: &result)

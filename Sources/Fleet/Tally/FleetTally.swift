@@ -33,6 +33,8 @@ package struct FleetTally: Sendable {
     package let maxDevices: Int
     /// Lines older than this (unix seconds) are counted in `beforeSince`, their reports not read.
     package var since: Double? { parser.since }
+    /// What makes the devices' keys: every reader of this tally must use it.
+    var deviceHash: DeviceHash { parser.hash }
     /// Of `droppedLines`, those dropped for a release name past `maxNames` (or past 16 MiB of names).
     package private(set) var droppedForNames = 0
     /// Distinct release names (and `failed` lists) kept: a fleet runs a few hundred releases,
@@ -64,7 +66,7 @@ package struct FleetTally: Sendable {
     /// - Parameter maxDevices: devices counted at most; reports of any more are dropped and counted.
     package init(since: Double? = nil, maxDevices: Int = FleetTally.defaultMaxDevices) {
         self.maxDevices = max(1, maxDevices)
-        parser = LineParser(since: since)
+        parser = LineParser(since: since, hash: DeviceHash())
     }
 
     package var devices: Int { table.count }

@@ -13,7 +13,10 @@ struct LineParser: Sendable {
     private var scratch = [UInt8](repeating: 0, count: 64 << 10)
     private var core: Core
 
-    init(since: Double?) { core = Core(since: since) }
+    /// - Parameter hash: the same for every parser of one tally: it makes the devices' keys.
+    init(since: Double?, hash: DeviceHash) { core = Core(since: since, hash: hash) }
+
+    var hash: DeviceHash { core.hash }
 
     var since: Double? { core.since }
 
@@ -56,13 +59,17 @@ struct LineParser: Sendable {
 /// The parser's state but its scratch space.
 private struct Core: Sendable {
     let since: Double?
+    let hash: DeviceHash
     var names = NameTable()
     private var lists: [ListKey: Int] = [:]
     private(set) var listCount = 0
     private var fields = ReportFields()
     private var failedIDs: [Int] = []
 
-    init(since: Double?) { self.since = since }
+    init(since: Double?, hash: DeviceHash) {
+        self.since = since
+        self.hash = hash
+    }
 
 
     /// A line that is not nginx's JSON as documented (other key order, escapes, a Swift proxy's line).
@@ -94,7 +101,7 @@ private struct Core: Sendable {
             if !failedIDs.contains(id) { failedIDs.append(id) }
         }
         let release = room ? Array(report.release.utf8).withUnsafeBytes { name($0, into: &result) } : nil
-        let key = Array(report.device.utf8).withUnsafeBytes { Self.key($0) }
+        let key = Array(report.device.utf8).withUnsafeBytes { hash($0) }
         finish(key: key, release: release, state: report.state, why: report.why.map(ReportScanner.whyNumber) ?? 0, time: time, into: &result)
     }
 
@@ -107,17 +114,8 @@ private struct Core: Sendable {
             if !failedIDs.contains(id) { failedIDs.append(id) }
         }
         let release = room ? name(UnsafeRawBufferPointer(rebasing: header[fields.release]), into: &result) : nil
-        finish(key: Self.key(UnsafeRawBufferPointer(rebasing: header[fields.device])), release: release, state: fields.state, why: fields.why,
+        finish(key: hash(UnsafeRawBufferPointer(rebasing: header[fields.device])), release: release, state: fields.state, why: fields.why,
                time: time, into: &result)
-    }
-
-    /// The device id's 64-bit hash, seeded per process (Hasher's SipHash): forged ids cannot be made
-    /// to collide with a real one, and 10⁷ ids collide by chance with odds of about 1 in 4×10⁵.
-    @inline(__always)
-    private static func key(_ device: UnsafeRawBufferPointer) -> UInt64 {
-        var hasher = Hasher()
-        hasher.combine(bytes: device)
-        return UInt64(truncatingIfNeeded: hasher.finalize())
     }
 
     /// The entry of a line whose failed names are in `failedIDs`; nil `release`: no room for a name.
