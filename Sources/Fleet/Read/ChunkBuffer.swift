@@ -9,6 +9,8 @@ final class ChunkBuffer: @unchecked Sendable {
     var count = 0
     /// The chunk's place in the run.
     var index = 0
+    /// The kind of log the chunk is from.
+    var format = LogFormat.lines
     /// Lines too long to read (counted as lines, and as malformed) met before this chunk's.
     var overlong = 0
 

@@ -102,7 +102,7 @@ package struct FleetReading: Sendable {
         parser.begin(&result)
         result.lines += buffer.overlong
         result.malformed += buffer.overlong
-        parser.read(buffer.lines, into: &result)
+        parser.read(buffer.lines, format: buffer.format, into: &result)
     }
 
     /// Fills buffers from `take` with chunks of every file in turn and hands each to `chunk`, which
@@ -119,10 +119,13 @@ package struct FleetReading: Sendable {
             if total == 0 { total = paths.reduce(0) { $0 + Self.size($1) } }
             var chunker = LineChunker(chunkBytes: chunkBytes, maxLine: maxLine)
             var more = true
+            // Each file is told by its first lines: one run may read several CDNs' logs.
+            let format = try LogFile.format(of: path)
             while more {
                 let next = buffer ?? take()
                 buffer = nil
                 more = try chunker.fill(next, from: &file)
+                next.format = format
                 if next.count > 0 || next.overlong > 0 {
                     buffer = try chunk(next)
                 } else {

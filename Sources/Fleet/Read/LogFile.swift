@@ -36,6 +36,20 @@ struct LogFile: ~Copyable {
         self.gzip = gzip
     }
 
+    /// The format of the log at `path`, from its first 64 KiB (inflated, for gzip).
+    static func format(of path: String) throws(CenariusError) -> LogFormat {
+        var file = try LogFile(path)
+        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+        defer { head.deallocate() }
+        var filled = 0
+        while filled < head.count {
+            let got = try file.read(into: head.baseAddress! + filled, count: head.count - filled)
+            if got == 0 { break }
+            filled += got
+        }
+        return LogFormat.detect(UnsafeRawBufferPointer(start: head.baseAddress, count: filled))
+    }
+
     deinit {
         if let gzip { cplatform_gzclose(gzip) }
         close(fd)

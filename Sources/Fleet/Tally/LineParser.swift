@@ -20,8 +20,8 @@ struct LineParser: Sendable {
 
     var since: Double? { core.since }
 
-    /// Every line of `chunk` (lines end with a newline; the last one may not).
-    mutating func read(_ chunk: UnsafeRawBufferPointer, into result: inout ChunkResult) {
+    /// Every line of `chunk` (lines end with a newline; the last one may not), of a log of `format`.
+    mutating func read(_ chunk: UnsafeRawBufferPointer, format: LogFormat = .lines, into result: inout ChunkResult) {
         guard let base = chunk.baseAddress else { return }
         var start = 0
         while start < chunk.count {
@@ -31,9 +31,24 @@ struct LineParser: Sendable {
             } else {
                 end = chunk.count
             }
-            line(UnsafeRawBufferPointer(start: base + start, count: end - start), into: &result)
+            let text = UnsafeRawBufferPointer(start: base + start, count: end - start)
+            switch format {
+            case .lines: line(text, into: &result)
+            case .s3: queryLine(QueryReport.s3(text), into: &result)
+            case .cloudFront(let date, let time, let query):
+                // `#Version:`, `#Fields:`: the file's header, not a request.
+                if text.first == UInt8(ascii: "#") { break }
+                queryLine(QueryReport.cloudFront(text, date: date, time: time, query: query), into: &result)
+            }
             start = end + 1
         }
+    }
+
+    /// A line of a log without headers, read: its time and the report from its query string.
+    private mutating func queryLine(_ read: (time: Double, report: [UInt8])?, into result: inout ChunkResult) {
+        result.lines += 1
+        guard let read else { result.malformed += 1; return }
+        read.report.withUnsafeBytes { core.report($0, time: read.time, into: &result) }
     }
 
     /// Names and lists numbered from here on are reported in `result`.
