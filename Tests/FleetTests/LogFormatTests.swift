@@ -105,6 +105,28 @@ import Testing
         #expect(all.lines == 9000 && all.devices == 90 && all.malformed == 0)
     }
 
+    /// A pipe (`fleet <(zcat …)`) cannot be read from its start twice: it is told by its first chunk.
+    @Test func pipesAreReadAndToldToo() throws {
+        let dir = try TemporaryFolder()
+        let requests = Self.traffic(500, seed: 9)
+        try Self.cloudFront(requests).write(toFile: dir.path("cf.log"), atomically: true, encoding: .utf8)
+        try Self.nginx(requests).write(toFile: dir.path("nginx.log"), atomically: true, encoding: .utf8)
+        try dir.shell("gzip -k cf.log && mkfifo plain.pipe gz.pipe")
+        // Writers on threads of their own: opening a pipe to write waits for its reader.
+        for (pipe, file) in [("plain.pipe", "cf.log"), ("gz.pipe", "cf.log.gz")] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: dir.path(file)))
+            let path = dir.path(pipe)
+            Thread {
+                guard let handle = FileHandle(forWritingAtPath: path) else { return }
+                handle.write(data)
+                try? handle.close()
+            }.start()
+        }
+        let expected = try FleetReadingTests.read([dir.path("nginx.log")], threads: 1, chunk: 1 << 20)
+        #expect(try FleetReadingTests.read([dir.path("plain.pipe")], threads: 2, chunk: 1 << 20) == expected)
+        #expect(try FleetReadingTests.read([dir.path("gz.pipe")], threads: 1, chunk: 1 << 20) == expected)
+    }
+
     @Test func brokenLinesAreMalformedAndPollsWithoutAReportAreCountedAsSuch() throws {
         let dir = try TemporaryFolder()
         let requests = [Request(time: 1_764_000_000, header: #"device="d", release="r", state=trial"#), Request(time: 1_764_000_001, header: nil)]

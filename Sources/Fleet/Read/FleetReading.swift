@@ -119,13 +119,16 @@ package struct FleetReading: Sendable {
             if total == 0 { total = paths.reduce(0) { $0 + Self.size($1) } }
             var chunker = LineChunker(chunkBytes: chunkBytes, maxLine: maxLine)
             var more = true
-            // Each file is told by its first lines: one run may read several CDNs' logs.
-            let format = try LogFile.format(of: path)
+            // Each file is told by its first lines: one run may read several CDNs' logs. A file is
+            // read from its start once more for that; a pipe (`<(zcat …)`) cannot be, and is told
+            // by its first chunk.
+            var format = file.isRegular ? try LogFile.format(of: path) : nil
             while more {
                 let next = buffer ?? take()
                 buffer = nil
                 more = try chunker.fill(next, from: &file)
-                next.format = format
+                if format == nil { format = LogFormat.detect(next.lines) }
+                next.format = format ?? .lines
                 if next.count > 0 || next.overlong > 0 {
                     buffer = try chunk(next)
                 } else {

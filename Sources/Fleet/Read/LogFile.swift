@@ -10,6 +10,8 @@ struct LogFile: ~Copyable {
     let path: String
     /// The file's size on disk, and how far reading has got in it (compressed bytes for gzip).
     let size: Int
+    /// A regular file (not a pipe): it can be read from its start again.
+    let isRegular: Bool
     private(set) var position = 0
     private let fd: Int32
     private let gzip: UnsafeMutableRawPointer?
@@ -18,11 +20,14 @@ struct LogFile: ~Copyable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileSystem.failure("cannot read", path) }
         var info = stat()
-        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        let known = fstat(fd, &info) == 0
+        let size = known ? Int(info.st_size) : 0
+        let isRegular = known && (info.st_mode & S_IFMT) == S_IFREG
         var magic: (UInt8, UInt8) = (0, 0)
-        let head = withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) }
+        // A pipe cannot be peeked at: zlib tells gzip from plain bytes itself there (it reads either).
+        let head = isRegular ? withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) } : 0
         var gzip: UnsafeMutableRawPointer?
-        if head == 2 && magic == (0x1F, 0x8B) {
+        if !isRegular || (head == 2 && magic == (0x1F, 0x8B)) {
             gzip = cplatform_gzopen(path)
             if gzip == nil {
                 let code = errno
@@ -33,6 +38,7 @@ struct LogFile: ~Copyable {
         self.path = path
         self.fd = fd
         self.size = size
+        self.isRegular = isRegular
         self.gzip = gzip
     }
 
