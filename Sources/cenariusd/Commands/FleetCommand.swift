@@ -14,8 +14,11 @@ struct FleetCommand: AsyncParsableCommand {
             Every table request a device makes carries Cenarius-Report (its release, state and the \
             releases it rolled back or refused). With nginx logging them as JSON lines
               log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
-            this command counts each device's latest report per release. Logs may be gzip-rotated; \
-            malformed lines are counted and skipped.
+            this command counts each device's latest report per release, on every core. Logs may be \
+            gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are Amazon S3 server \
+            access logs and CloudFront standard logs, where the report is the query parameter \
+            cenarius-report (each file's format is told from its first lines). Malformed lines are \
+            counted and skipped.
 
             With --halt-above, --min-devices and --remote it writes "halted": true into the remote's \
             release manifest when more than PERCENT of the devices that tried its release rolled it \
@@ -28,7 +31,7 @@ struct FleetCommand: AsyncParsableCommand {
               cenariusd fleet access.log --halt-above 20 --min-devices 50 --remote /srv/www --sign-key release.key
             """)
 
-    @Argument(help: ArgumentHelp("Access logs (JSON lines; .gz read as it is).", valueName: "log"))
+    @Argument(help: ArgumentHelp("Access logs (nginx JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard logs; .gz read as it is).", valueName: "log"))
     var logs: [String]
 
     @Option(help: ArgumentHelp("Only lines newer than this: 90s, 30m, 12h, 7d.", valueName: "duration")) var since: String?
