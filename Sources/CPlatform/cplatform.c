@@ -68,3 +68,7 @@ const char *cplatform_gzerror(void *file) {
 void cplatform_gzclose(void *file) {
     gzclose((gzFile)file);
 }
+
+long long cplatform_gzoffset(void *file) {
+    return (long long)gzoffset((gzFile)file);
+}

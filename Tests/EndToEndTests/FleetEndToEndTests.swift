@@ -150,3 +150,44 @@ import TestOrigin
         #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
     }
 }
+
+/// `fleet` on logs of some size, as a user runs it: the same counts on one thread and on several,
+/// the cap and `--since` as the output says them.
+@Suite(.awaitsCleanups) struct FleetReadingEndToEndTests {
+    @Test func oneThreadAndSeveralPrintTheSameCountsAndTheCapIsSaid() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        var log = ""
+        // 300 devices polling, then 3,000 forged ids, then the devices again with a release most rolled back.
+        for n in 0..<3000 {
+            log += #"{"time":"\#(1_764_000_000 + n).250","report":"device=\"real-\#(n % 300)\", release=\"r1\", state=confirmed, native=\"2.3.0\", why=current"}"# + "\n"
+        }
+        for n in 0..<3000 {
+            log += #"{"time":"\#(1_764_010_000 + n).000","report":"device=\"\#(String(format: "%016x", n * 7919))\", release=\"r1\", state=confirmed"}"# + "\n"
+        }
+        for n in 0..<300 {
+            let failed = n < 200 ? #", failed=(\"r2\")"# : ""
+            log += #"{"time":"\#(1_764_020_000 + n).500","report":"device=\"real-\#(n)\", release=\"\#(n < 200 ? "r1" : "r2")\", state=confirmed\#(failed), why=\#(n < 200 ? "held-back" : "current")"}"# + "\n"
+        }
+        try dir.write("cenarius.log", log)
+        var outputs: [String] = []
+        for threads in ["1", "2", "4"] {
+            let run = try Binary.run(["fleet", dir.path("cenarius.log"), "--json", "--threads", threads, "--max-devices", "1000"])
+            #expect(run.status == 0, "\(run.stderr)")
+            outputs.append(run.stdout)
+            let json = try run.json()
+            #expect(json["devices"] as? Int == 1000 && json["droppedLines"] as? Int == 2300, "\(run.stdout)")
+            #expect(run.stderr.contains("2300 report lines of devices beyond the first 1000 (--max-devices) were not counted"), "\(run.stderr)")
+            let releases = try #require(json["releases"] as? [[String: Any]])
+            let r2 = try #require(releases.first { $0["release"] as? String == "r2" })
+            #expect(r2["devices"] as? Int == 100 && r2["failed"] as? Int == 200, "\(releases)")
+        }
+        #expect(Set(outputs).count == 1, "\(outputs)")
+
+        // --since: only the last 300 lines are recent enough (their times are from 2025-11-24, the
+        // others' from a little earlier), so every device counted is a real one.
+        let recent = try Binary.run(["fleet", dir.path("cenarius.log"), "--json", "--since", "\(Int(Date().timeIntervalSince1970) - 1_764_019_990)s"])
+        #expect(recent.status == 0, "\(recent.stderr)")
+        #expect(try recent.json()["devices"] as? Int == 300 && recent.json()["droppedLines"] as? Int == 0, "\(recent.stdout)")
+    }
+}

@@ -31,4 +31,7 @@ int cplatform_gzread(void *file, void *buffer, unsigned length);
 const char *cplatform_gzerror(void *file);
 void cplatform_gzclose(void *file);
 
+/* How far into the compressed file reading has got (zlib's gzoffset), for a progress line. */
+long long cplatform_gzoffset(void *file);
+
 #endif

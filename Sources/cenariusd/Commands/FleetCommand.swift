@@ -2,6 +2,10 @@ import ArgumentParser
 import Fleet
 import RouteSync
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct FleetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet",
@@ -10,8 +14,11 @@ struct FleetCommand: AsyncParsableCommand {
             Every table request a device makes carries Cenarius-Report (its release, state and the \
             releases it rolled back or refused). With nginx logging them as JSON lines
               log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
-            this command counts each device's latest report per release. Logs may be gzip-rotated; \
-            malformed lines are counted and skipped.
+            this command counts each device's latest report per release, on every core. Logs may be \
+            gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are Amazon S3 server \
+            access logs and CloudFront standard logs, where the report is the query parameter \
+            cenarius-report (each file's format is told from its first lines). Malformed lines are \
+            counted and skipped.
 
             With --halt-above, --min-devices and --remote it writes "halted": true into the remote's \
             release manifest when more than PERCENT of the devices that tried its release rolled it \
@@ -24,7 +31,7 @@ struct FleetCommand: AsyncParsableCommand {
               cenariusd fleet access.log --halt-above 20 --min-devices 50 --remote /srv/www --sign-key release.key
             """)
 
-    @Argument(help: ArgumentHelp("Access logs (JSON lines; .gz read as it is).", valueName: "log"))
+    @Argument(help: ArgumentHelp("Access logs (nginx JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard logs; .gz read as it is).", valueName: "log"))
     var logs: [String]
 
     @Option(help: ArgumentHelp("Only lines newer than this: 90s, 30m, 12h, 7d.", valueName: "duration")) var since: String?
@@ -37,8 +44,10 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote; repeat it where several signatures are required).", valueName: "file"))
     var signKey: [String] = []
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
-    @Option(help: ArgumentHelp("Count at most this many devices (about 100 bytes each); reports of any more are dropped and counted. Reports can be forged: docs/threats.md.", valueName: "n"))
+    @Option(help: ArgumentHelp("Count at most this many devices (about 30 bytes each: 10,000,000 in about 300 MB); reports of any more are dropped and counted. Reports can be forged: docs/threats.md.", valueName: "n"))
     var maxDevices: Int = FleetTally.defaultMaxDevices
+    @Option(help: ArgumentHelp("Threads that parse the logs (default: one per core, at most 8).", valueName: "n"))
+    var threads: Int = FleetReading.cores
 
     func validate() throws {
         if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
@@ -48,6 +57,7 @@ struct FleetCommand: AsyncParsableCommand {
         }
         guard minDevices >= 1 else { throw ValidationError("--min-devices must be at least 1") }
         guard maxDevices >= 1 else { throw ValidationError("--max-devices must be at least 1") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         // A halt rewrites the manifest, which a signed remote's sidecar covers: without a key
         // every device would refuse the remote from then on.
         if haltAbove != nil, let remote {
@@ -86,10 +96,12 @@ struct FleetCommand: AsyncParsableCommand {
 
     func run() async throws {
         let now = FileSystem.now()
-        var tally = FleetTally(since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices)
-        for log in logs {
-            try AccessLog.forEachLine(of: log) { tally.add(line: $0) }
+        var reading = FleetReading(threads: threads)
+        if isatty(2) != 0 { reading.progress = FleetProgress.show }
+        let tally = try await FleetProgress.onThread { [reading, logs, maxDevices, since] () throws(CenariusError) -> FleetTally in
+            try reading.tally(logs, since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices)
         }
+        if reading.progress != nil { FleetProgress.clear() }
         var summary = Summary(
             lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
             releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
