@@ -27,6 +27,9 @@ package struct SyncSettings: Sendable {
     package var report = true
     /// When a release is downloaded and when it is switched to (`serve`'s install policies).
     package var install = InstallPolicy()
+    /// The store objects the remote holds, when it can say (an offline bundle: its folder's
+    /// listing): forms it lacks are never planned (FormPlan). nil: a remote that may hold any.
+    package var storeListing: Set<String>?
     /// Told of each change a sync makes to the cache, before it is made (tests; a test hook).
     package var effects: SyncEffects?
 

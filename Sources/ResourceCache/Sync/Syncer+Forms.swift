@@ -94,7 +94,9 @@ extension Syncer {
             let formURL = remote.tableFormURL
             rememberTableForm(formURL, absent: !index.tableForm)
         }
-        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
+        let listing = settings.storeListing
+        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil },
+                        available: listing.map { listing in { listing.contains($0) } })
     }
 
     /// The table the device holds, which a delta pack may start from: the generation in force,

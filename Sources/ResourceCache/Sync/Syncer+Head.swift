@@ -25,7 +25,7 @@ extension Syncer {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
             // it would; a head that is gone or refused sends the device back to the table.
             // A channel has no table path to fall back to: its head is its only word.
-            guard error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
+            guard error.isThisFile, !(cancel?.isCancelled ?? false), !remote.headOnly else { throw error }
             // A first install's question, answered no: not asked again until an index names a head.
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
                 store.rememberAbsent(remote)
@@ -40,7 +40,7 @@ extension Syncer {
         case .notModified:
             guard let stored = state.text else {
                 store.forget(remote)
-                if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
+                if remote.headOnly { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
             }
             text = Array(stored.utf8)
@@ -51,14 +51,14 @@ extension Syncer {
             next.text = String(decoding: body, as: UTF8.self)
         }
         guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
-            if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
+            if remote.headOnly { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
             store.forget(remote)
             return nil
         }
         // Older than a head seen already: a replay, or an edge that has not caught up. The table
         // decides; a channel's device waits for the edge to catch up.
         guard head.version >= state.version else {
-            guard remote.followsChannel else { return nil }
+            guard remote.headOnly else { return nil }
             return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, self))
         }
         // The table in force's SHA-256, as its stage recorded it; read and hashed only when a
@@ -94,21 +94,21 @@ extension Syncer {
             fetched = try headObjects(head, pending: poll.pending?.table, current: unrecorded ?? tableInForce(), remote: remote,
                                       downloader: downloader, cancel: cancel)
         } catch {
-            guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.followsChannel else { throw error }
+            guard error.code == .integrity || error.isThisFile, !(cancel?.isCancelled ?? false), !remote.headOnly else { throw error }
             store.forget(remote)
             return nil
         }
         // Like a compressed table's: what the head gave is not the remote's word until it is
         // checked, and a refusal is not a refused release, since the table itself is asked next.
         var checking = attempt
-        checking.tableFromForm = !remote.followsChannel
+        checking.tableFromForm = !remote.headOnly
         do {
             let step = try checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
                                    source: .head(head, index: fetched.index), downloader: downloader, attempt: checking, cancel: cancel)
             next.version = max(state.version, head.version)
             store.write(next)
             return step
-        } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.followsChannel {
+        } catch where error.code == .integrity && !(cancel?.isCancelled ?? false) && !remote.headOnly {
             store.forget(remote)
             return nil
         }

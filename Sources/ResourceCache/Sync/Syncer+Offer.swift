@@ -75,7 +75,7 @@ extension Syncer {
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
         // The head, once a release index said this remote publishes one (a first install gets
         // the table, its index and a pack in as few requests through the compressed table).
-        if remote.followsChannel {
+        if remote.headOnly {
             let state = heads.read(for: remote).flatMap { $0.absent ? nil : $0 } ?? HeadState(url: HeadState.urlDigest(remote))
             guard let step = try offerFromHead(poll, state: state, downloader: downloader, attempt: &attempt, cancel: cancel) else {
                 throw .remote("\(remote.headURL) gave no release of channel \(remote.channel)")

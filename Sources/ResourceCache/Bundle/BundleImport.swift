@@ -1,0 +1,109 @@
+import ReportHeader
+package import RouteSync
+package import Transport
+
+/// `cenariusd import`: a bundle applied as a release from the origin would be (docs/bundles.md).
+/// The bundle is synced from as a `file://` remote whose head is its only word, by the sync every
+/// remote goes through — the same keys and thresholds, anti-rollback, expiry, rollout gates,
+/// holds and install policies — with the forms plan kept to what the bundle holds. Nothing is
+/// asked of any network. The origin's poll records (its head's validators, its compressed
+/// table's marker) are left as they were, so the next poll of the origin costs what it did.
+package struct BundleImport: Sendable {
+    package let settings: SyncSettings
+    package var switching: InstallPolicy.Switching = .request
+
+    package init(settings: SyncSettings) {
+        self.settings = settings
+    }
+
+    /// Imports the bundle at `path`; then writes the device's report beside it, whatever the
+    /// outcome, and tells `warn` when that cannot be done (the import's outcome stands).
+    package func run(_ path: String, cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil,
+                     warn: (String) -> Void) throws(CenariusError) -> SyncReport {
+        let layout = settings.cache
+        let channel = settings.remote?.channel ?? ReleaseHead.defaultChannel
+        let bundle = try OpenedBundle.open(path, layout: layout, maxFileSize: settings.transfer.maxFileSize)
+        defer { bundle.close() }
+        let result = Result { () throws(CenariusError) in try apply(bundle, channel: channel, cancel: cancel, progress: progress) }
+        var imported = SyncReport.Imported(bundle: bundle.path)
+        if settings.report, let header = DeviceReport.header(settings: settings, currentMeta: try? GenerationStore(layout: layout).current()?.meta(), pending: false) {
+            let now = FileSystem.now()
+            let outcome: String
+            switch result {
+            case .success(let report): outcome = report.outcome.rawValue
+            case .failure: outcome = "failed"
+            }
+            let device = FleetReport.deviceHash(settings.rollout.device(layout: layout).id)
+            let line = BundleReport.line(header: header, time: now, bundle: FileSystem.lastComponent(bundle.path), outcome: outcome, error: result.error)
+            do {
+                imported.report = try BundleReport.write(line, device: device, time: now, into: bundle.reportFolder)
+            } catch {
+                imported.reportProblem = "the report was not written beside the bundle (\(error.message)); the import's outcome stands"
+                warn(imported.reportProblem!)
+            }
+        }
+        var report = try result.get()
+        report.imported = imported
+        return report
+    }
+
+    private func apply(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
+        let layout = settings.cache
+        if let manifest = bundle.manifest {
+            guard let release = manifest.release(for: channel) else {
+                let held = manifest.releases.map(\.channel).joined(separator: ", ")
+                throw .notFound("\(bundle.path) carries channel \(held.isEmpty ? "none" : held), and this device follows \(channel): nothing applied")
+            }
+            let current = currentTable()
+            guard release.serves(current) else {
+                let bases = release.from.map { String($0.prefix(12)) }.joined(separator: ", ")
+                throw .notFound("\(bundle.path) is for devices on table \(bases.isEmpty ? "none" : bases)\(release.firstInstall ? " or a first install" : ""), "
+                    + "and this device is on table \(current.map { String($0.prefix(12)) } ?? "none"): nothing applied (bundle it with --from this device's release)")
+            }
+        }
+        var remote = try Remote("file://" + bundle.folder, routesName: settings.remote?.routesName ?? "Routes.json", channel: channel)
+        remote.isBundle = true
+        var settings = settings
+        settings.remote = remote
+        settings.mirrors = []
+        settings.storeListing = bundle.listing
+        // The bundle's own poll records would replace the origin's: kept aside and put back.
+        let kept = [layout.headState, layout.tableForm].map { ($0, try? FileSystem.readFile($0, limit: 1 << 20)) }
+        defer {
+            for (path, bytes) in kept {
+                if let bytes { try? FileSystem.writeAtomically(bytes, to: path, durable: false) } else { FileSystem.removeTree(path) }
+            }
+        }
+        var syncer = Syncer(settings: settings)
+        syncer.switching = switching
+        do {
+            return try syncer.sync(cancel: cancel, progress: progress)
+        } catch where error.isMissingRemoteFile {
+            // A form that did not decode left its file to a source the bundle does not hold: it was
+            // altered, or cut short on the stick.
+            throw CenariusError.integrity("\(bundle.path) is damaged or incomplete: \(error.message)")
+        }
+    }
+
+    /// SHA-256 of the table this device is on: the generation in force, else its preset's.
+    private func currentTable() -> String? {
+        if let generation = GenerationStore(layout: settings.cache).current() {
+            if let digest = (try? generation.meta())?.tableSHA256 { return digest }
+            return (try? FileSystem.readFile(generation.tablePath)).map(ReleaseIndex.tableDigest)
+        }
+        return (try? FileSystem.readFile(settings.preset.tablePath, limit: RouteTable.maxBytes)).map(ReleaseIndex.tableDigest)
+    }
+}
+
+extension Result {
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension FileSystem {
+    static func lastComponent(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
