@@ -219,6 +219,33 @@ import TestOrigin
         #expect(daemon.terminate().status == 0)
     }
 
+    /// On vfat where the kernel has it, else on ext4 (Requirement.stickFileSystem).
+    @Test(.enabled(if: Requirement.inCI || Requirement.stickAndNoNetwork, "needs root, a loop device, mkfs.vfat or mkfs.ext4, and unshare --net"))
+    func aStickAppliedInANamespaceWithNoNetworkThenReadOnly() throws {
+        let stick = try Stick()
+        let dir = stick.dir
+        try stick.publisher.publish(1)
+        try stick.publisher.publish(2)
+        let image = dir.path("stick.img"), mountPoint = dir.path("media/CENARIUS")
+        try #require(Requirement.mount(stickImage: image, megabytes: 16, at: mountPoint))
+        defer { Requirement.unmount(mountPoint) }
+        print("stick: \(Requirement.stickFileSystem)")
+        #expect(try stick.bundle(["--output", mountPoint + "/app.cenarius.tar"]).status == 0)
+        // The device names its origin, and is where nothing can be reached: no route, not even loopback up.
+        let offline = try Binary.run(["--net", Binary.path, "import", mountPoint + "/app.cenarius.tar", "--json", "--remote", "http://127.0.0.1:8701"]
+                                     + stick.deviceFlags("device"), executable: "/usr/bin/unshare")
+        #expect(offline.status == 0 && (try? offline.json()["outcome"] as? String) == "committed", "\(offline.stdout) \(offline.stderr)")
+        #expect(try stick.served("device") == "<h1>release 2</h1>")
+        let reports = try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cenarius-reports")
+        #expect(reports.count == 1, "the report is on the stick: \(reports)")
+        // The stick again, read-only: the import stands, the report is a warning.
+        Requirement.unmount(mountPoint)
+        try #require(Requirement.mount(stickImage: image, megabytes: 16, at: mountPoint, readOnly: true))
+        let readOnly = try stick.importing(mountPoint + "/app.cenarius.tar", device: "second")
+        #expect(readOnly.status == 0 && readOnly.stderr.contains("report was not written"), "\(readOnly.stderr)")
+        #expect(try stick.served("second") == "<h1>release 2</h1>")
+    }
+
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func aBundleFromTheThreeReplicaObjectStore() async throws {
         let store = try await ObjectStore.shared()

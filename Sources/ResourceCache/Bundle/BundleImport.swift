@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ReportHeader
 package import RouteSync
 package import Transport
@@ -48,7 +51,6 @@ package struct BundleImport: Sendable {
     }
 
     private func apply(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
-        let layout = settings.cache
         if let manifest = bundle.manifest {
             guard let release = manifest.release(for: channel) else {
                 let held = manifest.releases.map(\.channel).joined(separator: ", ")
@@ -61,6 +63,12 @@ package struct BundleImport: Sendable {
                     + "and this device is on table \(current.map { String($0.prefix(12)) } ?? "none"): nothing applied (bundle it with --from this device's release)")
             }
         }
+        return try sync(bundle, channel: channel, cancel: cancel, progress: progress)
+    }
+
+    private func sync(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
+        let layout = settings.cache
+        try checkVersion(bundle, channel: channel)
         var remote = try Remote("file://" + bundle.folder, routesName: settings.remote?.routesName ?? "Routes.json", channel: channel)
         remote.isBundle = true
         var settings = settings
@@ -82,6 +90,20 @@ package struct BundleImport: Sendable {
             // A form that did not decode left its file to a source the bundle does not hold: it was
             // altered, or cut short on the stick.
             throw CenariusError.integrity("\(bundle.path) is damaged or incomplete: \(error.message)")
+        }
+    }
+
+    /// Versions never go back, signed or not: the bundle's head (its own bytes, not the manifest's
+    /// word) is refused when older than the head the release in force came from. A signed one is
+    /// refused by its signature's version too (G8); this holds where nothing is signed.
+    private func checkVersion(_ bundle: OpenedBundle, channel: String) throws(CenariusError) {
+        let name = ReleaseHead.name(routesName: settings.remote?.routesName ?? "Routes.json", channel: channel)
+        let path = FileSystem.join(bundle.folder, name)
+        guard FileSystem.kind(path) == S_IFREG, let bytes = try? FileSystem.readFile(path, limit: ReleaseHead.maxBytes),
+              let head = try? ReleaseHead.parse(bytes, source: path),
+              let inForce = (try? GenerationStore(layout: settings.cache).current()?.meta())??.headVersion else { return }
+        if head.version < inForce {
+            throw .integrity("\(bundle.path) carries version \(head.version) of channel \(channel), older than version \(inForce) in force: versions never go back, nothing applied")
         }
     }
 

@@ -22,6 +22,9 @@ struct Offer {
     let manifest: FetchedManifest?
     let signed: TableSignatureVerifier.Verified?
     let admission: RolloutAdmission
+    /// The version of the head it came from, if it came from one: recorded with the generation,
+    /// the floor an offline bundle is held to even unsigned (docs/bundles.md).
+    let headVersion: Int64?
 }
 
 extension Syncer {
@@ -192,6 +195,7 @@ extension Syncer {
             return .ended(report)
         }
         return .offered(Offer(remote: remote, remoteName: poll.remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,
-                              validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission))
+                              validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission,
+                              headVersion: { if case .head(let head, _) = source { head.version } else { nil } }()))
     }
 }
