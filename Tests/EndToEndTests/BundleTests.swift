@@ -124,6 +124,10 @@ import TestOrigin
         // Truncated at a member's middle, and exactly before the archive's end.
         try good.prefix(good.count * 6 / 10).write(to: URL(fileURLWithPath: dir.path("stick/cut.tar")))
         try refused(dir.path("stick/cut.tar"), 4, "truncated", "cut short")
+        // Refused, and reported: the device says it failed, and why.
+        let reported = try FileManager.default.contentsOfDirectory(atPath: dir.path("stick/cenarius-reports"))
+        let failure = reported.compactMap { dir.read("stick/cenarius-reports/" + $0) }.first { $0.contains("cut.tar") } ?? ""
+        #expect(failure.contains("\"outcome\":\"failed\"") && failure.contains("\"error\":4"), "\(reported) \(failure)")
         try good.prefix(good.count - 1024).write(to: URL(fileURLWithPath: dir.path("stick/end.tar")))
         try refused(dir.path("stick/end.tar"), 4, "truncated", "no end mark")
         // A bit flipped in a header, and one in the pack's data.

@@ -23,31 +23,50 @@ package struct BundleImport: Sendable {
     /// outcome, and tells `warn` when that cannot be done (the import's outcome stands).
     package func run(_ path: String, cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil,
                      warn: (String) -> Void) throws(CenariusError) -> SyncReport {
-        let layout = settings.cache
-        let channel = settings.remote?.channel ?? ReleaseHead.defaultChannel
-        let bundle = try OpenedBundle.open(path, layout: layout, maxFileSize: settings.transfer.maxFileSize)
-        defer { bundle.close() }
-        let result = Result { () throws(CenariusError) in try apply(bundle, channel: channel, cancel: cancel, progress: progress) }
-        var imported = SyncReport.Imported(bundle: bundle.path)
-        if settings.report, let header = DeviceReport.header(settings: settings, currentMeta: try? GenerationStore(layout: layout).current()?.meta(), pending: false) {
-            let now = FileSystem.now()
-            let outcome: String
-            switch result {
-            case .success(let report): outcome = report.outcome.rawValue
-            case .failure: outcome = "failed"
+        let bundle: OpenedBundle
+        do {
+            bundle = try OpenedBundle.open(path, layout: settings.cache, maxFileSize: settings.transfer.maxFileSize)
+        } catch {
+            // A damaged or truncated bundle is reported too; a path that names no bundle at all
+            // (missing, a link, a FIFO) gets nothing written beside it.
+            let given = FileSystem.absolute(path)
+            if [S_IFREG, S_IFDIR].contains(FileSystem.kind(given)) {
+                _ = report(.failure(error), bundle: given, reportFolder: OpenedBundle.reportFolder(of: given), warn: warn)
             }
-            let device = FleetReport.deviceHash(settings.rollout.device(layout: layout).id)
-            let line = BundleReport.line(header: header, time: now, bundle: FileSystem.lastComponent(bundle.path), outcome: outcome, error: result.error)
-            do {
-                imported.report = try BundleReport.write(line, device: device, time: now, into: bundle.reportFolder)
-            } catch {
-                imported.reportProblem = "the report was not written beside the bundle (\(error.message)); the import's outcome stands"
-                warn(imported.reportProblem!)
-            }
+            throw error
         }
-        var report = try result.get()
-        report.imported = imported
-        return report
+        defer { bundle.close() }
+        let channel = settings.remote?.channel ?? ReleaseHead.defaultChannel
+        let result = Result { () throws(CenariusError) in try apply(bundle, channel: channel, cancel: cancel, progress: progress) }
+        let imported = report(result, bundle: bundle.path, reportFolder: bundle.reportFolder, warn: warn)
+        var done = try result.get()
+        done.imported = imported
+        return done
+    }
+
+    /// The device's report, written beside the bundle (BundleReport); what became of it.
+    private func report(_ result: Result<SyncReport, CenariusError>, bundle: String, reportFolder: String, warn: (String) -> Void) -> SyncReport.Imported {
+        var imported = SyncReport.Imported(bundle: bundle)
+        let layout = settings.cache
+        guard settings.report,
+              let header = DeviceReport.header(settings: settings, currentMeta: try? GenerationStore(layout: layout).current()?.meta(), pending: false) else {
+            return imported
+        }
+        let now = FileSystem.now()
+        let outcome: String
+        switch result {
+        case .success(let report): outcome = report.outcome.rawValue
+        case .failure: outcome = "failed"
+        }
+        let device = FleetReport.deviceHash(settings.rollout.device(layout: layout).id)
+        let line = BundleReport.line(header: header, time: now, bundle: FileSystem.lastComponent(bundle), outcome: outcome, error: result.error)
+        do {
+            imported.report = try BundleReport.write(line, device: device, time: now, into: reportFolder)
+        } catch {
+            imported.reportProblem = "the report was not written beside the bundle (\(error.message)); the import's outcome stands"
+            warn(imported.reportProblem ?? "")
+        }
+        return imported
     }
 
     private func apply(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {

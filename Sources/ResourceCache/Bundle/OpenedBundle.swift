@@ -19,7 +19,9 @@ struct OpenedBundle {
     let unpacked: String?
 
     /// Where the device writes its report: `cenarius-reports/` beside the bundle.
-    var reportFolder: String { FileSystem.join(FileSystem.parentDirectory(of: path), BundleReport.folderName) }
+    var reportFolder: String { Self.reportFolder(of: path) }
+
+    static func reportFolder(of path: String) -> String { FileSystem.join(FileSystem.parentDirectory(of: path), BundleReport.folderName) }
 
     static func open(_ given: String, layout: CacheLayout, maxFileSize: Int64) throws(CenariusError) -> OpenedBundle {
         var path = FileSystem.absolute(given)

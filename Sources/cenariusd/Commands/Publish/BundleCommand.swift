@@ -52,6 +52,7 @@ struct BundleCommand: AsyncParsableCommand {
     func validate() throws {
         try ReleaseHead.validateChannel(channel)
         guard (output == nil) != (outDir == nil) else { throw ValidationError("give one of --output FILE and --out-dir DIR") }
+        if json, output == "-" { throw ValidationError("--json and --output - would both write to standard output") }
         if firstInstall, from.isEmpty { throw ValidationError("--first-install adds to --from; without --from a bundle is a first install already") }
     }
 
