@@ -102,6 +102,12 @@ import TestOrigin
         #expect(applied.status == 0 && (try? applied.json()["outcome"] as? String) == "committed", "\(applied.stdout) \(applied.stderr)")
         #expect(try stick.served("old") == "<h1>release 2</h1>")
         #expect(try Binary.run(["verify"] + stick.deviceFlags("old")).status == 0)
+        // Made again into the same folder, for the next release: that release alone, nothing of the last.
+        try stick.publisher.publish(3)
+        let next = try stick.bundle(["--from", "r2", "--out-dir", dir.path("stick/delta")])
+        #expect(next.status == 0, "\(next.stderr)")
+        let packs = try FileManager.default.contentsOfDirectory(atPath: dir.path("stick/delta/_cenarius/pack"))
+        #expect(packs.count == 1, "\(packs)")
         // The same folder, synced as any remote.
         let synced = try Binary.run(["sync", "--json", "--remote", "file://" + dir.path("stick/delta")] + stick.deviceFlags("old"))
         #expect(synced.status == 0, "\(synced.stderr)")

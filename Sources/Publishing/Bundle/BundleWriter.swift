@@ -79,6 +79,15 @@ package struct BundleWriter {
             written += member.size
             progress(n + 1, written)
         }
+        // A bundle made into the same folder before leaves nothing of its own: a stick rewritten
+        // for the next release holds that release, not every one it carried.
+        let kept = Set(members.map(\.name))
+        var stale = FileSystem.listDirectory(root).filter { BundleLayout.isHead($0) && !kept.contains($0) }
+        for folder in BundleLayout.storeFolders {
+            let relative = ReleaseIndex.folder + "/" + folder
+            stale += FileSystem.listDirectory(FileSystem.join(root, relative)).map { relative + "/" + $0 }.filter { BundleLayout.isStoreObject($0) && !kept.contains($0) }
+        }
+        for name in stale { unlink(FileSystem.join(root, name)) }
         try FileSystem.writeAtomically(manifest(members).serialized(), to: FileSystem.join(root, BundleManifest.name))
     }
 }
