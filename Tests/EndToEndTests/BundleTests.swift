@@ -155,6 +155,12 @@ import TestOrigin
         try stick.publisher.publish(3, ["--channel", "beta"])
         #expect(try stick.bundle(["--channel", "beta", "--output", dir.path("stick/beta.tar")]).status == 0)
         try refused(dir.path("stick/beta.tar"), 2, "channel beta", "another channel")
+        // Both channels in one bundle: each device takes its own channel's release.
+        #expect(try stick.bundle(["--channel", "default", "--channel", "beta", "--output", dir.path("stick/both.tar")]).status == 0)
+        let beta = try Binary.run(["import", dir.path("stick/both.tar"), "--channel", "beta"] + stick.deviceFlags("beta"))
+        #expect(beta.status == 0, "\(beta.stderr)")
+        let shown = try stick.served("beta")
+        #expect(shown == "<h1>release 3</h1>", "\(shown) \(beta.stdout)")
         try stick.publisher.publish(4)
         #expect(try stick.bundle(["--from", "r2", "--output", dir.path("stick/from-r2.tar")]).status == 0)
         try refused(dir.path("stick/from-r2.tar"), 2, "devices on table", "another base")

@@ -36,7 +36,7 @@ package struct BundleImport: Sendable {
             throw error
         }
         defer { bundle.close() }
-        let channel = settings.remote?.channel ?? ReleaseHead.defaultChannel
+        let channel = settings.channel
         let result = Result { () throws(CenariusError) in try apply(bundle, channel: channel, cancel: cancel, progress: progress) }
         let imported = report(result, bundle: bundle.path, reportFolder: bundle.reportFolder, warn: warn)
         var done = try result.get()
@@ -88,7 +88,7 @@ package struct BundleImport: Sendable {
     private func sync(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let layout = settings.cache
         try checkVersion(bundle, channel: channel)
-        var remote = try Remote("file://" + bundle.folder, routesName: settings.remote?.routesName ?? "Routes.json", channel: channel)
+        var remote = try Remote("file://" + bundle.folder, routesName: settings.preset.routesName, channel: channel)
         remote.isBundle = true
         var settings = settings
         settings.remote = remote
@@ -116,7 +116,7 @@ package struct BundleImport: Sendable {
     /// word) is refused when older than the head the release in force came from. A signed one is
     /// refused by its signature's version too (G8); this holds where nothing is signed.
     private func checkVersion(_ bundle: OpenedBundle, channel: String) throws(CenariusError) {
-        let name = ReleaseHead.name(routesName: settings.remote?.routesName ?? "Routes.json", channel: channel)
+        let name = ReleaseHead.name(routesName: settings.preset.routesName, channel: channel)
         let path = FileSystem.join(bundle.folder, name)
         guard FileSystem.kind(path) == S_IFREG, let bytes = try? FileSystem.readFile(path, limit: ReleaseHead.maxBytes),
               let head = try? ReleaseHead.parse(bytes, source: path),

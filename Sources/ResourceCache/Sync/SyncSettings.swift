@@ -7,6 +7,9 @@ package struct SyncSettings: Sendable {
     /// Further remotes holding the same release, tried in order after `remote` (`--remote` repeated).
     package var mirrors: [Remote] = []
     package var cache: CacheLayout
+    /// The channel this device follows (`--channel`), which its remotes carry too: kept here for
+    /// what has no remote, an offline bundle's import above all.
+    package var channel = ReleaseHead.defaultChannel
     package var preset: Preset
     package var transfer = TransferOptions()
     /// Generations kept, the current one included.

@@ -25,8 +25,10 @@ struct BundleCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: ArgumentHelp("Where the releases are published: a folder, file:///PATH or s3://BUCKET/PREFIX.", valueName: "source")) var source: String
-    @Option(help: ArgumentHelp("The channel whose release the bundle carries.", valueName: "channel")) var channel = ReleaseHead.defaultChannel
-    @Option(help: ArgumentHelp("The release to carry: a version or release name (default: what the channel's head serves).", valueName: "release"))
+    @Option(help: ArgumentHelp("A channel whose release the bundle carries; repeatable: channels share one bundle and its objects (default: default).",
+                               valueName: "channel"))
+    var channel: [String] = []
+    @Option(help: ArgumentHelp("The release to carry, with one --channel: a version or release name (default: what the channel's head serves).", valueName: "release"))
     var release: String?
     @Option(help: ArgumentHelp("A release devices are on (version, release name, or table SHA-256 prefix); repeatable. None: a first install.", valueName: "release"))
     var from: [String] = []
@@ -39,6 +41,8 @@ struct BundleCommand: AsyncParsableCommand {
     struct Summary: Encodable {
         var bundle: String
         var channel: String
+        /// Every channel carried, the first's release described by the fields beside it.
+        var channels: [String]
         var version: Int64
         var release: String?
         var table: String
@@ -49,8 +53,12 @@ struct BundleCommand: AsyncParsableCommand {
         var seconds: Double
     }
 
+    var channels: [String] { channel.isEmpty ? [ReleaseHead.defaultChannel] : channel }
+
     func validate() throws {
-        try ReleaseHead.validateChannel(channel)
+        for name in channels { try ReleaseHead.validateChannel(name) }
+        if Set(channels).count != channels.count { throw ValidationError("--channel names a channel twice") }
+        if release != nil, channels.count > 1 { throw ValidationError("--release names a release of one channel: give one --channel with it") }
         guard (output == nil) != (outDir == nil) else { throw ValidationError("give one of --output FILE and --out-dir DIR") }
         if json, output == "-" { throw ValidationError("--json and --output - would both write to standard output") }
         if firstInstall, from.isEmpty { throw ValidationError("--first-install adds to --from; without --from a bundle is a first install already") }
@@ -59,18 +67,26 @@ struct BundleCommand: AsyncParsableCommand {
     func run() async throws {
         let started = FileSystem.monotonic()
         let source = try remoteOptions.open(self.source)
-        let state = try RemoteState.read(source, channel: channel, routesName: remoteOptions.routesName)
-        let (head, headBytes) = try BundleSelection.release(state, release)
-        let parts = try StoredRelease.parts(of: head, from: source)
+        let state = try RemoteState.read(source, channel: channels[0], routesName: remoteOptions.routesName)
+        var states = [state]
+        for name in channels.dropFirst() { states.append(try RemoteState.read(source, channel: name, routesName: remoteOptions.routesName, listing: state.objects)) }
         var records: [ReleaseRecord] = []
         for name in state.channels.sorted() {
-            records += name == channel ? state.records : try RemoteState.records(in: source, objects: state.objects, channel: name)
+            if let known = states.first(where: { $0.channel == name }) { records += known.records; continue }
+            records += try RemoteState.records(in: source, objects: state.objects, channel: name)
         }
         var bases: [BundlePlan.Base] = []
         for selector in from { bases.append(try BundleSelection.base(selector, records: records, in: source, objects: state.objects)) }
-        let plan = try BundlePlan(head: head, headBytes: headBytes, headKey: state.headKey, parts: parts, bases: bases,
-                                  firstInstall: from.isEmpty || firstInstall)
-        let writer = BundleWriter(source: source, plans: [plan], created: Int64(FileSystem.now()))
+        var plans: [BundlePlan] = []
+        for channelState in states {
+            let (head, headBytes) = try BundleSelection.release(channelState, release)
+            let parts = try StoredRelease.parts(of: head, from: source)
+            plans.append(try BundlePlan(head: head, headBytes: headBytes, headKey: channelState.headKey, parts: parts, bases: bases,
+                                        firstInstall: from.isEmpty || firstInstall))
+        }
+        let plan = plans[0]
+        let head = (version: plan.release.version, table: plan.release.table)
+        let writer = BundleWriter(source: source, plans: plans, created: Int64(FileSystem.now()))
         let members = try writer.members(listing: state.objects)
         let total = members.reduce(Int64(0)) { $0 + $1.size }
         let bar = ProgressBar.make("bundle", json: json || output == "-")
@@ -100,14 +116,15 @@ struct BundleCommand: AsyncParsableCommand {
             written = path
         }
         bar?.finish()
-        let summary = Summary(bundle: written, channel: channel, version: head.version, release: plan.release.release, table: head.table,
+        let summary = Summary(bundle: written, channel: channels[0], channels: channels, version: head.version, release: plan.release.release, table: head.table,
                               from: plan.release.from, firstInstall: plan.release.firstInstall, members: members.count + 1, bytes: total,
                               seconds: FileSystem.monotonic() - started)
         if json { Output.json(summary); return }
         guard output != "-" else { return }
         let whom = (summary.from.isEmpty ? [] : ["devices on " + summary.from.map { String($0.prefix(12)) }.joined(separator: ", ")])
             + (summary.firstInstall ? ["a first install"] : [])
-        Output.line("bundled release \(summary.release ?? String(head.version)) of channel \(channel) (version \(head.version)) for \(whom.joined(separator: " and ")): "
+        let carried = plans.map { "release \($0.release.release ?? String($0.release.version)) of channel \($0.release.channel) (version \($0.release.version))" }
+        Output.line("bundled \(carried.joined(separator: ", ")) for \(whom.joined(separator: " and ")): "
             + "\(summary.members) members, \(Output.bytes(total)) in \(written), \(Output.seconds(summary.seconds))")
     }
 }
