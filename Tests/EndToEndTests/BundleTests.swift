@@ -235,6 +235,32 @@ import TestOrigin
         #expect(daemon.terminate().status == 0)
     }
 
+    @Test func aBundleFromAnHTTPRemote() async throws {
+        let stick = try Stick()
+        let dir = stick.dir
+        try stick.publisher.publish(1)
+        #expect(try stick.publisher.sync("release 1", device: "old")["outcome"] as? String == "committed")
+        try stick.publisher.publish(2)
+        let first = try #require(try stick.publisher.releases().last?["table"] as? String)
+        // The remote as a web server serves it: every file of the folder, nothing listed.
+        let origin = try await TestOrigin()
+        let enumerator = FileManager.default.enumerator(atPath: stick.publisher.remote)
+        while let relative = enumerator?.nextObject() as? String {
+            if let data = FileManager.default.contents(atPath: stick.publisher.remote + "/" + relative), !relative.hasPrefix(".") {
+                origin.put(relative, Array(data))
+            }
+        }
+        let made = try Binary.run(["bundle", origin.url, "--output", dir.path("http.tar")])
+        #expect(made.status == 0, "\(made.stderr)")
+        let delta = try Binary.run(["bundle", origin.url, "--from", first, "--output", dir.path("http-delta.tar")])
+        #expect(delta.status == 0, "\(delta.stderr)")
+        await origin.shutdown()
+        #expect(try stick.importing(dir.path("http.tar"), device: "fresh").status == 0)
+        #expect(try stick.served("fresh") == "<h1>release 2</h1>")
+        #expect(try stick.importing(dir.path("http-delta.tar"), device: "old").status == 0)
+        #expect(try stick.served("old") == "<h1>release 2</h1>")
+    }
+
     /// On vfat where the kernel has it, else on ext4 (Requirement.stickFileSystem).
     @Test(.enabled(if: Requirement.inCI || Requirement.stickAndNoNetwork, "needs root, a loop device, mkfs.vfat or mkfs.ext4, and unshare --net"))
     func aStickAppliedInANamespaceWithNoNetworkThenReadOnly() throws {

@@ -25,6 +25,8 @@ package enum BundleSelection {
         let digest: String
         if let record = records.last(where: { matches($0, selector) }) {
             digest = record.head.table
+        } else if ReleaseIndex.isTableDigest(selector.lowercased()) {
+            digest = selector.lowercased()
         } else {
             let lower = selector.lowercased()
             let tables = objects.keys.filter { $0.hasPrefix(ReleaseIndex.folder + "/t/") && $0.hasSuffix(".json") }

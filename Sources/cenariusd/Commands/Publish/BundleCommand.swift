@@ -1,6 +1,7 @@
 import ArgumentParser
 import Publishing
 import RouteSync
+import Settings
 import Transport
 
 #if canImport(Glibc)
@@ -24,7 +25,8 @@ struct BundleCommand: AsyncParsableCommand {
               cenariusd bundle /srv/www --from r2 --from r3 --first-install --out-dir /media/stick/app
             """)
 
-    @Argument(help: ArgumentHelp("Where the releases are published: a folder, file:///PATH or s3://BUCKET/PREFIX.", valueName: "source")) var source: String
+    @Argument(help: ArgumentHelp("Where the releases are published: a folder, file:///PATH, s3://BUCKET/PREFIX, or an http(s) remote (its head's release; --from by table SHA-256).",
+                                 valueName: "source")) var source: String
     @Option(help: ArgumentHelp("A channel whose release the bundle carries; repeatable: channels share one bundle and its objects (default: default).",
                                valueName: "channel"))
     var channel: [String] = []
@@ -55,6 +57,13 @@ struct BundleCommand: AsyncParsableCommand {
 
     var channels: [String] { channel.isEmpty ? [ReleaseHead.defaultChannel] : channel }
 
+    /// An http(s) remote, read through libcurl with the device's TLS options (`--cacert`).
+    private func httpSource() throws(CenariusError) -> HTTPSource {
+        var options = TransferOptions()
+        options.caFile = remoteOptions.cacert
+        return HTTPSource(base: source, options: options)
+    }
+
     func validate() throws {
         for name in channels { try ReleaseHead.validateChannel(name) }
         if Set(channels).count != channels.count { throw ValidationError("--channel names a channel twice") }
@@ -66,10 +75,15 @@ struct BundleCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = FileSystem.monotonic()
-        let source = try remoteOptions.open(self.source)
-        let state = try RemoteState.read(source, channel: channels[0], routesName: remoteOptions.routesName)
+        let http = HTTPSource.isHTTP(self.source) ? try httpSource() : nil
+        let source: any Destination = try http ?? remoteOptions.open(self.source)
+        let state = try http?.state(channel: channels[0], routesName: remoteOptions.routesName)
+            ?? RemoteState.read(source, channel: channels[0], routesName: remoteOptions.routesName)
         var states = [state]
-        for name in channels.dropFirst() { states.append(try RemoteState.read(source, channel: name, routesName: remoteOptions.routesName, listing: state.objects)) }
+        for name in channels.dropFirst() {
+            states.append(try http?.state(channel: name, routesName: remoteOptions.routesName)
+                ?? RemoteState.read(source, channel: name, routesName: remoteOptions.routesName, listing: state.objects))
+        }
         var records: [ReleaseRecord] = []
         for name in state.channels.sorted() {
             if let known = states.first(where: { $0.channel == name }) { records += known.records; continue }
@@ -86,8 +100,13 @@ struct BundleCommand: AsyncParsableCommand {
         }
         let plan = plans[0]
         let head = (version: plan.release.version, table: plan.release.table)
-        let writer = BundleWriter(source: source, plans: plans, created: Int64(FileSystem.now()))
-        let members = try writer.members(listing: state.objects)
+        // Over HTTP nothing lists sizes: what the plans name is fetched first, into a folder that then stands for the remote.
+        let mirror = http.map { _ in FileSystem.join(ProcessEnvironment()["TMPDIR"] ?? "/tmp", "cenarius-bundle-\(getpid())") }
+        defer { if let mirror { FileSystem.removeTree(mirror) } }
+        var listing = state.objects
+        if let http, let mirror { listing = try http.mirror(plans.flatMap(\.objects), into: mirror) }
+        let writer = BundleWriter(source: mirror.map { FolderDestination(root: $0) } ?? source, plans: plans, created: Int64(FileSystem.now()))
+        let members = try writer.members(listing: listing)
         let total = members.reduce(Int64(0)) { $0 + $1.size }
         let bar = ProgressBar.make("bundle", json: json || output == "-")
         let progress = { (done: Int, bytes: Int64) -> Void in bar?.update(TransferProgress(filesDone: done, filesTotal: members.count, bytes: bytes)) }
