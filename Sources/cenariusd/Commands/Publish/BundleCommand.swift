@@ -13,7 +13,8 @@ struct BundleCommand: AsyncParsableCommand {
         commandName: "bundle",
         abstract: "Make an offline bundle of a channel's release: one file or a folder for a USB stick (publishers).",
         discussion: """
-            Reads what `publish` wrote (a folder, file:///PATH or s3://BUCKET/PREFIX) and writes the \
+            Reads what `publish` wrote (a folder, file:///PATH, s3://BUCKET/PREFIX, or the remote as \
+            devices reach it over http(s)) and writes the \
             channel's signed head and exactly the store objects a device on one of the --from releases \
             needs for the release (none given: a first install, at the size of the solid pack). A \
             bundle is itself a remote: a device applies it with `cenariusd import`, or syncs from a \
@@ -21,8 +22,8 @@ struct BundleCommand: AsyncParsableCommand {
             tar -tvf; docs/bundles.md has its layout byte by byte), --out-dir a folder.
 
             Example:
-              cenariusd bundle s3://assets/app --channel default --output /media/stick/app.cenarius.tar
-              cenariusd bundle /srv/www --from r2 --from r3 --first-install --out-dir /media/stick/app
+              cenariusd bundle s3://assets/app --output /media/stick/app.cenarius.tar
+              cenariusd bundle /srv/www --from r2 --first-install --out-dir /media/stick/app
             """)
 
     @Argument(help: ArgumentHelp("Where the releases are published: a folder, file:///PATH, s3://BUCKET/PREFIX, or an http(s) remote (its head's release; --from by table SHA-256).",
