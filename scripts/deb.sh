@@ -75,6 +75,10 @@ echo /etc/cenarius/config.json >"$stage/DEBIAN/conffiles"
 doc="$stage/usr/share/doc/cenariusd"
 install -D -m 0644 "$repo/dist/debian/README.Debian" "$doc/README.Debian"
 install -D -m 0644 "$repo/dist/config.example.json" "$doc/examples/config.example.json"
+# Offline bundles from a stick (docs/service.md): the service's drop-in, a mount unit and its udev rule.
+for file in bundles.conf media-cenarius.mount 99-cenarius-stick.rules; do
+  install -D -m 0644 "$repo/dist/bundles/$file" "$doc/examples/bundles/$file"
+done
 install -D -m 0644 "$repo/dist/debian/lintian-overrides" "$stage/usr/share/lintian/overrides/cenariusd"
 bash "$repo/scripts/deb-copyright.sh" "$repo" >"$doc/copyright"
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo "an unknown commit")

@@ -40,6 +40,8 @@ package struct DaemonOptions: Sendable {
     package var reportURL: String?
     /// `--max-connections`; nil: `DescriptorLimit.defaultMaxConnections` of the raised limit.
     package var maxConnections: Int?
+    /// `--bundle-dir`: folders watched for offline bundles (BundleWatch).
+    package var bundleDirs: [String] = []
 
     package init() {}
 }
@@ -117,6 +119,9 @@ package enum Daemon {
                                              startDelay: jitter * Double.random(in: 0..<1), logger: logger, liveness: liveness))
         } else if develop == nil {
             logger.warning("no remote configured: serving the preset and cache without syncing")
+        }
+        if develop == nil && !options.bundleDirs.isEmpty {
+            services.append(BundleWatch(folders: options.bundleDirs, coordinator: coordinator, logger: logger))
         }
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },

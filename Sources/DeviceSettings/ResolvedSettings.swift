@@ -27,6 +27,7 @@ package struct ResolvedSettings: Sendable {
         let cacheRoot = FileSystem.absolute(source.string("cache") ?? environment.cacheHome + "/cenarius")
         let presetRoot = FileSystem.absolute(source.defaulted(source.string, "preset"))
         var sync = SyncSettings(remote: remotes.first, cache: CacheLayout(root: cacheRoot), preset: Preset(root: presetRoot, routesName: routesName))
+        sync.channel = channel
         if let n = source.int("connections") { sync.transfer.connections = n }
         if let t = source.int("timeout") { sync.transfer.timeout = t }
         if let size = source.int("max-file-size") { sync.transfer.maxFileSize = Int64(size) }

@@ -32,6 +32,7 @@ package enum ServeSettings {
         options.immutable = source.strings("immutable") ?? []
         options.fallback = source.string("fallback")
         options.maxConnections = source.int("max-connections")
+        options.bundleDirs = (source.strings("bundle-dir") ?? []).map(FileSystem.absolute)
         options.allowOrigins = (source.strings("allow-origin") ?? []).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         if !isLoopback(options.bind) && options.token == nil {
             throw .usage("binding \(options.bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")

@@ -206,6 +206,8 @@ package enum Settings {
         Setting("switch-at", .string, value: "when", default: .string("any"),
                 "any, or start: a downloaded release switches at the daemon's next start or on POST /_cenarius/switch."),
         Setting("inhibit-file", .list, value: "file", "While any of these files exists, switches wait (an app creates one while a customer is at the screen); repeatable."),
+        Setting("bundle-dir", .list, value: "dir", reloads: false,
+                "Watch this folder (and three levels below it: a stick mounted under it) for offline bundles and import each within seconds; repeatable."),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })

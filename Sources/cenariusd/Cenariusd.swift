@@ -22,8 +22,8 @@ struct Cenariusd: AsyncParsableCommand {
         subcommands: [
             ResolveCommand.self, SyncCommand.self, ServeCommand.self, SeedCommand.self, RoutesCommand.self,
             VerifyCommand.self, StatusCommand.self, RollbackCommand.self, ConfirmCommand.self, KeygenCommand.self, OriginCommand.self,
-            FleetCommand.self, ConfigCommand.self, WhyCommand.self,
-            SwitchCommand.self, PublishCommand.self, ReleasesCommand.self, PromoteCommand.self, HaltCommand.self, ResumeCommand.self, PruneCommand.self,
+            FleetCommand.self, ConfigCommand.self, WhyCommand.self, ImportCommand.self,
+            SwitchCommand.self, PublishCommand.self, ReleasesCommand.self, PromoteCommand.self, HaltCommand.self, ResumeCommand.self, PruneCommand.self, BundleCommand.self,
         ])
 }
 

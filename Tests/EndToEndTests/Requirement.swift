@@ -24,6 +24,35 @@ enum Requirement {
         return true
     }()
 
+    /// A USB stick's file system, vfat, when the kernel has it (a VM's kernel may lack it: then
+    /// ext4, so that the rest of a stick test still runs).
+    static let stickFileSystem: String = {
+        let known = (try? String(contentsOfFile: "/proc/filesystems", encoding: .utf8)) ?? ""
+        return known.split(separator: "\n").contains { $0.hasSuffix("\tvfat") } ? "vfat" : "ext4"
+    }()
+
+    /// A stick image can be made and loop-mounted here (root, a loop device, dosfstools or
+    /// e2fsprogs), and `unshare --net` makes a network namespace with no route.
+    static let stickAndNoNetwork: Bool = {
+        let probe = NSTemporaryDirectory() + "cenarius-stick-probe-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard mount(stickImage: probe + "/stick.img", megabytes: 8, at: probe + "/stick") else { return false }
+        unmount(probe + "/stick")
+        return run("/usr/bin/unshare", ["--net", "/bin/true"]) == 0
+    }()
+
+    /// Makes a stick's image of `megabytes` (`stickFileSystem`) and mounts it at `mountPoint`.
+    static func mount(stickImage image: String, megabytes: Int, at mountPoint: String, readOnly: Bool = false) -> Bool {
+        let vfat = stickFileSystem == "vfat"
+        try? FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: image) {
+            guard FileManager.default.createFile(atPath: image, contents: nil), truncate(image, off_t(megabytes) << 20) == 0,
+                  vfat ? run("/sbin/mkfs.vfat", ["-n", "CENARIUS", image]) == 0 : run("/sbin/mkfs.ext4", ["-q", "-F", image]) == 0 else { return false }
+        }
+        let options = (readOnly ? "ro," : "") + "loop" + (vfat ? ",flush" : "")
+        return run("/bin/mount", ["-t", stickFileSystem, "-o", options, image, mountPoint]) == 0
+    }
+
     /// Makes a file system image of `megabytes` with `inodes` and mounts it at `mountPoint`.
     static func mount(ext4Image image: String, megabytes: Int, inodes: Int, at mountPoint: String) -> Bool {
         try? FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)

@@ -78,6 +78,12 @@ struct DaemonRouter: HTTPResponder {
                     force = try ControlBody(Array(body.readableBytesView), example: "{\"force\": true}").flag("force") ?? false
                 }
                 return JSONBody.reply(ReceiptReply(await state.coordinator.request(reason: "switch", switching: force ? .force : .request)), status: .accepted)
+            case "/_cenarius/import":
+                guard method == .POST else { throw .usage("use POST with {\"path\": \"/media/stick/app.cenarius.tar\"} to import a bundle") }
+                try authorize(head.headers)
+                guard let body, let path = try ControlBody(Array(body.readableBytesView), example: "{\"path\": \"/media/stick/app.cenarius.tar\"}").string("path", maxBytes: 4096),
+                      path.hasPrefix("/") else { throw .usage("POST /_cenarius/import needs {\"path\": ABSOLUTE PATH} of a bundle") }
+                return JSONBody.reply(ReceiptReply(await state.coordinator.requestImport(path)), status: .accepted)
             case "/_cenarius/ready":
                 guard method == .POST else { throw .usage("use POST with {\"generation\": N} to confirm a generation") }
                 try authorize(head.headers)
@@ -183,6 +189,7 @@ struct DaemonRouter: HTTPResponder {
         case "/_cenarius/events": "events"
         case "/_cenarius/rollback": "rollback"
         case "/_cenarius/switch": "switch"
+        case "/_cenarius/import": "import"
         default:
             path.hasPrefix("/_cenarius/hold") ? "hold" : path.hasPrefix("/_cenarius/sync") ? "sync" : "file"
         }

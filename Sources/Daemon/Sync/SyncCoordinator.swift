@@ -17,6 +17,8 @@ package actor SyncCoordinator {
     private var receiptOrder: [String] = []
     private var pending: [String] = []
     private var running: Task<Result<SyncReport, CenariusError>, Never>?
+    /// What runs is an import (a bundle's release): a sync waits for it rather than taking its result.
+    private var runningImport = false
     /// Why the next run of the scheduler happens, when something other than its timer woke it.
     private var pendingReason: String?
     /// The strongest switch asked for by the requests the next run serves (POST /_cenarius/switch).
@@ -87,6 +89,7 @@ package actor SyncCoordinator {
     /// Runs a sync now, or joins the one running. The scheduler's runs take the reason of the
     /// request that woke it, if one did.
     package func runOnce(reason requested: String) async -> Result<SyncReport, CenariusError> {
+        while runningImport, let running { _ = await running.value }
         if let running { return await running.value }
         let reason = requested == "schedule" ? pendingReason ?? requested : requested
         pendingReason = nil
@@ -124,6 +127,50 @@ package actor SyncCoordinator {
         await onFinish(FinishedSync(result: result, reason: reason, previous: previous))
         finish(ids, result, reason: reason, seconds: FileSystem.now() - started)
         running = nil
+        return result
+    }
+
+    /// `POST /_cenarius/import` and `serve --bundle-dir` (reason `import`, `bundle-dir`): a receipt
+    /// now; the bundle is applied once no sync runs, as a sync is (the trial, the events, the
+    /// receipts), so a command line and the daemon never race over the cache (docs/bundles.md).
+    package func requestImport(_ path: String, reason: String = "import") -> SyncReceipt {
+        let id = String(format6(nextID))
+        nextID += 1
+        let receipt = SyncReceipt(id: id, status: .requested, requestedAt: FileSystem.now(), reason: reason)
+        receipts[id] = receipt
+        receiptOrder.append(id)
+        if receiptOrder.count > Self.keptReceipts { receipts.removeValue(forKey: receiptOrder.removeFirst()) }
+        Task { _ = await self.runImport(path, id: id, reason: reason) }
+        return receipt
+    }
+
+    /// Applies the bundle at `path` after the sync or import running now, if any.
+    package func runImport(_ path: String, id: String? = nil, reason: String) async -> Result<SyncReport, CenariusError> {
+        while let running { _ = await running.value }
+        let previous = GenerationStore(layout: settings.cache).current()?.number
+        let started = FileSystem.now()
+        if let id { receipts[id]?.status = .running; receipts[id]?.startedAt = started }
+        let importer = BundleImport(settings: settings)
+        let (cancel, liveness, logger) = (cancel, liveness, logger)
+        let task = Task {
+            await onThread("cenariusd-import") {
+                let result = Result(catching: { () throws(CenariusError) in
+                    try importer.run(path, cancel: cancel, progress: liveness.map { liveness in { _ in liveness.progressed() } }) { problem in
+                        logger.warning("bundle report", metadata: ["bundle": "\(path)", "message": "\(problem)"])
+                    }
+                })
+                cplatform_release_free_memory()
+                return result
+            }
+        }
+        running = task
+        runningImport = true
+        await onStart(reason)
+        let result = await task.value
+        await onFinish(FinishedSync(result: result, reason: reason, previous: previous))
+        finish(id.map { [$0] } ?? [], result, reason: reason, seconds: FileSystem.now() - started)
+        running = nil
+        runningImport = false
         return result
     }
 

@@ -60,30 +60,35 @@ package struct FormPlan: Sendable, Equatable {
     ///   - table: the table the index belongs to (its distinct hashes are the pack's frames).
     ///   - holds: whether the device holds a verified copy (cache object or preset file) of a hash.
     ///   - held: the table the device holds, if any: a delta pack from it brings the release in one request.
-    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, held: Held? = nil, holds: (ContentHash) -> Bool) {
+    ///   - available: the store objects the remote is known to hold (an offline bundle's listing:
+    ///     a finder's answer), nil when it may hold any; a form it lacks is never planned, and a
+    ///     pack it holds is taken whenever a file has no other source there.
+    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, held: Held? = nil, holds: (ContentHash) -> Bool,
+                 available: ((String) -> Bool)? = nil) {
         guard let index else {
             for entry in downloads { sources[entry.hash] = [.plain] }
             return
         }
-        if index.storedPlain { storedPlain = index.plain.intersection(downloads.map(\.hash)) }
+        let has = available ?? { _ in true }
+        if index.storedPlain { storedPlain = index.plain.intersection(downloads.map(\.hash)).filter { has(ReleaseIndex.plainPath($0)) } }
         var patches: [ContentHash: [ContentHash]] = [:]
         for patch in index.patches { patches[patch.target, default: []].append(patch.base) }
         var unpatched: [RouteEntry] = []
         for entry in downloads {
             var list: [FormSource] = []
-            for base in patches[entry.hash] ?? [] where holds(base) {
+            for base in patches[entry.hash] ?? [] where holds(base) && has(ReleaseIndex.patchPath(.init(target: entry.hash, base: base))) {
                 list.append(.patch(base: base))
                 bases.insert(base)
             }
             if list.isEmpty { unpatched.append(entry) }
-            if !index.plain.contains(entry.hash) { list.append(.zstd) }
+            if !index.plain.contains(entry.hash), has(ReleaseIndex.formPath(entry.hash)) { list.append(.zstd) }
             list.append(.plain)
             sources[entry.hash] = list
         }
         let order = table.packOrder
         let wantedHashes = Set(downloads.map(\.hash))
         // A release in one request: the frames a device holding the older table needs.
-        if let held, let delta = index.deltaPacks.first(where: { $0.from == held.digest }) {
+        if let held, let delta = index.deltaPacks.first(where: { $0.from == held.digest }), has(ReleaseIndex.packPath(delta.hash)) {
             let frames = order.filter { !held.hashes.contains($0.hash) }
             if frames.count == delta.bases.count, frames.contains(where: { wantedHashes.contains($0.hash) }),
                delta.bases.allSatisfy({ $0.map(holds) ?? true }) {
@@ -93,13 +98,16 @@ package struct FormPlan: Sendable, Equatable {
             }
         }
         // The solid pack where there is one: the same files, with the context of those before each.
-        let solidPack = index.solidPack.flatMap { $0.files == order.count ? $0 : nil }
-        guard let pack = solidPack ?? index.pack, pack.files == order.count, !unpatched.isEmpty else { return }
+        let solidPack = index.solidPack.flatMap { $0.files == order.count && has(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
+        let framed = index.pack.flatMap { has(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
+        guard let pack = solidPack ?? framed, pack.files == order.count, !unpatched.isEmpty else { return }
+        // Where the remote holds nothing else for a file, the pack is its one source whatever its share.
+        let stranded = available != nil && unpatched.contains { sources[$0.hash] == [.plain] && !storedPlain.contains($0.hash) }
         // Bytes when the table gives every size, else files.
         let sized = order.allSatisfy { $0.size != nil }
         let weight = { (entry: RouteEntry) in sized ? Double(entry.size!) : 1 }
         let wanted = unpatched.reduce(0) { $0 + weight($1) }, total = order.reduce(0) { $0 + weight($1) }
-        guard total > 0, wanted >= Self.packShare * total else { return }
+        guard stranded || (total > 0 && wanted >= Self.packShare * total) else { return }
         let unpatchedHashes = Set(unpatched.map(\.hash))
         choose(pack: (pack.hash, pack.size), frames: order.map { ($0, nil) }, wanted: unpatchedHashes)
         solid = solidPack != nil

@@ -20,6 +20,7 @@ package import RouteSync
 ///     device-id                  this device's id for rollouts when there is no /etc/machine-id
 ///     pending/                   a release adopted but not yet switched to (rollout windows)
 ///     daemon.lock, daemon.json   one daemon per cache; where it listens
+///     import/<pid>-<n>/          a bundle file unpacked for `import`, removed when it ends (docs/bundles.md)
 package struct CacheLayout: Sendable {
     package let root: String
 
@@ -60,6 +61,9 @@ package struct CacheLayout: Sendable {
     /// A stage's download under way (DownloadProgress), for `why` in another process.
     package var downloading: String { root + "/downloading.json" }
     package var daemonLock: String { root + "/daemon.lock" }
+    /// Bundle files unpacked for an import (OpenedBundle): on the cache's file system, so that
+    /// what is verified there is linked into the store without a copy.
+    package var imports: String { root + "/import" }
     package var daemonInfo: String { root + "/daemon.json" }
 
     package func object(_ hash: ContentHash) -> String {

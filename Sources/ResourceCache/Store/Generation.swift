@@ -24,11 +24,14 @@ package struct GenerationMeta: Sendable, Equatable {
     /// SHA-256 of the table's exact bytes, which a head names it by: a poll compares it without
     /// reading and hashing a table of megabytes (nil in caches written before).
     package var tableSHA256: String?
+    /// The version of the head the release came from, when it came from one (nil in caches written before).
+    package var headVersion: Int64?
 
     package init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
                 signedVersion: Int64? = nil, entries: Int? = nil, release: String? = nil, signedAt: Int64? = nil, signatureExpires: Int64? = nil,
-                tableSHA256: String? = nil) {
+                tableSHA256: String? = nil, headVersion: Int64? = nil) {
         self.tableSHA256 = tableSHA256
+        self.headVersion = headVersion
         self.signedAt = signedAt
         self.signatureExpires = signatureExpires
         self.entries = entries
@@ -77,7 +80,7 @@ package struct Generation: Sendable {
             committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
             signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) }, release: json["release"]?.string,
             signedAt: json["signedAt"]?.int64, signatureExpires: json["signatureExpires"]?.int64,
-            tableSHA256: json["tableSHA256"]?.string.flatMap { ReleaseIndex.isTableDigest($0) ? $0 : nil })
+            tableSHA256: json["tableSHA256"]?.string.flatMap { ReleaseIndex.isTableDigest($0) ? $0 : nil }, headVersion: json["headVersion"]?.int64)
     }
 }
 
@@ -95,6 +98,7 @@ extension GenerationMeta {
         if let lastModified = self.validators.lastModified { validators.append("\"lastModified\": \(JSONText.quoted(lastModified))") }
         fields.append(("validators", "{" + validators.joined(separator: ", ") + "}"))
         if let entries { fields.append(("entries", String(entries))) }
+        if let headVersion { fields.append(("headVersion", String(headVersion))) }
         if let release { fields.append(("release", JSONText.quoted(release))) }
         if let signatureExpires { fields.append(("signatureExpires", String(signatureExpires))) }
         if let signedAt { fields.append(("signedAt", String(signedAt))) }

@@ -49,6 +49,21 @@ package struct SyncReport: Sendable, Codable, Equatable {
     package var removedObjects = 0
     package var seconds = 0.0
     package var deferred: Deferral?
+    /// An import's bundle and the report it left beside it (docs/bundles.md).
+    package var imported: Imported?
+
+    package struct Imported: Sendable, Codable, Equatable {
+        /// The bundle as it was given.
+        package var bundle: String
+        /// The report file written beside it; nil when it could not be (see `reportProblem`) or `--no-report`.
+        package var report: String?
+        package var reportProblem: String?
+        package init(bundle: String, report: String? = nil, reportProblem: String? = nil) {
+            self.bundle = bundle
+            self.report = report
+            self.reportProblem = reportProblem
+        }
+    }
 
     package init(outcome: Outcome, generation: Int?) {
         self.outcome = outcome

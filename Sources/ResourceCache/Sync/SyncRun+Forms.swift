@@ -101,7 +101,9 @@ extension SyncRun {
             let formURL = remote.tableFormURL
             syncer.rememberTableForm(formURL, absent: !index.tableForm)
         }
-        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil })
+        let listing = settings.storeListing
+        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil },
+                        available: listing.map { listing in { listing.contains($0) } })
     }
 
     /// The release index that came with the table, else the one under its hash, through the gate.

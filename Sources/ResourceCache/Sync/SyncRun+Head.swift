@@ -23,7 +23,7 @@ extension SyncRun {
         // Older than a head seen already: a replay, or an edge that has not caught up. The table
         // decides; a channel's device waits for the edge to catch up.
         guard head.version >= state.version else {
-            guard remote.followsChannel else { return nil }
+            guard remote.headOnly else { return nil }
             return .ended(poll.ended(.notModified, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, syncer))
         }
         // The table in force's SHA-256, as its stage recorded it; read and hashed only when a
@@ -69,7 +69,7 @@ extension SyncRun {
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
             // it would; a head that is gone or refused sends the device back to the table.
             // A channel has no table path to fall back to: its head is its only word.
-            guard error.isThisFile, !isCancelled, !remote.followsChannel else { throw error }
+            guard error.isThisFile, !isCancelled, !remote.headOnly else { throw error }
             // A first install's question, answered no: not asked again until an index names a head.
             if state.text == nil, error.isMissingRemoteFile || [403, 404, 410].contains(error.httpStatus ?? 0) {
                 heads.rememberAbsent(remote)
@@ -84,7 +84,7 @@ extension SyncRun {
         case .notModified:
             guard let stored = state.text else {
                 heads.forget(remote)
-                if remote.followsChannel { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
+                if remote.headOnly { throw .remote("\(remote.headURL) answered 304 Not Modified to a request without validators") }
                 return nil
             }
             text = Array(stored.utf8)
@@ -95,7 +95,7 @@ extension SyncRun {
             next.text = String(decoding: body, as: UTF8.self)
         }
         guard let head = try? ReleaseHead.parse(text, source: remote.headURL), head.channel == remote.channel else {
-            if remote.followsChannel { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
+            if remote.headOnly { throw .integrity("\(remote.headURL) is not a head of channel \(remote.channel) this version reads") }
             heads.forget(remote)
             return nil
         }
@@ -112,7 +112,7 @@ extension SyncRun {
         do {
             fetched = try headObjects(head, pending: poll.pending?.table, current: inForce ?? poll.tableInForce())
         } catch {
-            guard error.code == .integrity || error.isThisFile, !isCancelled, !remote.followsChannel else { throw error }
+            guard error.code == .integrity || error.isThisFile, !isCancelled, !remote.headOnly else { throw error }
             heads.forget(remote)
             return nil
         }
@@ -120,7 +120,7 @@ extension SyncRun {
         // checked, and a refusal is not a refused release, since the table itself is asked next.
         // The checks run on a copy of the run, so this sync's own attempt stays as it was.
         var checker = self
-        checker.attempt.tableFromForm = !remote.followsChannel
+        checker.attempt.tableFromForm = !remote.headOnly
         do {
             let verified = try checker.accepted(head, fetched, sameTable: head.table == current, poll: poll)
             let step = try checker.checked(poll, bytes: fetched.table, validators: next.validators ?? Validators(),
@@ -128,7 +128,7 @@ extension SyncRun {
             gate.see(head, verified: verified, in: &next)
             heads.write(next)
             return step
-        } catch where error.code == .integrity && !isCancelled && !remote.followsChannel {
+        } catch where error.code == .integrity && !isCancelled && !remote.headOnly {
             heads.forget(remote)
             return nil
         }

@@ -22,6 +22,9 @@ struct Offer {
     let manifest: FetchedManifest?
     let signed: TableSignatureVerifier.Verified?
     let admission: RolloutAdmission
+    /// The version of the head it came from, if it came from one: recorded with the generation,
+    /// the floor an offline bundle is held to even unsigned (docs/bundles.md).
+    let headVersion: Int64?
 }
 
 extension SyncRun {
@@ -80,7 +83,7 @@ extension SyncRun {
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)
         // The head, once a release index said this remote publishes one (a first install gets
         // the table, its index and a pack in as few requests through the compressed table).
-        if remote.followsChannel {
+        if remote.headOnly {
             let state = heads.read(for: remote).flatMap { $0.absent ? nil : $0 } ?? HeadState(url: HeadState.urlDigest(remote))
             guard let step = try offerFromHead(poll, state: state) else {
                 throw .remote("\(remote.headURL) gave no release of channel \(remote.channel)")
@@ -178,7 +181,8 @@ extension SyncRun {
             return .ended(report)
         }
         return .offered(Offer(remote: remote, remoteName: poll.remoteName, current: current, currentMeta: currentMeta, bytes: bytes, table: table,
-                              validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission))
+                              validators: newValidators, embeddedIndex: embeddedIndex, manifest: manifest, signed: signed, admission: admission,
+                              headVersion: { if case .head(let head, _, _) = source { head.version } else { nil } }()))
     }
 }
 

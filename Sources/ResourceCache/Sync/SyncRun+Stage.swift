@@ -48,7 +48,7 @@ extension SyncRun {
             number: number, remote: offer.remoteName, validators: offer.validators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: offer.signed?.version, entries: offer.table.count,
             release: offer.admission.release, signedAt: offer.signed?.signedAt, signatureExpires: offer.signed?.expires,
-            tableSHA256: ReleaseIndex.tableDigest(offer.bytes)))
+            tableSHA256: ReleaseIndex.tableDigest(offer.bytes), headVersion: offer.headVersion))
         return .staged(Staged(offer: offer, number: number, generation: generation, report: report))
     }
 

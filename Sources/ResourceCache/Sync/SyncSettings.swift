@@ -7,6 +7,9 @@ package struct SyncSettings: Sendable {
     /// Further remotes holding the same release, tried in order after `remote` (`--remote` repeated).
     package var mirrors: [Remote] = []
     package var cache: CacheLayout
+    /// The channel this device follows (`--channel`), which its remotes carry too: kept here for
+    /// what has no remote, an offline bundle's import above all.
+    package var channel = ReleaseHead.defaultChannel
     package var preset: Preset
     package var transfer = TransferOptions()
     /// Generations kept, the current one included.
@@ -27,6 +30,9 @@ package struct SyncSettings: Sendable {
     package var report = true
     /// When a release is downloaded and when it is switched to (`serve`'s install policies).
     package var install = InstallPolicy()
+    /// The store objects the remote holds, when it can say (an offline bundle: its folder's
+    /// listing): forms it lacks are never planned (FormPlan). nil: a remote that may hold any.
+    package var storeListing: Set<String>?
     /// Told of each change a sync makes to the cache, before it is made (tests; a test hook).
     package var effects: SyncEffects?
 

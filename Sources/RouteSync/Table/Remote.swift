@@ -21,9 +21,17 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
         self.channel = channel
     }
 
+    /// An offline bundle (docs/bundles.md): a remote that holds a head and the store objects it
+    /// names, and no Cenarius layout to fall back to.
+    package var isBundle = false
+
     /// A channel other than the default: its table, manifest and signature come from its head,
     /// never from the Cenarius layout (which is the default channel's).
     package var followsChannel: Bool { channel != ReleaseHead.defaultChannel }
+
+    /// The head is this remote's only word: a channel's (the layout is the default channel's) or
+    /// a bundle's (it has no layout). Whatever fails with the head fails the sync.
+    package var headOnly: Bool { followsChannel || isBundle }
 
     /// What the cache records a release as coming from: the table, or a channel's head.
     package var releaseSource: String { followsChannel ? headURL : tableURL }

@@ -28,6 +28,7 @@ struct ServeSettingsOptions: ParsableArguments {
     @Option(help: .setting("switch-window")) var switchWindow: [String] = []
     @Option(help: .setting("switch-at")) var switchAt: String?
     @Option(help: .setting("inhibit-file")) var inhibitFile: [String] = []
+    @Option(help: .setting("bundle-dir")) var bundleDir: [String] = []
 
     func validate() throws { try SettingFlags.validate(flagValues) }
 

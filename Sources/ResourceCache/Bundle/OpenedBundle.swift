@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RouteSync
+
+/// A bundle ready to be synced from as a `file://` remote: a bundle folder read in place, or a
+/// bundle file unpacked into `import/` of the cache (the cache's own file system, so that what is
+/// verified there is linked into the store without a copy). Closing removes what was unpacked.
+struct OpenedBundle {
+    /// The path the bundle was given as.
+    let path: String
+    /// The folder the sync reads, as a remote.
+    let folder: String
+    let manifest: BundleManifest?
+    /// What the folder's store holds (regular files only: a link or a FIFO planted in a bundle
+    /// folder is never read), the finder's answer the forms plan keeps to (FormPlan).
+    let listing: Set<String>
+    /// What `close` removes: the unpacked copy of a bundle file.
+    let unpacked: String?
+
+    /// Where the device writes its report: `cenarius-reports/` beside the bundle.
+    var reportFolder: String { Self.reportFolder(of: path) }
+
+    static func reportFolder(of path: String) -> String { FileSystem.join(FileSystem.parentDirectory(of: path), BundleReport.folderName) }
+
+    static func open(_ given: String, layout: CacheLayout, maxFileSize: Int64) throws(CenariusError) -> OpenedBundle {
+        var path = FileSystem.absolute(given)
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        // Not blocking on a FIFO, and not following a link planted where the bundle should be.
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .integrity("\(path) is a symbolic link: a bundle is a regular file or a folder") }
+            throw FileSystem.failure(errno == ENOENT ? "no bundle at" : "cannot open the bundle", path).withCode(errno == ENOENT ? .notFound : .storage)
+        }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileSystem.failure("cannot stat", path) }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+            return try folder(path)
+        case S_IFREG:
+            return try unpack(fd, path: path, size: Int64(info.st_size), layout: layout, maxFileSize: maxFileSize)
+        default:
+            throw .integrity("\(path) is \(FileSystem.kindName(info.st_mode)): a bundle is a regular file or a folder")
+        }
+    }
+
+    private static func folder(_ path: String) throws(CenariusError) -> OpenedBundle {
+        let listing = Set(list(path))
+        var manifest: BundleManifest?
+        let manifestPath = FileSystem.join(path, BundleManifest.name)
+        if FileSystem.kind(manifestPath) == S_IFREG {
+            manifest = try BundleManifest.parse(try FileSystem.readFile(manifestPath, limit: BundleManifest.maxBytes), source: manifestPath)
+        } else if FileSystem.listDirectory(path).contains(where: BundleLayout.isHead) == false {
+            throw .integrity("\(path) holds no \(BundleManifest.name) and no head: not a cenarius bundle (or one whose writing broke off)")
+        }
+        if let manifest {
+            for member in manifest.members {
+                let file = FileSystem.join(path, member.name)
+                guard FileSystem.kind(file) == S_IFREG else {
+                    throw .integrity("\(path) lacks \(member.name) as a regular file, which its manifest lists: an incomplete or altered bundle")
+                }
+                guard FileSystem.regularFileSize(file) == member.size else {
+                    throw .integrity("\(path): \(member.name) is \(FileSystem.regularFileSize(file) ?? -1) bytes where its manifest says \(member.size)")
+                }
+            }
+        }
+        return OpenedBundle(path: path, folder: path, manifest: manifest, listing: listing, unpacked: nil)
+    }
+
+    private static func unpack(_ fd: Int32, path: String, size: Int64, layout: CacheLayout, maxFileSize: Int64) throws(CenariusError) -> OpenedBundle {
+        // Blocking reads from here on (O_NONBLOCK only kept a FIFO from hanging the open).
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        let root = layout.imports
+        try FileSystem.makeDirectories(root, mode: 0o700)
+        sweep(root)
+        var space = statvfs()
+        if statvfs(root, &space) == 0, let free = Int64(exactly: space.f_bavail).map({ $0 * Int64(space.f_frsize) }), free < size + (16 << 20) {
+            throw .storage("not enough free space in \(layout.root) to unpack \(path): \(free) bytes free, it is \(size) bytes")
+        }
+        let folder = FileSystem.join(root, "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        guard mkdir(folder, 0o700) == 0 else { throw FileSystem.failure("cannot create directory", folder) }
+        do {
+            let manifest = try BundleExtraction.unpack(fd, source: path, into: folder, maxFileSize: maxFileSize)
+            return OpenedBundle(path: path, folder: folder, manifest: manifest, listing: Set(list(folder)), unpacked: folder)
+        } catch {
+            FileSystem.removeTree(folder)
+            throw error
+        }
+    }
+
+    /// Removes what an import that died left in `import/` (its process is gone).
+    private static func sweep(_ root: String) {
+        for name in FileSystem.listDirectory(root) {
+            guard let pid = name.split(separator: "-").first.flatMap({ Int32($0) }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            FileSystem.removeTree(FileSystem.join(root, name))
+        }
+    }
+
+    /// `_cenarius/<folder>/<name>` of every regular file in the bundle's store folders.
+    private static func list(_ root: String) -> [String] {
+        var keys: [String] = []
+        for sub in BundleLayout.storeFolders {
+            let relative = ReleaseIndex.folder + "/" + sub
+            for name in FileSystem.listDirectory(FileSystem.join(root, relative)) where FileSystem.kind(FileSystem.join(root, relative + "/" + name)) == S_IFREG {
+                keys.append(relative + "/" + name)
+            }
+        }
+        return keys
+    }
+
+    func close() {
+        if let unpacked { FileSystem.removeTree(unpacked) }
+    }
+}
+
+extension CenariusError {
+    fileprivate func withCode(_ code: Code) -> CenariusError {
+        var error = self
+        error.code = code
+        return error
+    }
+}
