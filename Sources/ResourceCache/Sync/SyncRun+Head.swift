@@ -168,20 +168,29 @@ extension SyncRun {
         if table == nil, let current, Zstd.isAvailable, let patched = patched(head, from: current) {
             (table, index) = patched
         }
-        if table == nil, let form = head.tableForm, let size = head.tableFormSize, Zstd.isAvailable {
+        /// The compressed table, with the index as its second frame when it has one.
+        func fromForm() throws(CenariusError) -> (table: [UInt8], index: [UInt8]?)? {
+            guard let form = head.tableForm, let size = head.tableFormSize, Zstd.isAvailable else { return nil }
             let bytes = try object(ReleaseHead.tableFormPath(form), digest: form, size: size)
             let frames = try? Zstd.decompressFrames(bytes, limit: RouteTable.maxBytes + (32 << 20))
             guard let first = frames?.first, ReleaseIndex.tableDigest(first) == head.table else {
                 throw .integrity("\(remote.objectURL(ReleaseHead.tableFormPath(form))) is not the table \(remote.headURL) names")
             }
-            table = first
-            if let second = frames?.dropFirst().first, ReleaseIndex.tableDigest(second) == head.index { index = second }
+            return (first, frames?.dropFirst().first.flatMap { ReleaseIndex.tableDigest($0) == head.index ? $0 : nil })
         }
+        if table == nil, let formed = try fromForm() { (table, index) = formed }
         let bytes: [UInt8]
         if let table { bytes = table } else { bytes = try object(ReleaseHead.tablePath(head.table), digest: head.table, size: head.tableSize) }
         if index == nil, let digest = head.index {
-            // Small, and the signature is over it: had whole so that it can be checked.
-            index = try object(ReleaseHead.indexPath(digest), digest: digest, size: 32 << 20)
+            // Small, and the signature is over it: had whole so that it can be checked. A remote
+            // that carries only what a first install reads (an offline bundle) has it in the
+            // compressed table.
+            do throws(CenariusError) {
+                index = try object(ReleaseHead.indexPath(digest), digest: digest, size: 32 << 20)
+            } catch where error.isThisFile {
+                guard let formed = try? fromForm(), let second = formed.index else { throw error }
+                index = second
+            }
         }
         return (bytes, index)
     }
