@@ -56,6 +56,15 @@ void *cplatform_gzopen(const char *path) {
     return file;
 }
 
+void *cplatform_gzdopen(int fd) {
+    int own = dup(fd);
+    if (own < 0) return NULL;
+    gzFile file = gzdopen(own, "rb");
+    if (!file) { close(own); return NULL; }
+    gzbuffer(file, 256 << 10);
+    return file;
+}
+
 int cplatform_gzread(void *file, void *buffer, unsigned length) {
     return gzread((gzFile)file, buffer, length);
 }

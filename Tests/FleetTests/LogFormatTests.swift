@@ -117,9 +117,19 @@ import Testing
             let data = try Data(contentsOf: URL(fileURLWithPath: dir.path(file)))
             let path = dir.path(pipe)
             Thread {
-                guard let handle = FileHandle(forWritingAtPath: path) else { return }
-                handle.write(data)
-                try? handle.close()
+                // A blocking open (FileHandle's may give up when no reader is there yet, and the
+                // reader then waits for a writer that never comes).
+                let fd = open(path, O_WRONLY)
+                guard fd >= 0 else { return }
+                defer { close(fd) }
+                data.withUnsafeBytes { bytes in
+                    var offset = 0
+                    while offset < bytes.count {
+                        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                        if n <= 0 { return }
+                        offset += n
+                    }
+                }
             }.start()
         }
         let expected = try FleetReadingTests.read([dir.path("nginx.log")], threads: 1, chunk: 1 << 20)

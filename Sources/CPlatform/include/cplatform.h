@@ -27,6 +27,9 @@ size_t cplatform_gzip_bound(size_t length);
    are) or plain: zlib's gzread reads either. Open returns NULL on failure (errno set); read
    returns the bytes read, 0 at the end, -1 on an error that cplatform_gzerror describes. */
 void *cplatform_gzopen(const char *path);
+/* The same over a descriptor already open (its own copy: gzclose closes that one): a FIFO opened
+   twice would wait for a second writer that never comes. */
+void *cplatform_gzdopen(int fd);
 int cplatform_gzread(void *file, void *buffer, unsigned length);
 const char *cplatform_gzerror(void *file);
 void cplatform_gzclose(void *file);

@@ -28,7 +28,8 @@ struct LogFile: ~Copyable {
         let head = isRegular ? withUnsafeMutableBytes(of: &magic) { pread(fd, $0.baseAddress, 2, 0) } : 0
         var gzip: UnsafeMutableRawPointer?
         if !isRegular || (head == 2 && magic == (0x1F, 0x8B)) {
-            gzip = cplatform_gzopen(path)
+            // On the descriptor already open: a pipe opened a second time waits for a writer that is gone.
+            gzip = cplatform_gzdopen(fd)
             if gzip == nil {
                 let code = errno
                 close(fd)
