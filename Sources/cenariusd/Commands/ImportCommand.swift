@@ -36,7 +36,7 @@ struct ImportCommand: AsyncParsableCommand {
         if let daemon = Daemon.running(cache: settings.cache) {
             let receipt = try DaemonControl.post(daemon, "/_cenarius/import", json: "{\"path\": \(JSONText.quoted(path))}")
             guard let id = receipt.id else { throw CenariusError.internal("the daemon's import answer names no sync") }
-            report = try await Self.wait(for: id, daemon: daemon)
+            report = try await DaemonControl.waitForSync(id, daemon: daemon, what: "import")
             if let problem = report.imported?.reportProblem { Output.warn(problem) }
         } else {
             let bar = ProgressBar.make("import", json: json)
@@ -46,19 +46,5 @@ struct ImportCommand: AsyncParsableCommand {
         if json { Output.json(report); return }
         Output.line(SyncCommand.describe(report))
         if let written = report.imported?.report { Output.line("report: \(written)") }
-    }
-
-    /// The daemon's import, once it has ended: its report, or its error with the error's own exit code.
-    static func wait(for id: String, daemon: DaemonInfo) async throws -> SyncReport {
-        for _ in 0..<3000 {
-            let receipt = try DaemonControl.post(daemon, "/_cenarius/sync/\(id)", json: nil)
-            if receipt.status == "FAILED" || receipt.status == "CANCELLED" {
-                let code = receipt.error.flatMap(CenariusError.Code.init(rawValue:)) ?? .remote
-                throw CenariusError(code, receipt.message ?? "the daemon's import \(id) \(receipt.status?.lowercased() ?? "failed")")
-            }
-            if let report = receipt.report, receipt.status != "REQUESTED", receipt.status != "RUNNING" { return report }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw CenariusError.remote("the daemon's import \(id) did not end within 5 minutes")
     }
 }

@@ -36,7 +36,7 @@ struct SwitchCommand: AsyncParsableCommand {
         if let daemon = Daemon.running(cache: settings.cache) {
             let receipt = try DaemonControl.post(daemon, "/_cenarius/switch", json: "{\"force\": true}")
             guard let id = receipt.id else { throw CenariusError.internal("the daemon's switch answer names no sync") }
-            report = try await Self.wait(for: id, daemon: daemon)
+            report = try await DaemonControl.waitForSync(id, daemon: daemon, what: "switch")
         } else {
             var syncer = Syncer(settings: settings)
             syncer.switching = .force
@@ -48,18 +48,5 @@ struct SwitchCommand: AsyncParsableCommand {
         case .held, .deferred: Output.line("not switched: \(report.deferred.map { "\($0.reason): \($0.detail)" } ?? report.outcome.rawValue)")
         default: Output.line("nothing to switch to (\(report.outcome.rawValue))")
         }
-    }
-
-    /// The daemon's sync for the request, once it has ended.
-    static func wait(for id: String, daemon: DaemonInfo) async throws -> SyncReport {
-        for _ in 0..<3000 {
-            let receipt = try DaemonControl.post(daemon, "/_cenarius/sync/\(id)", json: nil)
-            if let report = receipt.report, receipt.status != "REQUESTED", receipt.status != "RUNNING" { return report }
-            if receipt.status == "FAILED" || receipt.status == "CANCELLED" {
-                throw CenariusError(.remote, receipt.message ?? "the daemon's sync \(id) \(receipt.status?.lowercased() ?? "failed")")
-            }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw CenariusError.remote("the daemon's sync \(id) did not end within 10 minutes")
     }
 }

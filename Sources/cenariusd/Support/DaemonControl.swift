@@ -31,4 +31,19 @@ enum DaemonControl {
         }
         return answer
     }
+
+    /// The daemon's sync (a switch, an import: anything it answers with a sync's receipt) once it
+    /// has ended: its report, or its error with the error's own exit code.
+    static func waitForSync(_ id: String, daemon: DaemonInfo, what: String) async throws -> SyncReport {
+        for _ in 0..<6000 {
+            let receipt = try post(daemon, "/_cenarius/sync/\(id)", json: nil)
+            if receipt.status == "FAILED" || receipt.status == "CANCELLED" {
+                let code = receipt.error.flatMap(CenariusError.Code.init(rawValue:)) ?? .remote
+                throw CenariusError(code, receipt.message ?? "the daemon's \(what) \(id) \(receipt.status?.lowercased() ?? "failed")")
+            }
+            if let report = receipt.report, receipt.status != "REQUESTED", receipt.status != "RUNNING" { return report }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CenariusError.remote("the daemon's \(what) \(id) did not end within 10 minutes")
+    }
 }
