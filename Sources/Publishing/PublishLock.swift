@@ -31,9 +31,13 @@ package struct LockHolder: Sendable, Equatable {
     package static func mine(lease: Double) -> LockHolder {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(generator.next() as UInt32, radix: 16) }.joined(separator: "-")
+        return LockHolder(token: token, host: thisHost, pid: getpid(), until: FileSystem.now() + lease)
+    }
+
+    /// This machine's name, as a lock it takes says.
+    static var thisHost: String {
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count - 1) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-        return LockHolder(token: token, host: host, pid: getpid(), until: FileSystem.now() + lease)
+        return gethostname(&name, name.count - 1) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
     }
 
     package func serialized() -> [UInt8] {
@@ -55,7 +59,7 @@ package struct LockHolder: Sendable, Equatable {
     }
 
     /// Whether it was taken on this machine (its pid can then be asked whether it still runs).
-    package var isOnThisHost: Bool { host == Self.mine(lease: 0).host }
+    package var isOnThisHost: Bool { host == Self.thisHost }
 
     /// What a waiting publisher is told.
     package var description: String { "the publish of pid \(pid) on \(host)" }

@@ -44,9 +44,7 @@ struct Publication {
 
     /// Writes the release of `build` into `staging` and plans its upload.
     func stage(_ build: String, table: RouteTable, files: Int, bytes: Int64, in staging: Staging, forms: RoutesCommand.Forms = .made) throws -> Staged {
-        if releaseOptions.signKey.isEmpty, !releaseOptions.unsigned, state.head?.signature != nil || state.isDefaultChannel && state.sidecar != nil {
-            throw RoutesCommand.signedChannel("channel \(channel) of \(remote.description)")
-        }
+        try refuseUnsigning(source: nil)
         // The channel's latest signature and head, so that versions keep growing and a second key co-signs.
         if let previous = state.isDefaultChannel ? state.sidecar : state.head?.signature {
             try FileSystem.writeAtomically(previous, to: FileSystem.join(staging.release, routesName + ".sig"), durable: false)
@@ -95,6 +93,15 @@ struct Publication {
         return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, forms: formsFrom)
     }
 
+    /// A release without a key over a signed channel (or from a signed `source`, a republish's)
+    /// would be refused by every device that holds a public key: only with `--unsigned`.
+    private func refuseUnsigning(source: ReleaseHead?) throws {
+        guard releaseOptions.signKey.isEmpty, !releaseOptions.unsigned else { return }
+        if state.head?.signature != nil || state.isDefaultChannel && state.sidecar != nil || source?.signature != nil {
+            throw RoutesCommand.signedChannel("channel \(channel) of \(remote.description)")
+        }
+    }
+
     /// Uploads the plan under `lock`, with a progress bar on a terminal; stops before the layout
     /// and the head if the head is no longer the one this release was staged on.
     func upload(_ plan: UploadPlan, json: Bool, lock: any PublishLock) throws {
@@ -109,9 +116,7 @@ struct Publication {
     /// A stored release of this remote, republished to `state`'s channel under a new version
     /// (rollback, promote, halt, resume): rebuilt from the store into `staging`, then staged as a build.
     func republish(_ head: ReleaseHead, manifest: [UInt8]?, from source: any Destination, in staging: Staging) throws -> Staged {
-        if releaseOptions.signKey.isEmpty, !releaseOptions.unsigned, head.signature != nil || state.head?.signature != nil {
-            throw RoutesCommand.signedChannel("channel \(channel)")
-        }
+        try refuseUnsigning(source: head)
         let parts = try StoredRelease.parts(of: head, from: source)
         let build = staging.root + "/build"
         // The forms as the store holds them, beside the release being staged: read, not compressed again.

@@ -93,12 +93,12 @@ struct PublishCommand: AsyncParsableCommand {
         // Read without the lock first: an unchanged build writes nothing at all, not even the lock.
         var state = try readState(remote)
         if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
-        if dryRun { return try publish(built, state: state, remote: remote, lock: nil, started: started) }
+        if dryRun { return try publish(built, digest: digest, state: state, remote: remote, lock: nil, started: started) }
         try PublishLocking.run(remote) { lock in
             // What the destination holds now that nobody else writes it: another publish may have finished meanwhile.
             var state = try readState(remote)
             if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
-            try publish(built, state: state, remote: remote, lock: lock, started: started)
+            try publish(built, digest: digest, state: state, remote: remote, lock: lock, started: started)
         }
     }
 
@@ -121,8 +121,9 @@ struct PublishCommand: AsyncParsableCommand {
     }
 
     /// Stages the release against `state` and uploads it (under `lock`; none for a dry run, which uploads nothing).
-    private func publish(_ built: RouteTableBuilder.Result, state: RemoteState, remote: any Destination, lock: (any PublishLock)?, started: Double) throws {
-        var summary = summary(remote, state: state, digest: ReleaseIndex.tableDigest(built.table.serialized()))
+    private func publish(_ built: RouteTableBuilder.Result, digest: String, state: RemoteState, remote: any Destination, lock: (any PublishLock)?,
+                         started: Double) throws {
+        var summary = summary(remote, state: state, digest: digest)
         let staging = try Staging()
         defer { staging.remove() }
         var publication = Publication(remote: remote, state: state, releaseOptions: releaseOptions)
