@@ -39,16 +39,18 @@ package enum NginxLine {
         }
         var out = 0
         index = reportStart
-        // Plain words are copied whole; a word with a quote or a backslash goes byte by byte.
-        // (`scratch` is at least as long as the line, and `out` never passes `index`.)
-        while index + 8 <= line.count {
-            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if Words.has(word, UInt8(ascii: "\"")) || Words.has(word, UInt8(ascii: "\\")) { break }
-            scratch.storeBytes(of: word, toByteOffset: out, as: UInt64.self)
-            out += 8
-            index += 8
-        }
-        while index < line.count {
+        // Plain words are copied whole; a word with a quote or a backslash goes byte by byte, and
+        // after an escape it is whole words again. (`scratch` is at least as long as the line, and
+        // `out` never passes `index`.)
+        while true {
+            while index + 8 <= line.count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if Words.has(word, UInt8(ascii: "\"")) || Words.has(word, UInt8(ascii: "\\")) { break }
+                scratch.storeBytes(of: word, toByteOffset: out, as: UInt64.self)
+                out += 8
+                index += 8
+            }
+            guard index < line.count else { return nil }
             let byte = line[index]
             if byte == UInt8(ascii: "\"") { return (time, out) }
             if byte == UInt8(ascii: "\\") {
@@ -58,16 +60,7 @@ package enum NginxLine {
             scratch.storeBytes(of: line[index], toByteOffset: out, as: UInt8.self)
             out += 1
             index += 1
-            // Back to whole words after the escape.
-            while index + 8 <= line.count {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                if Words.has(word, UInt8(ascii: "\"")) || Words.has(word, UInt8(ascii: "\\")) { break }
-                scratch.storeBytes(of: word, toByteOffset: out, as: UInt64.self)
-                out += 8
-                index += 8
-            }
         }
-        return nil
     }
 
     /// The offset just past the first occurrence of `needle` (which starts with a quote).
