@@ -36,6 +36,13 @@ import TestOrigin
 
         func served(_ device: String) throws -> String { try publisher.served(device) }
 
+        /// Releases 1 and 2 published, `device` left on release 1 (its last visit to the network).
+        func twoReleases(leaving device: String) throws {
+            try publisher.publish(1)
+            #expect(try publisher.sync("release 1", device: device)["outcome"] as? String == "committed")
+            try publisher.publish(2)
+        }
+
         func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
 
         func folderSize(_ path: String) -> Int {
@@ -49,10 +56,7 @@ import TestOrigin
     @Test func aFirstInstallAndADeltaFromAFolderDestinationImportedFromAFileAndAFolder() throws {
         let stick = try Stick()
         let dir = stick.dir
-        try stick.publisher.publish(1)
-        // A device on release 1 (its last visit to the network).
-        #expect(try stick.publisher.sync("release 1", device: "old")["outcome"] as? String == "committed")
-        try stick.publisher.publish(2)
+        try stick.twoReleases(leaving: "old")
 
         // A first install as one tar, readable with tar(1), the manifest first.
         let made = try stick.bundle(["--output", dir.path("stick/first.cenarius.tar"), "--json"])
@@ -116,9 +120,7 @@ import TestOrigin
     @Test func everyBadBundleIsRefusedWithNothingApplied() throws {
         let stick = try Stick()
         let dir = stick.dir
-        try stick.publisher.publish(1)
-        #expect(try stick.publisher.sync("release 1", device: "device")["outcome"] as? String == "committed")
-        try stick.publisher.publish(2)
+        try stick.twoReleases(leaving: "device")
         #expect(try stick.bundle(["--output", dir.path("stick/r2.tar")]).status == 0)
         let good = try #require(FileManager.default.contents(atPath: dir.path("stick/r2.tar")))
 
@@ -191,9 +193,7 @@ import TestOrigin
     @Test func aKillDuringAnImportLeavesTheReleaseWhole() throws {
         let stick = try Stick()
         let dir = stick.dir
-        try stick.publisher.publish(1)
-        #expect(try stick.publisher.sync("release 1", device: "device")["outcome"] as? String == "committed")
-        try stick.publisher.publish(2)
+        try stick.twoReleases(leaving: "device")
         #expect(try stick.bundle(["--from", "r1", "--output", dir.path("stick/r2.tar")]).status == 0)
         for effect in ["downloads", "generationBuilt", "committed"] {
             let killed = try stick.importing(dir.path("stick/r2.tar"), device: "device", environment: ["CENARIUS_TEST_KILL_BEFORE": effect])
@@ -238,9 +238,7 @@ import TestOrigin
     @Test func aBundleFromAnHTTPRemote() async throws {
         let stick = try Stick()
         let dir = stick.dir
-        try stick.publisher.publish(1)
-        #expect(try stick.publisher.sync("release 1", device: "old")["outcome"] as? String == "committed")
-        try stick.publisher.publish(2)
+        try stick.twoReleases(leaving: "old")
         let first = try #require(try stick.publisher.releases().last?["table"] as? String)
         // The remote as a web server serves it: every file of the folder, nothing listed.
         let origin = try await TestOrigin()
@@ -298,9 +296,7 @@ extension PublishTests {
         let bucket = "bundle-" + String(UUID().uuidString.prefix(8)).lowercased()
         let base = try store.bucket(bucket)
         let stick = try BundleTests.Stick(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment, remoteFlags: ["--endpoint", store.endpoint])
-        try stick.publisher.publish(1)
-        #expect(try stick.publisher.sync("release 1", device: "old")["outcome"] as? String == "committed")
-        try stick.publisher.publish(2)
+        try stick.twoReleases(leaving: "old")
         #expect(try stick.bundle(["--output", stick.dir.path("first.tar")]).status == 0)
         #expect(try stick.bundle(["--from", "r1", "--output", stick.dir.path("delta.tar")]).status == 0)
         #expect(try stick.importing(stick.dir.path("first.tar"), device: "fresh").status == 0)
