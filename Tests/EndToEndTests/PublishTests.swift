@@ -206,9 +206,9 @@ import TestOrigin
         let base = try store.bucket(bucket)
         let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
                                       remoteFlags: ["--endpoint", store.endpoint])
-        let writesBefore = try Self.writes(store)
+        let writesBefore = try Self.writes(store, bucket: bucket)
         try publisher.walk()
-        #expect(try Self.writes(store) > writesBefore)
+        #expect(try Self.writes(store, bucket: bucket) > writesBefore)
 
         // Cache lifetimes per class, as the store serves them to anyone.
         let head = try Self.headers(base + "/app/Routes.head")
@@ -247,19 +247,19 @@ import TestOrigin
         #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
 
         // B9's count: write requests no more than the objects the publish says it added (plus 10).
-        let before = try Self.writes(store)
+        let before = try Self.writes(store, bucket: bucket)
         let second = try publisher.publish(2)
         let uploaded = try #require(second["uploaded"] as? Int)
-        #expect(try Self.writes(store) - before <= uploaded + 10, "\(second)")
-        let unchanged = try Self.writes(store)
+        #expect(try Self.writes(store, bucket: bucket) - before <= uploaded + 10, "\(second)")
+        let unchanged = try Self.writes(store, bucket: bucket)
         try publisher.publish(2, expectUploads: false)
-        #expect(try Self.writes(store) == unchanged, "an unchanged republish writes nothing")
+        #expect(try Self.writes(store, bucket: bucket) == unchanged, "an unchanged republish writes nothing")
 
         // One of the three object servers killed mid-publish, once the store has taken the publish's first write.
-        let writesBefore = try Self.writes(store)
+        let writesBefore = try Self.writes(store, bucket: bucket)
         let running = Task.detached { try publisher.publish(3)["uploaded"] as? Int ?? 0 }
         let deadline = Date().addingTimeInterval(60)
-        while try Self.writes(store) == writesBefore, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        while try Self.writes(store, bucket: bucket) == writesBefore, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try store.kill("object2")
         defer { try? store.revive("object2") }
         #expect(try await running.value > 0, "release 3 uploaded with a server killed under it")
@@ -303,11 +303,12 @@ import TestOrigin
         #expect(run.status == 64 && run.stderr.contains("SignatureDoesNotMatch"), "\(run.status): \(run.stderr)")
     }
 
-    /// PUT, POST, COPY and DELETE requests the store has logged from `publish`.
-    static func writes(_ store: ObjectStore) throws -> Int {
+    /// PUT, POST, COPY and DELETE requests the store has logged from `publish` into `bucket` (other
+    /// suites publish into the same store at the same time, each into a bucket of its own).
+    static func writes(_ store: ObjectStore, bucket: String) throws -> Int {
         let log = (try? String(contentsOfFile: store.accessLog, encoding: .utf8)) ?? ""
         return log.split(separator: "\n").filter { line in
-            line.contains(" cenariusd-publish ") && [" PUT ", " POST ", " DELETE ", " COPY "].contains { line.contains($0) }
+            line.contains(" cenariusd-publish ") && [" PUT ", " POST ", " DELETE ", " COPY "].contains { line.contains($0 + "/" + bucket + "/") }
         }.count
     }
 
