@@ -11,7 +11,7 @@ DEMO ?= $(CURDIR)/.build/demo
 PREFIX ?= /usr/local
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps test-deps deb-deps build run demo test release install man deb clean fuzz
+.PHONY: deps test-deps otlp-deps deb-deps build run demo test release install man deb clean fuzz
 
 # $(call apt-ensure,PACKAGES,WHY,REDIRECT): installs those of Debian's PACKAGES that are missing
 # (sudo unless root), saying which and WHY; REDIRECT (>/dev/null) quiets apt, after any further
@@ -46,6 +46,16 @@ test-deps:
 	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs dosfstools strace man-db $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
 	@$(call apt-ensure,$(STORE_PACKAGES), (for the object store tests),--no-install-recommends >/dev/null)
 	@! head -c2 /usr/bin/swift 2>/dev/null | grep -q '#!' || { echo "/usr/bin/swift (python3-swiftclient?) shadows the Swift toolchain: apt-get remove python3-swiftclient" >&2; exit 1; }
+	@$(MAKE) --no-print-directory otlp-deps
+
+# OpenTelemetry's protocol definitions from PyPI (opentelemetry-proto), in a venv of their own
+# (.build/otlp-venv): TelemetryTests decode every export cenariusd sends with them (scripts/otlp-decode).
+OTLP_VENV = $(CURDIR)/.build/otlp-venv
+otlp-deps:
+	@$(OTLP_VENV)/bin/python -c 'import opentelemetry.proto' 2>/dev/null || { \
+	  echo "installing opentelemetry-proto into $(OTLP_VENV) (for the telemetry tests)"; \
+	  { python3 -m venv $(OTLP_VENV) || { $(call apt-ensure,python3-venv,,>/dev/null) && python3 -m venv $(OTLP_VENV); }; } && \
+	  $(OTLP_VENV)/bin/pip install -q opentelemetry-proto; }
 
 build: deps
 	$(SWIFT) build --product cenariusd

@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
+        // The tracing API only; the tracer and its OTLP export are ours (Sources/Telemetry, docs/decisions.md).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         // Swift cannot call the variadic curl_easy_setopt; one typed C function per argument kind.
@@ -61,6 +63,15 @@ let package = Package(
                 "RouteSync", "Transport",
                 "ReportHeader",
                 "CPlatform",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // Traces over OTLP/HTTP through libcurl: a tracer for swift-distributed-tracing, its queue and exporter.
+        .target(
+            name: "Telemetry",
+            dependencies: [
+                "RouteSync", "Transport",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -68,6 +79,7 @@ let package = Package(
             dependencies: [
                 "RouteSync", "Transport",
                 "ResourceCache",
+                "Telemetry",
                 "ReportHeader",
                 "CPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -121,7 +133,7 @@ let package = Package(
         .target(
             name: "DeviceSettings",
             dependencies: [
-                "Settings", "RouteSync", "Transport", "ResourceCache", "Daemon",
+                "Settings", "RouteSync", "Transport", "ResourceCache", "Daemon", "Telemetry", "ReportHeader",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -133,6 +145,7 @@ let package = Package(
                 "Transport",
                 "ResourceCache",
                 "Daemon",
+                "Telemetry",
                 "Settings",
                 "Fleet",
                 "ReportHeader",
@@ -261,7 +274,7 @@ if ProcessInfo.processInfo.environment["CENARIUS_BENCHMARKS"] == "1" {
 // The release binary must stay under F's 25 MB: `make release` builds every Swift module, the
 // dependencies' too, with -Osize (Makefile, docs/decisions.md); a plain `swift build -c release`
 // of these modules gets it as well.
-for target in package.targets where ["cenariusd", "Settings", "DeviceSettings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Transport", "Daemon", "Publishing"].contains(target.name) {
+for target in package.targets where ["cenariusd", "Settings", "DeviceSettings", "Fleet", "ReportHeader", "ResourceCache", "RouteSync", "Transport", "Daemon", "Publishing", "Telemetry"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 }
 

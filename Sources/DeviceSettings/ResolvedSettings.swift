@@ -2,6 +2,7 @@ package import ResourceCache
 package import RouteSync
 import Transport
 package import Settings
+package import Telemetry
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +11,8 @@ import Glibc
 package struct ResolvedSettings: Sendable {
     package var sync: SyncSettings
     package var develop: ServedFolder?
+    /// Where traces go; nil: nowhere (docs/telemetry.md).
+    package var trace: TraceSettings?
 
     package func resolver() -> Resolver { Resolver(settings: sync, developFolder: develop) }
 
@@ -54,6 +57,7 @@ package struct ResolvedSettings: Sendable {
             sync.effects = SyncEffects { effect in if effect == target { kill(getpid(), SIGKILL) } }
         }
         let developDir = FileSystem.absolute(source.string("develop-dir") ?? environment.home + "/Documents/www")
-        return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil)
+        return ResolvedSettings(sync: sync, develop: source.bool("develop") == true ? ServedFolder(root: developDir) : nil,
+                                trace: try TraceSettings.make(source, environment: environment, sync: sync))
     }
 }

@@ -164,6 +164,12 @@ package enum Settings {
         Setting("header", .list, value: "'Name: value'", "Request header sent to the remotes' hosts only (never after a redirect to another host); repeatable."),
         Setting("max-rate", .int, 0...Double(ByteCount.limit), value: "bytes", default: .int(0), "Cap on download speed in bytes per second across all transfers (0: none)."),
         Setting("report", .bool, default: .bool(true), "Send the device's state (Cenarius-Report) with each table request."),
+        Setting("otlp-endpoint", .string, value: "url", defaultWords: "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces; none: no traces",
+                reloads: false, "An OpenTelemetry collector's OTLP/HTTP traces URL: each sync is sent there as a trace (docs/telemetry.md)."),
+        Setting("otlp-header", .list, value: "'Name: value'", defaultWords: "those of $OTEL_EXPORTER_OTLP_HEADERS", reloads: false,
+                "Request header sent with each export of traces (a collector's API key); repeatable."),
+        Setting("trace-sampler", .string, value: "sampler", defaultWords: "$OTEL_TRACES_SAMPLER, else parentbased_always_on", reloads: false,
+                "Which syncs are traced: always_on, always_off or traceidratio:RATIO, each also with parentbased_ before it."),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [

@@ -108,6 +108,7 @@ extension Downloader {
         }
         // libcurl's "Accept: */*" says what no header says too (RFC 9110, 12.5.1).
         headers = ccurl_slist_append(headers, "Accept:")
+        if let traceparent = options.traceparent { headers = ccurl_slist_append(headers, "traceparent: \(traceparent)") }
         if !options.headers.isEmpty, let host = Remote.authority(of: transfer.url), options.headerHosts.contains(host) {
             for header in options.headers { headers = ccurl_slist_append(headers, header) }
         }

@@ -34,6 +34,9 @@ package struct TransferOptions: Sendable {
     package var headerHosts: Set<String> = []
     /// Bytes per second across a run's transfers; 0: no cap.
     package var maxRate: Int64 = 0
+    /// W3C Trace Context's header for every request of a traced sync (docs/telemetry.md): the
+    /// origin's log line joins the device's trace. nil when no trace is recorded.
+    package var traceparent: String?
     /// Kept across runs by a daemon (TLS session resumption).
     package var sessions: TLSSessionCache?
 

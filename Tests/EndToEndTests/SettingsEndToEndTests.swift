@@ -18,7 +18,9 @@ import Testing
             samples[setting.key] = switch (setting.key, setting.kind) {
             case ("remote", _): .list(["http://127.0.0.1:9/one", "http://127.0.0.1:9/two"])
             case ("public-key", _): .list([dir.path("one.pub"), dir.path("two.pub")])
-            case ("header", _): .list(["X-One: 1", "X-Two: 2"])
+            case ("header", _), ("otlp-header", _): .list(["X-One: 1", "X-Two: 2"])
+            case ("otlp-endpoint", _): .string("http://127.0.0.1:9/v1/traces")
+            case ("trace-sampler", _): .string("parentbased_traceidratio:0.25")
             case ("cacert", _), ("client-cert", _), ("client-key", _): .string(dir.path("file.pem"))
             case ("native-version", _): .string("2.3.0")
             case ("routes-name", _): .string("Table.json")
@@ -84,7 +86,7 @@ import Testing
                 let expected = setting.kind == .bool ? (samples[setting.key] == .bool(true) ? "1" : "0") : "\(Self.json(samples[setting.key]!))"
                 var shown = reported[setting.key]?.value ?? "missing"
                 // Header values are not shown, their names are.
-                if setting.key == "header" { shown = expected.contains("X-One") && shown.contains("X-One") && shown.contains("X-Two") ? expected : shown }
+                if setting.key == "header" || setting.key == "otlp-header" { shown = expected.contains("X-One") && shown.contains("X-One") && shown.contains("X-Two") ? expected : shown }
                 #expect(shown == expected, "\(setting.key) by \(origin)")
                 #expect(reported[setting.key]?.from == origin, "\(setting.key) by \(origin)")
             }

@@ -2,6 +2,8 @@ import Metrics
 import Prometheus
 import ResourceCache
 import RouteSync
+import Synchronization
+import Telemetry
 
 /// The daemon's metrics, through swift-metrics with a Prometheus registry of its own (no global
 /// bootstrap, so that several daemons can live in one test process).
@@ -27,6 +29,9 @@ package final class DaemonMetrics: Sendable {
     private let onTrial: Metrics.Gauge
     private let confirmedGeneration: Metrics.Gauge
     private let eventStreams: Metrics.Gauge
+    /// Spans the tracer could not deliver (docs/telemetry.md), brought up to the queue's count at each scrape.
+    private let droppedSpans: Metrics.Counter
+    private let droppedSpansSeen = Mutex<Int>(0)
 
     /// What starts a sync, as logs, receipts and `cenarius_sync_runs_total` name it.
     static let syncReasons = ["start", "schedule", "request", "lookup", "signal", "rollout", "hold"]
@@ -65,6 +70,7 @@ package final class DaemonMetrics: Sendable {
         onTrial = Metrics.Gauge(label: "cenarius_trial", factory: factory)
         confirmedGeneration = Metrics.Gauge(label: "cenarius_confirmed_generation", factory: factory)
         eventStreams = Metrics.Gauge(label: "cenarius_event_streams", factory: factory)
+        droppedSpans = Metrics.Counter(label: "cenarius_trace_spans_dropped_total", factory: factory)
     }
 
     func recordRollback(_ reason: RollbackReason) {
@@ -131,6 +137,12 @@ package final class DaemonMetrics: Sendable {
                 tableExpires.record(meta.signatureExpires ?? 0)
             }
         }
+        let dropped = SpanQueue.droppedInProcess.load(ordering: .relaxed)
+        let more = droppedSpansSeen.withLock { seen in
+            defer { seen = max(seen, dropped) }
+            return dropped - seen
+        }
+        if more > 0 { droppedSpans.increment(by: more) }
         return registry.emitToBuffer()
     }
 }

@@ -1,3 +1,4 @@
+import Tracing
 import RouteSync
 import Transport
 
@@ -18,7 +19,7 @@ extension SyncRun {
 
     /// nil: the table path decides this sync.
     func offerFromHead(_ poll: Poll, state: HeadState) throws(CenariusError) -> OfferStep? {
-        guard var polled = try pollHead(poll, state: state) else { return nil }
+        guard var polled = try Traced.span("cenarius.head", { _ throws(CenariusError) in try pollHead(poll, state: state) }) else { return nil }
         let head = polled.head
         // Older than a head seen already: a replay, or an edge that has not caught up. The table
         // decides; a channel's device waits for the edge to catch up.

@@ -1,3 +1,4 @@
+import Tracing
 import ReportHeader
 import RouteSync
 import Transport
@@ -98,7 +99,9 @@ extension SyncRun {
         if !head.absent, let step = try offerFromHead(poll, state: head) {
             return step
         }
-        let (document, embeddedIndex) = try fetchTable(validators: validators, headers: poll.headers)
+        let (document, embeddedIndex) = try Traced.span("cenarius.table") { _ throws(CenariusError) in
+            try fetchTable(validators: validators, headers: poll.headers)
+        }
         effect(.lastPoll)
         LastPoll.record(downloader.lastDocument, layout: layout)
         switch document {

@@ -1,3 +1,4 @@
+import Tracing
 import ReportHeader
 import RouteSync
 import Transport
@@ -70,8 +71,18 @@ extension SyncRun {
         }
         try syncer.checkFreeSpace(needed: plan.downloadBytes)
         report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
-        let plain = try downloadForms(plan.downloads, plan: forms, into: objects, held: held, report: &report)
-        try download(plain, stored: forms.storedPlain, into: objects, report: &report, progress: progress)
+        // One span a source of bytes: the forms (patches, compressed files, packs) and the plain files.
+        let plain = try Traced.span("cenarius.download.forms") { span throws(CenariusError) in
+            let plain = try downloadForms(plan.downloads, plan: forms, into: objects, held: held, report: &report)
+            report.traceBytes(span, files: plan.downloads.count - plain.count)
+            return plain
+        }
+        try Traced.span("cenarius.download.files") { span throws(CenariusError) in
+            let before = report.bytesFetched
+            try download(plain, stored: forms.storedPlain, into: objects, report: &report, progress: progress)
+            span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(plain.count))
+            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFetched - before)
+        }
     }
 
     /// Copies of preset files into the store, each verified against its hash; how many.

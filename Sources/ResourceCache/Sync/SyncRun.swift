@@ -34,14 +34,14 @@ struct SyncRun {
     /// the store, and the switch is one rename under the holds' lock (G1, G3, G10).
     mutating func run() throws(CenariusError) -> SyncReport {
         let offer: Offer
-        switch try self.offer() {
+        switch try Traced.span("cenarius.offer", { _ throws(CenariusError) in try self.offer() }) {
         case .ended(let report): return report
         case .offered(let offered): offer = offered
         }
         attempt.pastTable = true
-        switch try stage(offer) {
+        switch try Traced.span("cenarius.stage", { _ throws(CenariusError) in try stage(offer) }) {
         case .held(let report): return report
-        case .staged(let staged): return try switchTo(staged)
+        case .staged(let staged): return try Traced.span("cenarius.switch") { _ throws(CenariusError) in try switchTo(staged) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import ReportHeader
+import Tracing
 package import RouteSync
 package import Transport
 #if canImport(Glibc)
@@ -18,7 +19,24 @@ package struct Syncer: Sendable {
 
     var layout: CacheLayout { settings.cache }
 
+    /// One trace per sync (docs/telemetry.md): its span says the outcome and the bytes; the
+    /// steps' spans are its children, and its requests carry its `traceparent`.
     package func sync(cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) throws(CenariusError) -> SyncReport {
+        try Traced.span("cenarius.sync") { span throws(CenariusError) in
+            do throws(CenariusError) {
+                let report = try untracedSync(cancel: cancel, progress: progress)
+                report.traceAttributes(span, channel: settings.channel)
+                return report
+            } catch {
+                span.attributes["cenarius.channel"] = SpanAttribute.string(settings.channel)
+                span.attributes["cenarius.error.code"] = SpanAttribute.string(error.code.name)
+                span.attributes["cenarius.error.exit_code"] = SpanAttribute.int64(Int64(error.code.rawValue))
+                throw error
+            }
+        }
+    }
+
+    private func untracedSync(cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let remotes = try settings.requireRemotes()
         // A cache that holds only the record of a failed first sync is as fresh as none.
         let fresh = !FileSystem.exists(layout.root) || FileSystem.listDirectory(layout.root) == ["last-sync.json"]
@@ -74,7 +92,9 @@ package struct Syncer: Sendable {
         // Opened again under the lock, repairing whatever was planted meanwhile (G5).
         // With the lock held nobody else is writing: anything in tmp/ is left over from a crash (G3).
         let cache = try cleanTemporaries(try OpenedCache(layout: layout))
-        let downloader = try Downloader(options: settings.transfer)
+        var transfer = settings.transfer
+        transfer.traceparent = Traced.traceparent
+        let downloader = try Downloader(options: transfer)
         return try Mirrors.first(remotes) { (remote, others) throws(Mirrors.Failure) in
             var run = SyncRun(syncer: self, remote: remote, mirrors: others, cache: cache, downloader: downloader, started: started,
                               cancel: cancel, progress: progress)

@@ -67,7 +67,7 @@ struct ConfigCommand: AsyncParsableCommand {
         let value: SettingValue
 
         init(_ value: SettingValue, _ setting: Setting) {
-            if setting.key == "header", case .list(let items) = value {
+            if setting.key == "header" || setting.key == "otlp-header", case .list(let items) = value {
                 self.value = .list(items.map { String($0.prefix { $0 != ":" }) + ": (not shown)" })
             } else {
                 self.value = value

@@ -1,0 +1,57 @@
+import ReportHeader
+package import ResourceCache
+package import RouteSync
+package import Settings
+package import Telemetry
+import Transport
+
+extension TraceSettings {
+    /// Traces' settings after precedence: cenariusd's (flag, `CENARIUS_*`, config file), then
+    /// OpenTelemetry's standard variables; nil when neither names a collector.
+    package static func make(_ source: SettingSource, environment: ProcessEnvironment, sync: SyncSettings) throws(CenariusError) -> TraceSettings? {
+        guard let endpoint = source.string("otlp-endpoint").flatMap({ $0.isEmpty ? nil : $0 })
+            ?? endpoint(traces: environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], base: environment["OTEL_EXPORTER_OTLP_ENDPOINT"])
+        else { return nil }
+        let lower = endpoint.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !endpoint.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            // Not echoed: the URL may carry a password.
+            throw .usage("otlp-endpoint must be an http:// or https:// URL with no spaces")
+        }
+        var settings = TraceSettings(endpoint: endpoint)
+        settings.headers = source.strings("otlp-header")
+            ?? pairs(environment["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] ?? environment["OTEL_EXPORTER_OTLP_HEADERS"] ?? "").map { "\($0.key): \($0.value)" }
+        for header in settings.headers {
+            guard let colon = header.firstIndex(of: ":") else { throw .usage("otlp-header takes 'Name: value'") }
+            // A collector's key never reaches a log line, an error or a span (G11).
+            Secrets.register(header[header.index(after: colon)...].drop { $0 == " " || $0 == "\t" })
+        }
+        if let name = source.string("trace-sampler") ?? environment["OTEL_TRACES_SAMPLER"] {
+            guard let sampler = Sampler(name, argument: environment["OTEL_TRACES_SAMPLER_ARG"]) else {
+                throw .usage("trace-sampler must be always_on, always_off or traceidratio:RATIO (0 to 1), each may start with parentbased_")
+            }
+            settings.sampler = sampler
+        }
+        settings.caFile = environment["OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"] ?? environment["OTEL_EXPORTER_OTLP_CERTIFICATE"]
+        if let delay = environment["OTEL_BSP_SCHEDULE_DELAY"].flatMap(Double.init), delay >= 1, delay <= 3_600_000 { settings.delay = delay / 1000 }
+        if let size = environment["OTEL_BSP_MAX_QUEUE_SIZE"].flatMap(Int.init), size >= 1, size <= 65_536 { settings.queueSize = size }
+        settings.resource = resource(environment: environment, sync: sync)
+        return settings
+    }
+
+    /// The device as its traces name it: its hashed id (never the id, as in the reports), its
+    /// channel and cenariusd's version; `OTEL_RESOURCE_ATTRIBUTES` adds to them, and
+    /// `OTEL_SERVICE_NAME` names the service.
+    private static func resource(environment: ProcessEnvironment, sync: SyncSettings) -> [(key: String, value: String)] {
+        let given = pairs(environment["OTEL_RESOURCE_ATTRIBUTES"] ?? "")
+        let service = environment["OTEL_SERVICE_NAME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? given.first { $0.key == "service.name" }?.value ?? "cenariusd"
+        var resource: [(key: String, value: String)] = [
+            ("service.name", service),
+            ("service.version", CenariusVersion.string),
+            ("cenarius.device", FleetReport.deviceHash(sync.rollout.device(layout: sync.cache).id)),
+            ("cenarius.channel", sync.channel),
+        ]
+        for pair in given where !resource.contains(where: { $0.key == pair.key }) { resource.append(pair) }
+        return resource
+    }
+}
