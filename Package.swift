@@ -82,6 +82,7 @@ let package = Package(
                 "Telemetry",
                 "ReportHeader",
                 "CPlatform",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

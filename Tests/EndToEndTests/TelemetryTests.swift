@@ -202,4 +202,36 @@ import TestOrigin
         #expect(down.terminate().status == 0)
         await origin.shutdown()
     }
+
+    @Test func aTrialThatTimesOutIsASpanThatEndsInItsRollbackAndTheControlAPIJoinsTheCallersTrace() async throws {
+        let (origin, dir) = try await Self.origin()
+        defer { dir.remove() }
+        // A preset with a table: what the unconfirmed first release is rolled back to.
+        try dir.write("preset/index.html", "<h1>shipped</h1>")
+        #expect(try Binary.run(["routes", dir.path("preset")]).status == 0)
+        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
+                                        "--confirm-timeout", "1", "--otlp-endpoint", origin.url + "/v1/traces"],
+                                       cache: dir.path("cache"), environment: ["OTEL_BSP_SCHEDULE_DELAY": "50"])
+        let http = try daemon.waitUntilServing()
+        let caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        let asked = try http.request("POST", "/_cenarius/sync", headers: ["traceparent": caller])
+        _ = try waitForReceipt(http, try #require(try asked.json()["id"] as? String))
+        func named(_ name: String) -> [(span: [String: Any], resource: [String: String])] {
+            ((try? Self.spans(Self.exports(origin))) ?? []).filter { $0.span["name"] as? String == name }
+        }
+        // Nobody confirms the first release: its trial ends in a rollback to the preset at the deadline.
+        try waitUntil(timeout: 30) { !named("cenarius.trial").isEmpty && !named("POST /_cenarius/sync").isEmpty }
+        let trial = try #require(named("cenarius.trial").first)
+        let attributes = Self.attributes(trial.span["attributes"])
+        #expect(attributes["cenarius.trial.end"] == "rolled-back: timeout", "\(attributes)")
+        #expect(attributes["cenarius.rollback.to"] == "preset")
+        #expect((trial.span["status"] as? [String: Any])?["code"] as? String == "STATUS_CODE_ERROR")
+        let server = try #require(named("POST /_cenarius/sync").first)
+        #expect(server.span["traceId"] as? String == "0af7651916cd43dd8448eb211c80319c")
+        #expect(server.span["parentSpanId"] as? String == "b7ad6b7169203331")
+        #expect(server.span["kind"] as? String == "SPAN_KIND_SERVER")
+        #expect(Self.attributes(server.span["attributes"])["http.response.status_code"] == "202")
+        #expect(daemon.terminate().status == 0)
+        await origin.shutdown()
+    }
 }

@@ -49,7 +49,8 @@ struct DaemonRouter: HTTPResponder {
         if case .refused(let why) = verdict, method == .POST || method == .DELETE || path == "/_cenarius/resolve" {
             return Envelope.reply(.usage("forbidden: \(why)").answering(403), id: id, action: DaemonRouter.action(for: path))
         }
-        return await route(head, body: body, path: path, id: id).adding(WriteGuard.corsHeaders(verdict))
+        guard control else { return await route(head, body: body, path: path, id: id).adding(WriteGuard.corsHeaders(verdict)) }
+        return await traced(head, path: path) { await route(head, body: body, path: path, id: id).adding(WriteGuard.corsHeaders(verdict)) }
     }
 
     private func route(_ head: HTTPRequestHead, body: ByteBuffer?, path: String, id: String) async -> PreparedReply {

@@ -36,6 +36,7 @@ actor ReleaseSupervisor {
     }
     /// The reason of the daemon's own sync in flight, which names the commit it makes.
     private var syncReason: String?
+    private var trace = TrialTrace()
     let hooks: HookRunner
 
     init(settings: SyncSettings, options: TrialOptions, events: EventHub, metrics: DaemonMetrics,
@@ -225,6 +226,7 @@ actor ReleaseSupervisor {
         for action in actions {
             switch action {
             case .startTrial(let trial, let previous, let resumed):
+                trace.started(trial, previous: previous, resumed: resumed)
                 arm(trial)
                 view.update { $0.trialDeadlines[trial.generation] = trial.deadline }
                 logger.notice(resumed ? "trial resumed" : "trial started", metadata: [
@@ -234,6 +236,7 @@ actor ReleaseSupervisor {
             case .runHealthCheck(let generation):
                 startHealthCheck(generation)
             case .confirmed(let generation):
+                trace.confirmed(generation)
                 cancelTrialWork()
                 if machine.policy != nil {
                     logger.notice("confirmed", metadata: ["generation": "\(generation)"])
@@ -242,6 +245,7 @@ actor ReleaseSupervisor {
             case .switchBack(let record):
                 _ = await makeSwitch(record)
             case .rolledBack(let record):
+                trace.rolledBack(record)
                 announce(record)
             case .retry(let record):
                 logger.error("trying the switch back again in 5 s", metadata: ["generation": "\(record.from)"])
@@ -269,6 +273,7 @@ actor ReleaseSupervisor {
     /// left (`start`), as after a crash.
     func shutdown() {
         stopping = true
+        trace.end("daemon stopped")
         cancelTrialWork()
     }
 
