@@ -201,6 +201,7 @@ let package = Package(
         .executableTarget(name: "FuzzDBusMessage", dependencies: ["Daemon", "FuzzSupport"], path: "Fuzz/FuzzDBusMessage"),
         .executableTarget(name: "FuzzTimeWindow", dependencies: ["ResourceCache", "FuzzSupport"], path: "Fuzz/FuzzTimeWindow"),
         .executableTarget(name: "FuzzSolidPack", dependencies: ["RouteSync", "FuzzSupport"], path: "Fuzz/FuzzSolidPack"),
+        .executableTarget(name: "FuzzTraceContext", dependencies: ["Telemetry", "FuzzSupport"], path: "Fuzz/FuzzTraceContext"),
         .testTarget(
             name: "SettingsTests",
             dependencies: ["Settings", "DeviceSettings", "RouteSync", "Transport", "ResourceCache", "Daemon"]
@@ -237,7 +238,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "TestOrigin", "Daemon", "ResourceCache", "RouteSync", "Transport",
+                "TestOrigin", "Daemon", "ResourceCache", "RouteSync", "Transport", "Telemetry",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
