@@ -164,6 +164,8 @@ package enum Settings {
         Setting("header", .list, value: "'Name: value'", "Request header sent to the remotes' hosts only (never after a redirect to another host); repeatable."),
         Setting("max-rate", .int, 0...Double(ByteCount.limit), value: "bytes", default: .int(0), "Cap on download speed in bytes per second across all transfers (0: none)."),
         Setting("report", .bool, default: .bool(true), "Send the device's state (Cenarius-Report) with each table request."),
+        Setting("report-in", .string, value: "where", default: .string("header"),
+                "Where the report goes: header (every poll), or query too: a short form in the head poll's query string once an hour, for logs that keep no headers (S3, CloudFront)."),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [

@@ -1,3 +1,5 @@
+import ReportHeader
+
 /// What kind of access log a file is, told from its first lines, so that each file of a run may be
 /// another CDN's.
 package enum LogFormat: Sendable, Equatable {
@@ -12,7 +14,7 @@ package enum LogFormat: Sendable, Equatable {
     case cloudFront(date: Int, time: Int, query: Int)
 
     /// The query parameter a device puts its report in, percent-encoded, for logs without headers.
-    package static let queryParameter = "cenarius-report"
+    package static let queryParameter = FleetReport.queryParameter
 
     /// The format of a log whose first bytes are `head`.
     package static func detect(_ head: UnsafeRawBufferPointer) -> LogFormat {
