@@ -11,7 +11,7 @@ DEMO ?= $(CURDIR)/.build/demo
 PREFIX ?= /usr/local
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps test-deps deb-deps build run demo test release install man deb clean fuzz
+.PHONY: deps test-deps sql-deps deb-deps build run demo test release install man deb clean fuzz
 
 # $(call apt-ensure,PACKAGES,WHY,REDIRECT): installs those of Debian's PACKAGES that are missing
 # (sudo unless root), saying which and WHY; REDIRECT (>/dev/null) quiets apt, after any further
@@ -46,6 +46,16 @@ test-deps:
 	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs dosfstools strace man-db $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
 	@$(call apt-ensure,$(STORE_PACKAGES), (for the object store tests),--no-install-recommends >/dev/null)
 	@! head -c2 /usr/bin/swift 2>/dev/null | grep -q '#!' || { echo "/usr/bin/swift (python3-swiftclient?) shadows the Swift toolchain: apt-get remove python3-swiftclient" >&2; exit 1; }
+	@$(MAKE) --no-print-directory sql-deps
+
+# The SQL engines FleetSQLTests run `fleet --sql`'s query in, from PyPI, in-process: DuckDB and
+# ClickHouse's chdb, in a venv of their own (.build/sql-venv) that scripts/fleet-sql's callers use.
+SQL_VENV = $(CURDIR)/.build/sql-venv
+sql-deps:
+	@$(SQL_VENV)/bin/python -c 'import duckdb, chdb' 2>/dev/null || { \
+	  echo "installing duckdb and chdb into $(SQL_VENV) (for the fleet --sql tests)"; \
+	  { python3 -m venv $(SQL_VENV) || { $(call apt-ensure,python3-venv,,>/dev/null) && python3 -m venv $(SQL_VENV); }; } && \
+	  $(SQL_VENV)/bin/pip install -q duckdb chdb; }
 
 build: deps
 	$(SWIFT) build --product cenariusd
