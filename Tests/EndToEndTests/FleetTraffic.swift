@@ -7,7 +7,9 @@ import TestOrigin
 /// requests that carry no report, 5% of the lines lost (never a device's last, which decides its
 /// state), and the lines out of order across three rotated files, the oldest gzip-compressed.
 struct FleetTraffic {
-    enum Format: String, CaseIterable { case nginx, swift, s3, cloudfront }
+    /// nginx's JSON lines, an OpenStack Swift proxy's, Amazon S3 server access logs, CloudFront standard
+    /// and real-time logs, Cloudflare Logpush JSON, and Fastly's JSON logging in the format docs/fleet.md gives.
+    enum Format: String, CaseIterable { case nginx, swift, s3, cloudfront, realtime, logpush, fastly }
 
     struct Line {
         var time: Int
@@ -133,8 +135,7 @@ struct FleetTraffic {
         let query = line.report.map { "cenarius-report=" + encoded($0) }
         switch format {
         case .nginx:
-            let report = (line.report ?? "").replacingOccurrences(of: "\"", with: "\\\"")
-            return #"{"time":"\#(line.time).000","report":"\#(report)"}"#
+            return #"{"time":"\#(line.time).000","report":"\#(escaped(line.report ?? ""))"}"#
         case .swift:
             // proxy-logging: client, remote, date, method, path, protocol, status, referer, agent, token,
             // bytes in and out, etag, transaction, the logged headers, request time, source, info, start, end, policy.
@@ -143,11 +144,27 @@ struct FleetTraffic {
         case .s3:
             let target = "/site/Routes.head" + (query.map { "?" + $0 } ?? "")
             return "79a59df900b949e55d96a1e698fbaced cenarius-site [\(formatted("dd/MMM/yyyy:HH:mm:ss")) +0000] \(line.ip) - 3E57427F3EXAMPLE REST.GET.OBJECT site/Routes.head \"GET \(target) HTTP/1.1\" 200 - 512 512 4 3 \"-\" \"cenariusd/1\" - -"
+        case .realtime:
+            // timestamp, c-ip, sc-status, cs-method, cs-uri-stem, cs-uri-query, cs-headers: the report in the
+            // headers on even seconds, in the query string on odd ones (a device with --report-in query).
+            let inQuery = line.time % 2 == 1
+            let headers = "Host:d111111abcdef8.cloudfront.net" + (!inQuery ? line.report.map { "\nCenarius-Report:" + $0 } ?? "" : "")
+            return ["\(line.time).125", line.ip, "200", "GET", "/site/Routes.head", (inQuery ? query : nil) ?? "-", encoded(headers)].joined(separator: "\t")
+        case .logpush:
+            // The header as a custom field on even seconds, the query string of the URI on odd ones.
+            let inQuery = line.time % 2 == 1
+            let headers = (inQuery ? nil : line.report).map { #"{"cenarius-report":"\#(escaped($0))"}"# } ?? "{}"
+            let uri = "/site/Routes.head" + ((inQuery ? query : nil).map { "?" + $0 } ?? "")
+            return #"{"ClientIP":"\#(line.ip)","ClientRequestURI":"\#(uri)","EdgeStartTimestamp":\#(line.time)000000000,"RequestHeaders":\#(headers)}"#
+        case .fastly:
+            return #"{"time":"\#(line.time)","report":"\#(escaped(line.report ?? ""))","url":"/site/Routes.head","client_ip":"\#(line.ip)"}"#
         case .cloudfront:
             return [formatted("yyyy-MM-dd"), formatted("HH:mm:ss"), "FRA56-C2", "512", line.ip, "GET", "d111111abcdef8.cloudfront.net", "/site/Routes.head", "200",
                     "-", "cenariusd/1", query ?? "-", "-", "Hit"].joined(separator: "\t")
         }
     }
+
+    private static func escaped(_ text: String) -> String { text.replacingOccurrences(of: "\"", with: "\\\"") }
 
     private static func encoded(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? text

@@ -37,7 +37,7 @@ enum QueryReport {
 
     /// The `cenarius-report` parameter of a query string, percent-decoded; empty when there is none
     /// (`-` is CloudFront's empty query); nil when its escapes are broken (a malformed line).
-    private static func report(inQuery query: Slice<UnsafeRawBufferPointer>) -> [UInt8]? {
+    static func report(inQuery query: Slice<UnsafeRawBufferPointer>) -> [UInt8]? {
         let name = Array((LogFormat.queryParameter + "=").utf8)
         for parameter in query.split(separator: UInt8(ascii: "&")) where parameter.starts(with: name) {
             return URIPath.percentDecoded(Array(parameter.dropFirst(name.count)))

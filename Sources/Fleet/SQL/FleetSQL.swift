@@ -15,8 +15,9 @@ package enum FleetSQL {
         case duckdb, clickhouse, athena
     }
 
+    /// `nginx` is every JSON-lines log of `time` and `report` (Fastly's in docs/fleet.md too).
     package enum Format: String, CaseIterable, Sendable {
-        case nginx, s3, cloudfront
+        case nginx, s3, cloudfront, realtime, logpush
     }
 
     /// The table the query reads, and the one of raw log lines each view reads.
@@ -89,6 +90,26 @@ package enum FleetSQL {
                        \(d.urlDecode(d.extract(d.field("line", 12), "(?:^|&)cenarius-report=([^&]*)"))) AS report
                 FROM \(rawTable) WHERE line NOT LIKE '#%'
                 """
+        case .realtime:
+            // Tab-separated, the unix time first; the report in cs-headers (percent-encoded `Name:value`
+            // lines) or in the query string, wherever the configuration put them.
+            let header = d.extract(d.urlDecode("line"), "(?i)(?:^|[[:cntrl:]])cenarius-report:[ ]*([^[:cntrl:]]*)")
+            let query = d.urlDecode(d.extract("line", "(?:^|[[:cntrl:]&])cenarius-report=([^&[:cntrl:]]*)"))
+            select = """
+                SELECT \(d.double(d.field("line", 1))) AS unix_seconds,
+                       CASE WHEN \(header) <> '' THEN \(header) ELSE \(query) END AS report
+                FROM \(rawTable)
+                """
+        case .logpush:
+            // EdgeStartTimestamp as a number (Logpush's timestamp_format unix, unixnano or unixmilli).
+            let stamp = d.jsonNumber("line", "EdgeStartTimestamp")
+            let header = d.jsonString("line", "RequestHeaders", "cenarius-report")
+            let query = d.urlDecode(d.extract(d.jsonString("line", "ClientRequestURI"), "[?&]cenarius-report=([^&]*)"))
+            select = """
+                SELECT \(stamp) / (CASE WHEN \(stamp) > 1e17 THEN 1e9 WHEN \(stamp) > 1e14 THEN 1e6 WHEN \(stamp) > 1e11 THEN 1e3 ELSE 1 END) AS unix_seconds,
+                       CASE WHEN \(header) <> '' THEN \(header) ELSE \(query) END AS report
+                FROM \(rawTable) WHERE \(d.isJSON("line"))
+                """
         }
         return "-- cenariusd fleet --sql \(engine.rawValue) --view \(format.rawValue): \(linesTable) from \(rawTable)(line), the lines of a log in that format as they are.\n"
             + "CREATE VIEW \(linesTable) AS\n" + select + "\n"
@@ -133,13 +154,18 @@ private struct Dialect {
         engine == .clickhouse ? "JSONExtractFloat(\(json), '\(key)')" : "TRY_CAST(\(jsonString(json, key)) AS DOUBLE)"
     }
 
-    /// A JSON object's member as text, unescaped.
-    func jsonString(_ json: String, _ key: String) -> String {
+    /// A JSON object's member (or a member's member) as text, unescaped.
+    func jsonString(_ json: String, _ key: String, _ inner: String? = nil) -> String {
+        let path = "$." + key + (inner.map { "[\"\($0)\"]" } ?? "")
         switch engine {
-        case .duckdb: "json_extract_string(\(json), '$.\(key)')"
-        case .clickhouse: "JSONExtractString(\(json), '\(key)')"
-        case .athena: "json_extract_scalar(\(json), '$.\(key)')"
+        case .duckdb: return "json_extract_string(\(json), '$.\(key)" + (inner.map { ".\"\($0)\"" } ?? "") + "')"
+        case .clickhouse: return "JSONExtractString(\(json), '\(key)'" + (inner.map { ", '\($0)'" } ?? "") + ")"
+        case .athena: return "json_extract_scalar(\(json), '\(path)')"
         }
+    }
+
+    func double(_ text: String) -> String {
+        engine == .clickhouse ? "toFloat64OrNull(\(text))" : "TRY_CAST(\(text) AS DOUBLE)"
     }
 
     func isJSON(_ text: String) -> String {

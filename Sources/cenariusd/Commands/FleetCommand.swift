@@ -15,10 +15,10 @@ struct FleetCommand: AsyncParsableCommand {
             releases it rolled back or refused). With nginx logging them as JSON lines
               log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
             this command counts each device's latest report per release, on every core. Logs may be \
-            gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are Amazon S3 server \
-            access logs and CloudFront standard logs, where the report is the query parameter \
-            cenarius-report (each file's format is told from its first lines). Malformed lines are \
-            counted and skipped.
+            gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are CloudFront \
+            real-time logs, Cloudflare Logpush JSON, Amazon S3 server access logs and CloudFront \
+            standard logs, where the report is the query parameter cenarius-report (--report-in query; \
+            each file's format is told from its first lines). Malformed lines are counted and skipped.
 
             With --halt-above, --min-devices and --remote it writes "halted": true into the remote's \
             release manifest when more than PERCENT of the devices that tried its release rolled it \
@@ -37,12 +37,12 @@ struct FleetCommand: AsyncParsableCommand {
               cenariusd fleet --counts result.csv --halt-above 20 --min-devices 50 --remote /srv/www
             """)
 
-    @Argument(help: ArgumentHelp("Access logs (nginx JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard logs; .gz read as it is).", valueName: "log"))
+    @Argument(help: ArgumentHelp("Access logs (nginx or Fastly JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard or real-time logs, Cloudflare Logpush; .gz read as it is).", valueName: "log"))
     var logs: [String] = []
 
     @Option(help: ArgumentHelp("Print the SQL query that makes the same counts in a log warehouse (duckdb, clickhouse or athena), over cenarius_lines(unix_seconds, report): docs/fleet.md.", valueName: "engine"))
     var sql: FleetSQL.Engine?
-    @Option(help: ArgumentHelp("With --sql: print instead the view that makes cenarius_lines from cenarius_log(line), a log's lines (nginx, s3 or cloudfront).", valueName: "format"))
+    @Option(help: ArgumentHelp("With --sql: print instead the view that makes cenarius_lines from cenarius_log(line), a log's lines (nginx, s3, cloudfront, realtime or logpush).", valueName: "format"))
     var view: FleetSQL.Format?
     @Option(help: ArgumentHelp("Read the counts from this result of the --sql query (CSV or JSON) instead of logs; --halt-above works on them.", valueName: "file"))
     var counts: String?
