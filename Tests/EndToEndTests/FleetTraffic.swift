@@ -160,9 +160,12 @@ struct FleetTraffic {
             return #"{"time":"\#(line.time)","report":"\#(escaped(line.report ?? ""))","url":"/site/Routes.head","client_ip":"\#(line.ip)"}"#
         case .cloudfront:
             return [formatted("yyyy-MM-dd"), formatted("HH:mm:ss"), "FRA56-C2", "512", line.ip, "GET", "d111111abcdef8.cloudfront.net", "/site/Routes.head", "200",
-                    "-", "cenariusd/1", query ?? "-", "-", "Hit"].joined(separator: "\t")
+                    "-", "cenariusd/1", (line.time % 3 == 0 ? query.map(doubled) : query) ?? "-", "-", "Hit"].joined(separator: "\t")
         }
     }
+
+    /// A log that escapes `%` again (`device%253D…`), as some CDNs' logs of a query string may.
+    private static func doubled(_ query: String) -> String { query.replacingOccurrences(of: "%", with: "%25") }
 
     private static func escaped(_ text: String) -> String { text.replacingOccurrences(of: "\"", with: "\\\"") }
 

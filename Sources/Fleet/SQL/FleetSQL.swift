@@ -145,8 +145,9 @@ private struct Dialect {
         }
     }
 
+    /// Twice: a log that escapes `%` again (`device%253D…`) gives the report too, and a report holds no `%`.
     func urlDecode(_ text: String) -> String {
-        engine == .clickhouse ? "decodeURLComponent(\(text))" : "url_decode(\(text))"
+        engine == .clickhouse ? "decodeURLComponent(decodeURLComponent(\(text)))" : "url_decode(url_decode(\(text)))"
     }
 
     /// A JSON object's member as a number, whether written as one or as a string (nginx's `"$msec"`).
