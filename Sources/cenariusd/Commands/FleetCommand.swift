@@ -32,6 +32,7 @@ struct FleetCommand: AsyncParsableCommand {
             Example:
               cenariusd fleet /var/log/nginx/cenarius.log*
               cenariusd fleet access.log.gz --since 24h --json
+              cenariusd fleet /var/log/nginx/cenarius.log* --html fleet.html
               cenariusd fleet access.log --halt-above 20 --min-devices 50 --remote /srv/www --sign-key release.key
               cenariusd fleet --sql athena
               cenariusd fleet --counts result.csv --halt-above 20 --min-devices 50 --remote /srv/www
@@ -46,6 +47,8 @@ struct FleetCommand: AsyncParsableCommand {
     var view: FleetSQL.Format?
     @Option(help: ArgumentHelp("Read the counts from this result of the --sql query (CSV or JSON) instead of logs; --halt-above works on them.", valueName: "file"))
     var counts: String?
+    @Option(help: ArgumentHelp("Also write one self-contained page: devices per release over time, rollbacks and refusals over time, why devices are not on the newest release.", valueName: "file"))
+    var html: String?
 
     @Option(help: ArgumentHelp("Only lines newer than this: 90s, 30m, 12h, 7d.", valueName: "duration")) var since: String?
     @Flag(help: "Print one JSON object.") var json = false
@@ -70,6 +73,7 @@ struct FleetCommand: AsyncParsableCommand {
             throw ValidationError("give the access logs to read (or --sql ENGINE, or --counts FILE)")
         }
         if view != nil, sql == nil { throw ValidationError("--view goes with --sql ENGINE") }
+        if html != nil, logs.isEmpty { throw ValidationError("--html draws from the logs: give them") }
         if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
         if let haltAbove {
             guard haltAbove >= 0, haltAbove < 100 else { throw ValidationError("--halt-above must be a percentage in [0, 100)") }
@@ -122,9 +126,10 @@ struct FleetCommand: AsyncParsableCommand {
         let now = FileSystem.now()
         var reading = FleetReading(threads: threads)
         if isatty(2) != 0 { reading.progress = FleetProgress.show }
-        let tally = try await FleetProgress.onThread { [reading, logs, maxDevices, since] () throws(CenariusError) -> FleetTally in
-            try reading.tally(logs, since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices)
+        let tally = try await FleetProgress.onThread { [reading, logs, maxDevices, since, html] () throws(CenariusError) -> FleetTally in
+            try reading.tally(logs, since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices, timeline: html != nil)
         }
+        if let html { try FileSystem.writeAtomically(Array(FleetPage.html(tally, timeline: tally.timeline()).utf8), to: html) }
         if reading.progress != nil { FleetProgress.clear() }
         var summary = Summary(
             lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
