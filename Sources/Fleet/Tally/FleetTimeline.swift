@@ -31,10 +31,10 @@ extension FleetTally {
     /// nil without `timeline: true`, or before any report. Lines older than a device's report
     /// already taken in (a log read out of order) move nothing: the curve is the log's order's.
     package func timeline(points: Int = 60) -> FleetTimeline? {
-        guard let moves, let first = moves.first else { return nil }
-        // Sorting is stable enough: two moves of one device at the same time sum to the same counts.
+        guard let moves, !moves.isEmpty else { return nil }
+        // Not a stable sort, and need not be: two moves of one device at one time sum to the same counts.
         let sorted = moves.sorted { $0.time < $1.time }
-        let start = sorted.first?.time ?? first.time, end = sorted.last?.time ?? first.time
+        let start = sorted[0].time, end = sorted[sorted.count - 1].time
         var on: [Int: Int] = [:], failed: [Int: Int] = [:]
         var times: [Double] = []
         var snapshots: [(on: [Int: Int], failed: [Int: Int])] = []
