@@ -49,13 +49,14 @@ test-deps:
 	@$(MAKE) --no-print-directory sql-deps
 
 # The SQL engines FleetSQLTests run `fleet --sql`'s query in, from PyPI, in-process: DuckDB and
-# ClickHouse's chdb, in a venv of their own (.build/sql-venv) that scripts/fleet-sql's callers use.
+# ClickHouse's chdb, and sqlglot, which parses the Athena dialect; in a venv of their own
+# (.build/sql-venv) that scripts/fleet-sql's callers use.
 SQL_VENV = $(CURDIR)/.build/sql-venv
 sql-deps:
-	@$(SQL_VENV)/bin/python -c 'import duckdb, chdb' 2>/dev/null || { \
-	  echo "installing duckdb and chdb into $(SQL_VENV) (for the fleet --sql tests)"; \
+	@$(SQL_VENV)/bin/python -c 'import duckdb, chdb, sqlglot' 2>/dev/null || { \
+	  echo "installing duckdb, chdb and sqlglot into $(SQL_VENV) (for the fleet --sql tests)"; \
 	  { python3 -m venv $(SQL_VENV) || { $(call apt-ensure,python3-venv,,>/dev/null) && python3 -m venv $(SQL_VENV); }; } && \
-	  $(SQL_VENV)/bin/pip install -q duckdb chdb; }
+	  $(SQL_VENV)/bin/pip install -q duckdb chdb sqlglot; }
 
 build: deps
 	$(SWIFT) build --product cenariusd

@@ -28,6 +28,7 @@ import TestOrigin
 
     static let duckdb = has("duckdb")
     static let chdb = has("chdb")
+    static let sqlglot = has("sqlglot")
 
     /// `releases` of `fleet --json` as the traffic's expected counts are keyed.
     static func releases(_ json: [String: Any]) -> [String: [String: Int]] {
@@ -85,6 +86,24 @@ import TestOrigin
             #expect(Self.releases(json) == traffic.expectedReleases, "\(engine) on \(format): \(counts.stdout)")
             #expect(json["why"] as? [String: Int] == traffic.why, "\(engine) on \(format): \(counts.stdout)")
         }
+    }
+
+    /// Athena cannot run here: its query and views are at least parsed as Athena's SQL (sqlglot's
+    /// Athena dialect), so that a syntax error fails here. Function names are not checked by it.
+    @Test(.enabled(if: sqlglot || Requirement.inCI, "sqlglot is not installed here (make test-deps puts it in .build/sql-venv): the Athena dialect is not parsed"))
+    func theAthenaQueryAndViewsParseAsAthenasSQL() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        var files: [String] = []
+        for view in ["", "nginx", "s3", "cloudfront", "realtime", "logpush"] {
+            let run = try Binary.run(["fleet", "--sql", "athena"] + (view.isEmpty ? [] : ["--view", view]))
+            #expect(run.status == 0 && run.stdout.contains(view.isEmpty ? "cenarius_lines" : "CREATE VIEW"), "\(run.stderr)")
+            try dir.write("athena-\(view).sql", run.stdout)
+            files.append(dir.path("athena-\(view).sql"))
+        }
+        let check = "import sqlglot, sys\nfor path in sys.argv[1:]:\n    sqlglot.parse_one(open(path).read(), read='athena', error_level=sqlglot.ErrorLevel.RAISE)\n"
+        let parsed = try Binary.run((Self.python.hasSuffix("env") ? ["python3"] : []) + ["-c", check] + files, executable: Self.python)
+        #expect(parsed.status == 0, "\(parsed.stderr)")
     }
 
     /// A fleet whose logs never leave the warehouse halts a failing rollout the same way: Athena's
