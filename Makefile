@@ -11,7 +11,7 @@ DEMO ?= $(CURDIR)/.build/demo
 PREFIX ?= /usr/local
 BIN = $(CURDIR)/.build/debug/cenariusd
 
-.PHONY: deps test-deps otlp-deps deb-deps build run demo test release install man deb clean fuzz
+.PHONY: deps test-deps otlp-deps sql-deps deb-deps build run demo test release install man deb clean fuzz
 
 # $(call apt-ensure,PACKAGES,WHY,REDIRECT): installs those of Debian's PACKAGES that are missing
 # (sudo unless root), saying which and WHY; REDIRECT (>/dev/null) quiets apt, after any further
@@ -47,6 +47,7 @@ test-deps:
 	@$(call apt-ensure,$(STORE_PACKAGES), (for the object store tests),--no-install-recommends >/dev/null)
 	@! head -c2 /usr/bin/swift 2>/dev/null | grep -q '#!' || { echo "/usr/bin/swift (python3-swiftclient?) shadows the Swift toolchain: apt-get remove python3-swiftclient" >&2; exit 1; }
 	@$(MAKE) --no-print-directory otlp-deps
+	@$(MAKE) --no-print-directory sql-deps
 
 # OpenTelemetry's protocol definitions from PyPI (opentelemetry-proto), in a venv of their own
 # (.build/otlp-venv): TelemetryTests decode every export cenariusd sends with them (scripts/otlp-decode).
@@ -56,6 +57,16 @@ otlp-deps:
 	  echo "installing opentelemetry-proto into $(OTLP_VENV) (for the telemetry tests)"; \
 	  { python3 -m venv $(OTLP_VENV) || { $(call apt-ensure,python3-venv,,>/dev/null) && python3 -m venv $(OTLP_VENV); }; } && \
 	  $(OTLP_VENV)/bin/pip install -q opentelemetry-proto; }
+
+# The SQL engines FleetSQLTests run `fleet --sql`'s query in, from PyPI, in-process: DuckDB and
+# ClickHouse's chdb, and sqlglot, which parses the Athena dialect; in a venv of their own
+# (.build/sql-venv) that scripts/fleet-sql's callers use.
+SQL_VENV = $(CURDIR)/.build/sql-venv
+sql-deps:
+	@$(SQL_VENV)/bin/python -c 'import duckdb, chdb, sqlglot' 2>/dev/null || { \
+	  echo "installing duckdb, chdb and sqlglot into $(SQL_VENV) (for the fleet --sql tests)"; \
+	  { python3 -m venv $(SQL_VENV) || { $(call apt-ensure,python3-venv,,>/dev/null) && python3 -m venv $(SQL_VENV); }; } && \
+	  $(SQL_VENV)/bin/pip install -q duckdb chdb sqlglot; }
 
 build: deps
 	$(SWIFT) build --product cenariusd

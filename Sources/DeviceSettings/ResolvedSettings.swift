@@ -46,6 +46,11 @@ package struct ResolvedSettings: Sendable {
         else if required > 1 { throw .usage("--signatures-required \(required) needs --public-key") }
         sync.rollout.deviceID = source.string("device-id")
         sync.report = source.defaulted(source.bool, "report")
+        switch source.defaulted(source.string, "report-in") {
+        case "header": sync.reportInQuery = false
+        case "query": sync.reportInQuery = true
+        case let other: throw .usage("--report-in must be header or query, not \(other)")
+        }
         if let version = source.string("native-version") { sync.rollout.nativeVersion = try NativeVersion(version) }
         // Test hook for rollout decisions (docs/rollout.md); read from the environment only.
         if let offset = environment["CENARIUS_CLOCK_OFFSET"].flatMap(Double.init), abs(offset) <= Seconds.limit { sync.rollout.clockOffset = offset }

@@ -9,8 +9,8 @@ package enum AccessLog {
     package static func parseLine(_ line: ArraySlice<UInt8>) -> (time: Double, report: String)? {
         if let fast = scan(line) { return fast }
         if line.first != UInt8(ascii: "{") { return swiftProxy(line) }
-        guard let json = try? JSONValue.parse(Array(line), source: "log line"),
-              let report = json["report"]?.string else { return nil }
+        guard let json = try? JSONValue.parse(Array(line), source: "log line") else { return nil }
+        guard let report = json["report"]?.string else { return logpush(json) }
         let time: Double?
         switch json["time"] {
         case .string(let text)?: time = Double(text)
@@ -19,6 +19,32 @@ package enum AccessLog {
         }
         guard let time, time.isFinite, time >= 0 else { return nil }
         return (time, report)
+    }
+
+    /// A Cloudflare Logpush line (`http_requests`): `EdgeStartTimestamp` (unix seconds, milli-, micro-
+    /// or nanoseconds, or RFC 3339), the header as a custom field of `RequestHeaders` (names lower-case),
+    /// else the `cenarius-report` parameter of `ClientRequestURI`; an empty report when neither is there.
+    static func logpush(_ json: JSONValue) -> (time: Double, report: String)? {
+        let time: Double?
+        switch json["EdgeStartTimestamp"] {
+        case .string(let text)?:
+            let bytes = Array(text.utf8)
+            time = Double(text) ?? (bytes.count >= 19 && bytes[10] == UInt8(ascii: "T") ? LogTime.w3c(date: bytes[0..<10], time: bytes[11..<19]) : nil)
+        case let value?:
+            // By its size: 1.7e9 seconds, 1.7e12 milliseconds, 1.7e15 microseconds, 1.7e18 nanoseconds.
+            time = value.double.map { var seconds = $0; while seconds > 1e11 { seconds /= 1000 }; return seconds }
+        case nil: time = nil
+        }
+        guard let time, time.isFinite, time >= 0 else { return nil }
+        if case .object(let headers)? = json["RequestHeaders"],
+           let value = headers.first(where: { $0.key.lowercased() == "cenarius-report" })?.value.string {
+            return (time, value)
+        }
+        guard let uri = json["ClientRequestURI"]?.string else { return nil }
+        let report = Array(uri.utf8).withUnsafeBytes { target in
+            target.firstIndex(of: UInt8(ascii: "?")).flatMap { QueryReport.report(inQuery: target[($0 + 1)...]) } ?? []
+        }
+        return (time, String(decoding: report, as: UTF8.self))
     }
 
     /// The shape nginx writes (`{"time":"1732500000.123","report":"..."}`), read without building a

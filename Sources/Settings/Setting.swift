@@ -170,6 +170,8 @@ package enum Settings {
                 "Request header sent with each export of traces (a collector's API key); repeatable."),
         Setting("trace-sampler", .string, value: "sampler", defaultWords: "$OTEL_TRACES_SAMPLER, else parentbased_always_on", reloads: false,
                 "Which syncs are traced: always_on, always_off or traceidratio:RATIO, each also with parentbased_ before it."),
+        Setting("report-in", .string, value: "where", default: .string("header"),
+                "Where the report goes: header (every poll), or query too: a short form in the head poll's query string once an hour, for logs that keep no headers (S3, CloudFront)."),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [

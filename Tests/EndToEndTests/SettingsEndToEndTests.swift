@@ -25,6 +25,7 @@ import Testing
             case ("native-version", _): .string("2.3.0")
             case ("routes-name", _): .string("Table.json")
             case ("channel", _): .string("beta")
+            case ("report-in", _): .string("query")
             case (_, .string): .string("/some/where/" + setting.key)
             case (_, .int): .int(Int(setting.range?.lowerBound ?? 0) + 1)
             case (_, .double): .double((setting.range?.lowerBound ?? 0) + 1.5)

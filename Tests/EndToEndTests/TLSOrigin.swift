@@ -8,7 +8,7 @@ import Foundation
 /// - `mutual`: requires a client certificate from the test CA (`client.pem` / `client.key`)
 ///
 /// Every request is logged as `<uri> <status> <ssl_session_reused> <connection> <protocol> <authorization>`,
-/// and in `logs/fleet.log` as the JSON line `cenariusd fleet` reads.
+/// in `logs/fleet.log` as the JSON line `cenariusd fleet` reads, and in `logs/s3.log` as an S3 server access log.
 final class TLSOrigin {
     enum Server: CaseIterable { case good, expired, wrongName, mutual }
 
@@ -122,6 +122,10 @@ final class TLSOrigin {
               # What docs/fleet.md asks publishers to log: `cenariusd fleet` reads it.
               log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
               access_log \(root)/logs/fleet.log cenarius;
+              # An Amazon S3 server access log's shape (bucket owner, bucket, [time], ..., "request line"),
+              # which keeps no request headers: a report reaches it only in the query string.
+              log_format s3 'cenarius origin [$time_local] $remote_addr - - REST.GET.OBJECT $uri "$request" $status - $bytes_sent - - - "-" "-" -';
+              access_log \(root)/logs/s3.log s3;
               client_body_temp_path \(root)/temp/body;
               proxy_temp_path \(root)/temp/proxy;
               fastcgi_temp_path \(root)/temp/fastcgi;

@@ -73,6 +73,9 @@ import Testing
             (Self.nginx(requests), .lines), (Self.s3(requests), .s3), (Self.cloudFront(requests), .cloudFront(date: 0, time: 1, query: 11)),
             ("proxy: 127.0.0.1 127.0.0.1 26/Nov/2026/03/25/55 GET /v1/x HTTP/1.0 304 - cenariusd/0.1.0 - - - -\n", .lines),
             ("#Version: 1.0\n#Fields: date time cs-uri-stem\n", .lines), ("", .lines),
+            // CloudFront real-time: the unix time with milliseconds, then a tab; a time alone is not one.
+            ("1764000000.125\t192.0.2.1\t200\tGET\t/site/Routes.head\t-\n", .cloudFrontRealtime), ("1764000000\t192.0.2.1\n", .lines),
+            (#"{"ClientIP":"192.0.2.1","EdgeStartTimestamp":1764000000000000000,"RequestHeaders":{}}"# + "\n", .lines),
         ]
         for (text, format) in cases {
             #expect(Array(text.utf8).withUnsafeBytes { LogFormat.detect($0) } == format, "\(text.prefix(80))")

@@ -36,6 +36,7 @@ import Testing
         case "download-window", "switch-window": "daily 22:00-06:00"
         case "metered": "defer"
         case "switch-at": "start"
+        case "report-in": "query"
         case "health-url": "http://127.0.0.1:9/health"
         default:
             switch setting.kind {

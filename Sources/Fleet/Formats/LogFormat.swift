@@ -1,3 +1,5 @@
+import ReportHeader
+
 /// What kind of access log a file is, told from its first lines, so that each file of a run may be
 /// another CDN's.
 package enum LogFormat: Sendable, Equatable {
@@ -10,9 +12,12 @@ package enum LogFormat: Sendable, Equatable {
     /// CloudFront standard logs (W3C extended, tab-separated), columns named by `#Fields:`: the
     /// columns of the date, the time (UTC) and the query string, which carries the report.
     case cloudFront(date: Int, time: Int, query: Int)
+    /// CloudFront real-time logs: tab-separated, no header, the unix time first; the report in
+    /// `cs-headers` or the query string, wherever the configuration put them.
+    case cloudFrontRealtime
 
     /// The query parameter a device puts its report in, percent-encoded, for logs without headers.
-    package static let queryParameter = "cenarius-report"
+    package static let queryParameter = FleetReport.queryParameter
 
     /// The format of a log whose first bytes are `head`.
     package static func detect(_ head: UnsafeRawBufferPointer) -> LogFormat {
@@ -25,6 +30,10 @@ package enum LogFormat: Sendable, Equatable {
             guard let date = names.firstIndex(of: "date"), let time = names.firstIndex(of: "time"),
                   let query = names.firstIndex(of: "cs-uri-query") else { return .lines }
             return .cloudFront(date: date, time: time, query: query)
+        }
+        if let tab = first.utf8.firstIndex(of: UInt8(ascii: "\t")),
+           Array(first.utf8[..<tab]).withUnsafeBytes({ RealtimeLine.time($0[...]) }) != nil {
+            return .cloudFrontRealtime
         }
         // `79a59df9… awsexamplebucket1 [06/Feb/2019:00:00:38 +0000] 192.0.2.3 …`: the time, bracketed, is the third field.
         let bytes = Array(first.utf8)

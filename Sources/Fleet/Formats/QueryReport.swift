@@ -37,10 +37,12 @@ enum QueryReport {
 
     /// The `cenarius-report` parameter of a query string, percent-decoded; empty when there is none
     /// (`-` is CloudFront's empty query); nil when its escapes are broken (a malformed line).
-    private static func report(inQuery query: Slice<UnsafeRawBufferPointer>) -> [UInt8]? {
+    static func report(inQuery query: Slice<UnsafeRawBufferPointer>) -> [UInt8]? {
         let name = Array((LogFormat.queryParameter + "=").utf8)
         for parameter in query.split(separator: UInt8(ascii: "&")) where parameter.starts(with: name) {
-            return URIPath.percentDecoded(Array(parameter.dropFirst(name.count)))
+            guard let once = URIPath.percentDecoded(Array(parameter.dropFirst(name.count))) else { return nil }
+            // A log that escapes `%` again (`device%253D…`) is decoded twice: a report starts `device=`.
+            return once.starts(with: "device%".utf8) ? URIPath.percentDecoded(once) : once
         }
         return []
     }

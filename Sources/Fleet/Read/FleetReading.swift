@@ -37,8 +37,8 @@ package struct FleetReading: Sendable {
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
-    package func tally(_ paths: [String], since: Double?, maxDevices: Int) throws(CenariusError) -> FleetTally {
-        let tally = FleetTally(since: since, maxDevices: maxDevices)
+    package func tally(_ paths: [String], since: Double?, maxDevices: Int, timeline: Bool = false) throws(CenariusError) -> FleetTally {
+        let tally = FleetTally(since: since, maxDevices: maxDevices, timeline: timeline)
         // Gzip too: zlib inflates a log in about a third of the time parsing it takes (and of
         // zcat's), so the reading thread leaves the cores to the parsers there as well.
         return threads == 1 ? try alone(paths, tally) : try together(paths, tally, parsers: threads)

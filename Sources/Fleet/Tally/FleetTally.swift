@@ -45,6 +45,8 @@ package struct FleetTally: Sendable {
     package static let defaultMaxDevices = 10_000_000
 
     private var table = DeviceTable()
+    /// With a timeline: every change of a device's release, state or failed list, as it is taken in.
+    private(set) var moves: [Move]?
     private var names = Interned<String>()
     private var nameBytes = 0
     private var failedLists = Interned<[Int32]>()
@@ -64,9 +66,11 @@ package struct FleetTally: Sendable {
     }
 
     /// - Parameter maxDevices: devices counted at most; reports of any more are dropped and counted.
-    package init(since: Double? = nil, maxDevices: Int = FleetTally.defaultMaxDevices) {
+    /// - Parameter timeline: keep each device's moves from release to release (`timeline()`, `fleet --html`).
+    package init(since: Double? = nil, maxDevices: Int = FleetTally.defaultMaxDevices, timeline: Bool = false) {
         self.maxDevices = max(1, maxDevices)
         parser = LineParser(since: since, hash: DeviceHash())
+        moves = timeline ? [] : nil
     }
 
     package var devices: Int { table.count }
@@ -129,6 +133,10 @@ package struct FleetTally: Sendable {
             source.listIDs[entry.list] = id
         }
         let word = UInt64(release) | UInt64(list) << 20 | entry.word & ~0xFF_FFFF_FFFF
+        if moves != nil {
+            let from = found.map { table.records[$0].word } ?? Move.new
+            if from == Move.new || (from ^ word) & Move.counted != 0 { moves?.append(Move(time: entry.time, from: from, to: word)) }
+        }
         if let found {
             table.update(found, time: entry.time, word: word)
         } else {
@@ -148,6 +156,10 @@ package struct FleetTally: Sendable {
         source.nameIDs[name] = id
         return id
     }
+
+    /// The tally's number of a release name (-1 when it has none), and the names of a failed list.
+    func nameID(_ name: String) -> Int { names.id(of: name).map(Int.init) ?? -1 }
+    func failedList(_ list: Int) -> [Int32] { failedLists[Int32(list)] }
 
     private mutating func dropForNames() {
         droppedLines += 1
@@ -220,4 +232,6 @@ struct Interned<Value: Hashable & Sendable>: Sendable {
     }
 
     subscript(id: Int32) -> Value { values[Int(id)] }
+
+    func id(of value: Value) -> Int32? { ids[value] }
 }

@@ -35,6 +35,7 @@ struct LineParser: Sendable {
             switch format {
             case .lines: line(text, into: &result)
             case .s3: queryLine(QueryReport.s3(text), into: &result)
+            case .cloudFrontRealtime: queryLine(RealtimeLine.read(text), into: &result)
             case .cloudFront(let date, let time, let query):
                 // `#Version:`, `#Fields:`: the file's header, not a request.
                 if text.first == UInt8(ascii: "#") { break }
@@ -44,7 +45,7 @@ struct LineParser: Sendable {
         }
     }
 
-    /// A line of a log without headers, read: its time and the report from its query string.
+    /// A line its format's own reader read (S3, CloudFront): its time and report, empty when it has none.
     private mutating func queryLine(_ read: (time: Double, report: [UInt8])?, into result: inout ChunkResult) {
         result.lines += 1
         guard let read else { result.malformed += 1; return }

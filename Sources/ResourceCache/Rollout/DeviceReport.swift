@@ -5,6 +5,11 @@ import RouteSync
 /// files a poll reads anyway (the current generation's meta) or small ones beside them.
 package enum DeviceReport {
     package static func header(settings: SyncSettings, currentMeta: GenerationMeta?, pending: Bool) -> String? {
+        report(settings: settings, currentMeta: currentMeta, pending: pending)?.headerValue()
+    }
+
+    /// The device's report; nil with `--no-report`.
+    static func report(settings: SyncSettings, currentMeta: GenerationMeta?, pending: Bool) -> FleetReport? {
         guard settings.report else { return nil }
         let layout = settings.cache
         // One read of the small records serves both the state and the `why` code.
@@ -22,7 +27,24 @@ package enum DeviceReport {
         let report = FleetReport(device: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), release: facts.currentRelease ?? "none",
                                  state: state, failed: FailedReleases(layout: layout).names, native: settings.rollout.nativeVersion?.description,
                                  why: Why.answer(facts).reason)
-        return report.headerValue()
+        return report
+    }
+
+    /// The short form for the head poll's query string (`--report-in query`), when this poll is the
+    /// first of its window (docs/fleet.md): nil otherwise, and with `--report-in header`.
+    static func queryItem(_ report: FleetReport?, settings: SyncSettings, remote: Remote) -> String? {
+        // A file:// remote has no log, and its path no query string.
+        guard settings.reportInQuery, let report, !remote.base.lowercased().hasPrefix("file:") else { return nil }
+        let last = (try? FileSystem.readFile(settings.cache.reportQuery, limit: 64)).flatMap { Double(String(decoding: $0, as: UTF8.self)) }
+        let now = settings.rollout.now()
+        // A clock set back (or a record from the future) starts a window now rather than never.
+        if let last, last <= now, now - last < FleetReport.queryWindow { return nil }
+        return report.queryItem()
+    }
+
+    /// The poll that carried it reached the origin (or its CDN, which logged it): the window starts.
+    static func sentQuery(settings: SyncSettings) {
+        try? FileSystem.writeAtomically(Array(String(settings.rollout.now()).utf8), to: settings.cache.reportQuery)
     }
 }
 

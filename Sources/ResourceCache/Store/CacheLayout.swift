@@ -58,6 +58,8 @@ package struct CacheLayout: Sendable {
     /// How the last sync ended (LastSync): what `why` answers from.
     package var lastSync: String { root + "/last-sync.json" }
     package var lastPoll: String { root + "/last-poll.json" }
+    /// When the report last went in a poll's query string (`--report-in query`), unix seconds.
+    package var reportQuery: String { root + "/report-query" }
     /// A stage's download under way (DownloadProgress), for `why` in another process.
     package var downloading: String { root + "/downloading.json" }
     package var daemonLock: String { root + "/daemon.lock" }

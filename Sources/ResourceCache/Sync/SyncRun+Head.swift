@@ -1,3 +1,4 @@
+import ReportHeader
 import Tracing
 import RouteSync
 import Transport
@@ -62,11 +63,17 @@ extension SyncRun {
         let document: Document
         warmForPack(poll, state: state)
         do {
-            document = try downloader.fetchDocument(remote.headURL, validators: state.text == nil ? nil : state.validators,
+            // The report in the URL, for logs without headers: the head's URL is still the one
+            // recorded and checked everywhere else.
+            let url = poll.reportQuery.map { FleetReport.url(remote.headURL, adding: $0) } ?? remote.headURL
+            document = try downloader.fetchDocument(url, validators: state.text == nil ? nil : state.validators,
                                                     maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, encoded: false, cancel: cancel)
+            if poll.reportQuery != nil { DeviceReport.sentQuery(settings: settings) }
             effect(.lastPoll)
             LastPoll.record(downloader.lastDocument, layout: layout)
         } catch {
+            // An answer, even a refusal, was logged where the poll arrived: the window starts.
+            if poll.reportQuery != nil, error.httpStatus != nil { DeviceReport.sentQuery(settings: settings) }
             // What the table would meet too (no connection, a proxy's 407, a 429) fails the sync as
             // it would; a head that is gone or refused sends the device back to the table.
             // A channel has no table path to fall back to: its head is its only word.

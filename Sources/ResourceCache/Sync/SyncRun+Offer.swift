@@ -45,6 +45,8 @@ extension SyncRun {
         let pending: (record: PendingRelease, table: [UInt8], manifest: [UInt8]?)?
         /// The device's report (Cenarius-Report), sent with the poll.
         let headers: [String]
+        /// The report's short form for the head poll's query string, on the first poll of its window.
+        let reportQuery: String?
         let started: Double
 
         /// The table in force and its SHA-256 (as recorded, else hashed), read only when asked for.
@@ -76,9 +78,11 @@ extension SyncRun {
         // A channel's releases are not the table's: recorded under the head's name.
         let remoteName = Secrets.redact(remote.releaseSource)
         let pending = PendingStore(layout: layout).read().flatMap { $0.record.remote == remoteName ? $0 : nil }
-        let reportHeader = DeviceReport.header(settings: settings, currentMeta: currentMeta, pending: pending != nil)
+        let report = DeviceReport.report(settings: settings, currentMeta: currentMeta, pending: pending != nil)
+        let reportHeader = report?.headerValue()
         let poll = Poll(remote: remote, remoteName: remoteName, current: current, currentMeta: currentMeta, pending: pending,
-                        headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [], started: started)
+                        headers: reportHeader.map { ["\(FleetReport.headerName): \($0)"] } ?? [],
+                        reportQuery: DeviceReport.queryItem(report, settings: settings, remote: remote), started: started)
         // A release this device has not adopted yet is asked for with its own validators, so a
         // poll while it waits costs a 304, not the table (G4, G10).
         let validators = pending?.record.tableValidators ?? (currentMeta?.remote == remoteName ? currentMeta?.validators : nil)

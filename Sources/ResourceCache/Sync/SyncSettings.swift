@@ -28,6 +28,9 @@ package struct SyncSettings: Sendable {
     package var rollout = RolloutSettings()
     /// Each table request carries the device's `Cenarius-Report` (fleet visibility); `--no-report` turns it off.
     package var report = true
+    /// The report goes in the head poll's query string too, once per `FleetReport.queryWindow`
+    /// (`--report-in query`): for CDN logs that keep no request headers.
+    package var reportInQuery = false
     /// When a release is downloaded and when it is switched to (`serve`'s install policies).
     package var install = InstallPolicy()
     /// The store objects the remote holds, when it can say (an offline bundle: its folder's

@@ -57,7 +57,7 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
     package func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
 
     /// Percent-encodes everything but unreserved characters and `/`.
-    static func escape(_ path: String) -> String {
+    package static func escape(_ path: String) -> String {
         // Nearly every uri needs no escaping: then it is its own encoding, no copy (a seed asks for thousands).
         let plain = path.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isUnreserved) } ?? path.utf8.allSatisfy(isUnreserved)
         guard !plain else { return path }

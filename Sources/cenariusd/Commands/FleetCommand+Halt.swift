@@ -9,7 +9,8 @@ struct RolloutHalt {
     let routesName: String
     let signKeys: [String]
 
-    func apply(_ rule: HaltRule, to tally: FleetTally) throws(CenariusError) -> FleetCommand.Summary.Halt {
+    /// - Parameter releases: the fleet's counts, from its logs (`FleetTally`) or a warehouse (`FleetCounts`).
+    func apply(_ rule: HaltRule, to releases: [FleetTally.Release]) throws(CenariusError) -> FleetCommand.Summary.Halt {
         let tablePath = FileSystem.join(remote, routesName)
         let manifestPath = tablePath + ".release"
         let table = try FileSystem.readFile(tablePath)
@@ -17,7 +18,7 @@ struct RolloutHalt {
         var manifest = try manifestBytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
         // Devices report a release by its manifest's name, else by a short hash of its table.
         let name = manifest.release ?? FleetReport.releaseName(ofTable: table)
-        let release = tally.releases().first { $0.name == name }
+        let release = releases.first { $0.name == name }
         var halt = FleetCommand.Summary.Halt(release: name, tried: release?.tried ?? 0, failed: release?.failed ?? 0,
                                             failedPercent: 0, halted: false, reason: "")
         switch rule.verdict(for: release) {

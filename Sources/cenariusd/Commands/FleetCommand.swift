@@ -15,24 +15,40 @@ struct FleetCommand: AsyncParsableCommand {
             releases it rolled back or refused). With nginx logging them as JSON lines
               log_format cenarius escape=json '{"time":"$msec","report":"$http_cenarius_report"}';
             this command counts each device's latest report per release, on every core. Logs may be \
-            gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are Amazon S3 server \
-            access logs and CloudFront standard logs, where the report is the query parameter \
-            cenarius-report (each file's format is told from its first lines). Malformed lines are \
-            counted and skipped.
+            gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are CloudFront \
+            real-time logs, Cloudflare Logpush JSON, Amazon S3 server access logs and CloudFront \
+            standard logs, where the report is the query parameter cenarius-report (--report-in query; \
+            each file's format is told from its first lines). Malformed lines are counted and skipped.
 
             With --halt-above, --min-devices and --remote it writes "halted": true into the remote's \
             release manifest when more than PERCENT of the devices that tried its release rolled it \
             back or refused it, out of at least N (re-signing it with --sign-key). Exit 0 whether or \
             not it halted; the output says which. Run it from cron or CI.
 
+            Where the logs live in a warehouse, --sql ENGINE prints the query that makes the same \
+            counts there (--view FORMAT: the view it reads), and --counts FILE reads its result \
+            instead of logs, --halt-above included.
+
             Example:
               cenariusd fleet /var/log/nginx/cenarius.log*
               cenariusd fleet access.log.gz --since 24h --json
+              cenariusd fleet /var/log/nginx/cenarius.log* --html fleet.html
               cenariusd fleet access.log --halt-above 20 --min-devices 50 --remote /srv/www --sign-key release.key
+              cenariusd fleet --sql athena
+              cenariusd fleet --counts result.csv --halt-above 20 --min-devices 50 --remote /srv/www
             """)
 
-    @Argument(help: ArgumentHelp("Access logs (nginx JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard logs; .gz read as it is).", valueName: "log"))
-    var logs: [String]
+    @Argument(help: ArgumentHelp("Access logs (nginx or Fastly JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard or real-time logs, Cloudflare Logpush; .gz read as it is).", valueName: "log"))
+    var logs: [String] = []
+
+    @Option(help: ArgumentHelp("Print the SQL query that makes the same counts in a log warehouse (duckdb, clickhouse or athena), over cenarius_lines(unix_seconds, report): docs/fleet.md.", valueName: "engine"))
+    var sql: FleetSQL.Engine?
+    @Option(help: ArgumentHelp("With --sql: print instead the view that makes cenarius_lines from cenarius_log(line), a log's lines (nginx, s3, cloudfront, realtime or logpush).", valueName: "format"))
+    var view: FleetSQL.Format?
+    @Option(help: ArgumentHelp("Read the counts from this result of the --sql query (CSV or JSON) instead of logs; --halt-above works on them.", valueName: "file"))
+    var counts: String?
+    @Option(help: ArgumentHelp("Also write one self-contained page: devices per release over time, rollbacks and refusals over time, why devices are not on the newest release.", valueName: "file"))
+    var html: String?
 
     @Option(help: ArgumentHelp("Only lines newer than this: 90s, 30m, 12h, 7d.", valueName: "duration")) var since: String?
     @Flag(help: "Print one JSON object.") var json = false
@@ -50,6 +66,14 @@ struct FleetCommand: AsyncParsableCommand {
     var threads: Int = FleetReading.cores
 
     func validate() throws {
+        if sql != nil || counts != nil {
+            guard logs.isEmpty else { throw ValidationError("--sql and --counts read no log: the warehouse reads them") }
+            guard sql == nil || counts == nil else { throw ValidationError("--sql prints the query whose result --counts reads: one or the other") }
+        } else if logs.isEmpty {
+            throw ValidationError("give the access logs to read (or --sql ENGINE, or --counts FILE)")
+        }
+        if view != nil, sql == nil { throw ValidationError("--view goes with --sql ENGINE") }
+        if html != nil, logs.isEmpty { throw ValidationError("--html draws from the logs: give them") }
         if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
         if let haltAbove {
             guard haltAbove >= 0, haltAbove < 100 else { throw ValidationError("--halt-above must be a percentage in [0, 100)") }
@@ -86,6 +110,8 @@ struct FleetCommand: AsyncParsableCommand {
         /// The devices not on the newest release, per code.
         var notOnNewest: NotOn?
         var halt: Halt?
+        /// The file of `--counts`: the warehouse counted, no line was read here.
+        var counts: String?
 
         struct NotOn: Encodable {
             var release: String
@@ -95,12 +121,15 @@ struct FleetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let sql { return Output.line(String((view.map { FleetSQL.view(of: $0, sql) } ?? FleetSQL.query(sql)).dropLast())) }
+        if let counts { return try fromCounts(counts) }
         let now = FileSystem.now()
         var reading = FleetReading(threads: threads)
         if isatty(2) != 0 { reading.progress = FleetProgress.show }
-        let tally = try await FleetProgress.onThread { [reading, logs, maxDevices, since] () throws(CenariusError) -> FleetTally in
-            try reading.tally(logs, since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices)
+        let tally = try await FleetProgress.onThread { [reading, logs, maxDevices, since, html] () throws(CenariusError) -> FleetTally in
+            try reading.tally(logs, since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices, timeline: html != nil)
         }
+        if let html { try FileSystem.writeAtomically(Array(FleetPage.html(tally, timeline: tally.timeline()).utf8), to: html) }
         if reading.progress != nil { FleetProgress.clear() }
         var summary = Summary(
             lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
@@ -109,7 +138,7 @@ struct FleetCommand: AsyncParsableCommand {
             why: tally.whyCounts(), notOnNewest: tally.notOnNewest().map { .init(release: $0.release, devices: $0.devices, why: $0.why) })
         if let haltAbove, let remote {
             summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
-                .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally)
+                .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally.releases())
             if tally.droppedLines > 0 { summary.halt?.reason += " (\(tally.droppedLines) report lines were not counted: see the warning)" }
         }
         if json { Output.json(summary) } else { print(summary) }
@@ -128,8 +157,12 @@ struct FleetCommand: AsyncParsableCommand {
         counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
     }
 
-    private func print(_ summary: Summary) {
-        Output.line("\(summary.devices) devices in \(summary.lines) lines (\(summary.withoutReport) without a report)")
+    func print(_ summary: Summary) {
+        if let counts = summary.counts {
+            Output.line("\(summary.devices) devices, as counted in \(counts)")
+        } else {
+            Output.line("\(summary.devices) devices in \(summary.lines) lines (\(summary.withoutReport) without a report)")
+        }
         if !summary.why.isEmpty {
             Output.line("why: " + Self.counts(summary.why))
         }

@@ -19,6 +19,7 @@ struct GlobalOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: .setting("develop")) var develop: Bool?
     @Option(help: .setting("develop-dir")) var developDir: String?
     @Flag(inversion: .prefixedNo, help: .setting("report")) var report: Bool?
+    @Option(help: .setting("report-in")) var reportIn: String?
     @Option(help: ArgumentHelp("JSON config file (default $XDG_CONFIG_HOME/cenarius/config.json if present).", valueName: "file"))
     var config: String?
     @Option(help: .setting("public-key")) var publicKey: [String] = []
