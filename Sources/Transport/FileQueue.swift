@@ -22,6 +22,8 @@ final class FileQueue: Sendable {
     private let maxBytes: Int64
     private let next = Atomic(0)
     private let outcome: Mutex<Outcome>
+    /// Sources (FileDownload.source) that failed a transfer in this run.
+    private let failedSources = Mutex<Set<String>>([])
 
     private struct Outcome {
         var results: [Result<Int64, CenariusError>]
@@ -52,10 +54,20 @@ final class FileQueue: Sendable {
 
     /// A transfer for the next file no loop has taken; nil once all are taken.
     func take() -> Transfer? {
-        let taken = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        guard taken < order.count else { return nil }
-        let index = order[taken]
-        let file = files[index]
+        var index: Int
+        var file: FileDownload
+        repeat {
+            let taken = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard taken < order.count else { return nil }
+            index = order[taken]
+            file = files[index]
+            guard let source = file.source, failedSources.withLock({ $0.contains(source) }) else { break }
+            let error = CenariusError.remote("\(file.label): not asked of \(source), which failed another transfer")
+            outcome.withLock { outcome in
+                outcome.results[index] = .failure(error)
+                outcome.filesDone += 1
+            }
+        } while true
         let transfer = Transfer(index: index, url: file.url, label: file.label,
                                 sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
         transfer.mirrors = file.mirrors
@@ -73,6 +85,9 @@ final class FileQueue: Sendable {
             outcome.filesDone += 1
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
+        }
+        if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
+            failedSources.withLock { _ = $0.insert(source) }
         }
     }
 

@@ -60,7 +60,8 @@ extension SyncRun {
         defer { recorder?.end() }
         let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); self.progress?(done) } } ?? self.progress
         let held = syncer.heldCopies(objects: objects, preset: preset)
-        let forms = formPlan(plan.downloads, offer: offer, held: held)
+        let index = formIndex(plan.downloads, offer: offer)
+        var forms = formPlan(plan.downloads, offer: offer, index: index, held: held)
         if !syncer.hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
@@ -70,8 +71,12 @@ extension SyncRun {
         }
         try syncer.checkFreeSpace(needed: plan.downloadBytes)
         report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
-        let plain = try downloadForms(plan.downloads, plan: forms, into: objects, held: held, report: &report)
+        // Peers first; what they do not give is planned again from the origin's forms and packs.
+        let wanted = try fromPeers(plan.downloads, into: objects, report: &report, progress: progress)
+        if wanted.count < plan.downloads.count { forms = formPlan(wanted, offer: offer, index: index, held: held) }
+        let plain = try downloadForms(wanted, plan: forms, into: objects, held: held, report: &report)
         try download(plain, stored: forms.storedPlain, into: objects, report: &report, progress: progress)
+        report.bytesFromOrigin = report.bytesFetched - report.bytesFromPeers
     }
 
     /// Copies of preset files into the store, each verified against its hash; how many.

@@ -39,6 +39,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: .setting("client-key")) var clientKey: String?
     @Option(help: .setting("header")) var header: [String] = []
     @Option(help: .setting("max-rate")) var maxRate: Int64?
+    @Option(help: .setting("peer")) var peer: [String] = []
 
     /// Ranges and types, as the table says them, before anything runs.
     func validate() throws { try SettingFlags.validate(flagValues) }

@@ -1,0 +1,48 @@
+import Synchronization
+
+/// The peer listener's cap on bytes per second, shared by every peer connection (a virtual
+/// clock: each chunk reserves its time slot after the last one's), so that what the LAN takes
+/// from a device leaves its disk and its own webview room (docs/peers.md).
+package final class PeerRate: Sendable {
+    private let bytesPerSecond: Double
+    /// When the link, at the cap, is free again (monotonic seconds).
+    private let freeAt = Mutex<Double>(0)
+
+    /// `bytesPerSecond` 0: no cap.
+    package init(bytesPerSecond: Int) {
+        self.bytesPerSecond = Double(bytesPerSecond)
+    }
+
+    /// Seconds to wait before sending `bytes` that were just reserved.
+    package func reserve(_ bytes: Int, now: Double) -> Double {
+        guard bytesPerSecond > 0 else { return 0 }
+        return freeAt.withLock { freeAt in
+            let start = max(freeAt, now)
+            freeAt = start + Double(bytes) / bytesPerSecond
+            return start - now
+        }
+    }
+}
+
+/// At most `maximum` peer connections at once: past it a new one is closed at once. A flood of
+/// connections costs the device a descriptor and an accept each, never a file read.
+package final class PeerSlots: Sendable {
+    private let maximum: Int
+    private let open = Mutex(0)
+
+    package init(maximum: Int) {
+        self.maximum = maximum
+    }
+
+    package func take() -> Bool {
+        open.withLock { open in
+            guard open < maximum else { return false }
+            open += 1
+            return true
+        }
+    }
+
+    package func give() {
+        open.withLock { $0 -= 1 }
+    }
+}
