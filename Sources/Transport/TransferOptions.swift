@@ -34,6 +34,10 @@ package struct TransferOptions: Sendable {
     package var headerHosts: Set<String> = []
     /// Bytes per second across a run's transfers; 0: no cap.
     package var maxRate: Int64 = 0
+    /// Transfers wait to learn whether a connection multiplexes (HTTP/2) before opening another:
+    /// right for an origin, which may; not for a LAN peer, which speaks HTTP/1.1 only and would
+    /// get every transfer queued behind one connection.
+    package var waitsForMultiplexing = true
     /// Kept across runs by a daemon (TLS session resumption).
     package var sessions: TLSSessionCache?
 

@@ -64,10 +64,57 @@ import TestOrigin
         #expect(try Self.served(site, "b") == "<h1>release 2</h1>")
         #expect(release["bytesFromPeers"] as? Int ?? 0 > 0 && release["bytesFromOrigin"] as? Int == 0, "\(release)")
         #expect(Self.objectRequests(site.origin).isEmpty, "\(Self.objectRequests(site.origin))")
-        // Twice in a row, as a user would: nothing to fetch from anyone.
+        // Twice in a row, as a user would: nothing to fetch from anyone. The poll's report says
+        // what the release in force took from peers and from the origin.
+        site.origin.resetRequests()
         let again = try Self.sync(site, "b", ["--peer", peer])
         #expect(again["outcome"] as? String == "not-modified")
+        let report = site.origin.requests(for: "Routes.head").last?.headers["cenarius-report"] ?? ""
+        #expect(report.hasSuffix(", peer=\(release["bytesFromPeers"] as? Int ?? -1), origin=0"), "\(report)")
         #expect(try Binary.run(["verify", "--cache", site.dir.path("b/cache"), "--preset", site.dir.path("b/preset")]).status == 0)
+    }
+
+    /// A daemon that takes its releases from a peer says so in `status` and its metrics; a peer
+    /// killed mid-transfer costs it seconds and the release comes from the origin.
+    @Test func aDaemonCountsItsPeersBytesAndOutlivesAPeerKilledMidTransfer() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        try site.publish(1)
+        #expect(try Self.sync(site, "a")["outcome"] as? String == "committed")
+        let (serving, peer) = try Self.peer(site, "a")
+        try FileManager.default.createDirectory(atPath: site.dir.path("c"), withIntermediateDirectories: true)
+        let device = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("c/preset"), "--public-key", site.dir.path("k1.pub"),
+                                        "--peer", peer], cache: site.dir.path("c/cache"))
+        defer { _ = device.terminate() }
+        let http = try device.waitUntilServing()
+        #expect(try http.get("/index.html").text == "<h1>release 1</h1>")
+        let status = try Binary.run(["status", "--cache", site.dir.path("c/cache"), "--preset", site.dir.path("c/preset")])
+        #expect(status.stdout.contains("from the origin,") && status.stdout.contains("KiB from peers (since the daemon started)"), "\(status.stdout)")
+        let metrics = try http.get("/metrics").text
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix("cenarius_fetched_bytes_by_source_total{source=\"peer\"}") }
+        #expect(line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0 > 30_000, "\(metrics)")
+        _ = serving.terminate()
+
+        // A peer that sends at 100 KiB/s (all its connections together), killed a second into a
+        // release of half a megabyte: what it gave is kept, the rest comes from the origin.
+        let (slow, slowURL) = try Self.peer(site, "a", ["--peer-max-rate", "102400"])
+        defer { _ = slow.terminate() }
+        var state: UInt64 = 7
+        let noise = Data((0..<500_000).map { _ -> UInt8 in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        })
+        try site.publish(2, extra: ["media/large.bin": noise])
+        #expect(try RawHTTP(port: slow.port).request("POST", "/_cenarius/sync").status == 202)
+        try waitUntil { try Self.served(site, "a") == "<h1>release 2</h1>" }
+        let pid = slow.process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { kill(pid, SIGKILL) }
+        let started = Date()
+        let killed = try Self.sync(site, "d", ["--peer", slowURL])
+        #expect(killed["outcome"] as? String == "committed")
+        #expect(Date().timeIntervalSince(started) < 10, "a killed peer cost \(Date().timeIntervalSince(started)) s")
+        #expect(killed["bytesFromPeers"] as? Int ?? 0 > 0 && killed["bytesFromOrigin"] as? Int ?? 0 > 400_000, "\(killed)")
+        #expect(try Self.served(site, "d") == "<h1>release 2</h1>")
+        #expect(try Binary.run(["verify", "--cache", site.dir.path("d/cache"), "--preset", site.dir.path("d/preset")]).status == 0)
     }
 
     /// A peer that sends wrong bytes, stalls, cuts a body short or drops the connection: every

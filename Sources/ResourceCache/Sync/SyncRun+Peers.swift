@@ -62,6 +62,7 @@ extension SyncRun {
         options.sessions = nil
         options.connections = PeerSources.connections
         options.loops = 1
+        options.waitsForMultiplexing = false
         return options
     }
 }

@@ -44,11 +44,13 @@ extension SyncRun {
         }
         let number = (GenerationStore(layout: layout).all().first?.number ?? offer.current?.number ?? 0) + 1
         effect(.generationBuilt)
-        let generation = try build(number: number, table: offer.table, tableBytes: offer.bytes, plan: plan, meta: GenerationMeta(
+        var meta = GenerationMeta(
             number: number, remote: offer.remoteName, validators: offer.validators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: offer.signed?.version, entries: offer.table.count,
             release: offer.admission.release, signedAt: offer.signed?.signedAt, signatureExpires: offer.signed?.expires,
-            tableSHA256: ReleaseIndex.tableDigest(offer.bytes), headVersion: offer.headVersion))
+            tableSHA256: ReleaseIndex.tableDigest(offer.bytes), headVersion: offer.headVersion)
+        if report.bytesFromPeers > 0 { (meta.bytesFromPeers, meta.bytesFromOrigin) = (report.bytesFromPeers, report.bytesFromOrigin) }
+        let generation = try build(number: number, table: offer.table, tableBytes: offer.bytes, plan: plan, meta: meta)
         return .staged(Staged(offer: offer, number: number, generation: generation, report: report))
     }
 
