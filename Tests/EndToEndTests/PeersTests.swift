@@ -23,6 +23,15 @@ import TestOrigin
         return try run.json()
     }
 
+    /// Bytes zstd cannot shrink: the origin's form of them is as large as they are.
+    static func noise(_ count: Int) -> Data {
+        var state: UInt64 = 7
+        return Data((0..<count).map { _ -> UInt8 in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        })
+    }
+
     static func served(_ site: HeadAndStoreTests.Site, _ name: String) throws -> String {
         let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")])
         return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
@@ -98,12 +107,7 @@ import TestOrigin
         // release of half a megabyte: what it gave is kept, the rest comes from the origin.
         let (slow, slowURL) = try Self.peer(site, "a", ["--peer-max-rate", "102400"])
         defer { _ = slow.terminate() }
-        var state: UInt64 = 7
-        let noise = Data((0..<500_000).map { _ -> UInt8 in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return UInt8(truncatingIfNeeded: state >> 56)
-        })
-        try site.publish(2, extra: ["media/large.bin": noise])
+        try site.publish(2, extra: ["media/large.bin": Self.noise(500_000)])
         #expect(try RawHTTP(port: slow.port).request("POST", "/_cenarius/sync").status == 202)
         try waitUntil { try Self.served(site, "a") == "<h1>release 2</h1>" }
         let pid = slow.process.processIdentifier
@@ -150,7 +154,7 @@ import TestOrigin
     /// path around the store; and not to an address outside the allowed subnets.
     @Test func thePeerListenerServesObjectsOnlyAndOnlyToTheLAN() async throws {
         let site = try await HeadAndStoreTests.Site()
-        let folder = try site.publish(1)
+        let folder = try site.publish(1, extra: ["media/large.bin": Self.noise(300_000)])
         #expect(try Self.sync(site, "a")["outcome"] as? String == "committed")
         let (daemon, peer) = try Self.peer(site, "a")
         let listener = RawHTTP(port: Int(peer.split(separator: ":").last!)!)
@@ -166,6 +170,26 @@ import TestOrigin
         }
         #expect(try listener.request("POST", "/_cenarius/sync").status == 405)
         _ = daemon.terminate()
+
+        // Caps: two connections at once (a third is closed unanswered), 100 KiB/s for all of them.
+        let (capped, cappedURL) = try Self.peer(site, "a", ["--peer-max-connections", "2", "--peer-max-rate", "102400"])
+        let cappedPort = Int(cappedURL.split(separator: ":").last!)!
+        // The connection that found the listener up holds its slot until its close is read.
+        usleep(300_000)
+        let held = [LoopbackSocket.connect(port: cappedPort), LoopbackSocket.connect(port: cappedPort)].compactMap { $0 }
+        #expect(held.count == 2)
+        usleep(200_000)
+        let third = try RawHTTP(port: cappedPort).exchange(Array("GET /_cenarius/f/\(hash) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(third.isEmpty, "a third connection got \(third.count) bytes")
+        for fd in held { close(fd) }
+        let bundle = Array(Self.noise(300_000))
+        try waitUntil { (try? RawHTTP(port: cappedPort).get("/_cenarius/f/\(hash)").status) == 200 }
+        let started = Date()
+        #expect(try RawHTTP(port: cappedPort).get("/_cenarius/f/\(TestOrigin.md5(bundle))").body == bundle)
+        let seconds = Date().timeIntervalSince(started)
+        // The first 64 KiB leave at once, the rest at the rate.
+        #expect(seconds >= Double(bundle.count - 65_536) / 102_400 * 0.9, "\(bundle.count) bytes in \(seconds) s")
+        _ = capped.terminate()
 
         let (strict, strictURL) = try Self.peer(site, "a", ["--peer-allow", "192.0.2.0/24"])
         defer { _ = strict.terminate() }

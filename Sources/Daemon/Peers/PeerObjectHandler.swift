@@ -73,30 +73,32 @@ final class PeerObjectHandler: ChannelInboundHandler {
         send(handle, from: 0, size: size, head: head, context: context)
     }
 
-    /// One chunk, then the next once the rate allows: the body leaves by sendfile, never read
-    /// into memory.
+    /// One chunk at its turn under the rate, then the next: the body leaves by sendfile, never
+    /// read into memory.
     private func send(_ handle: NIOFileHandle, from offset: Int64, size: Int64, head: HTTPRequestHead, context: ChannelHandlerContext) {
         let end = min(size, offset + Self.chunk)
-        let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end))
+        let wait = rate.reserve(Int(end - offset), now: Self.now())
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region)))).whenComplete { result in
+        let write: @Sendable () -> Void = {
             let (handler, context) = bound.value
-            guard case .success = result, end < size else {
-                try? handle.close()
-                handler.sending = false
-                if case .success = result { handler.finish(head, context: context) } else { context.close(promise: nil) }
-                return
-            }
-            let wait = handler.rate.reserve(Int(min(size - end, Self.chunk)), now: Self.now())
-            if wait <= 0 {
-                handler.send(handle, from: end, size: size, head: head, context: context)
-            } else {
-                context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) {
-                    let (handler, context) = bound.value
+            let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end))
+            context.writeAndFlush(handler.wrapOutboundOut(.body(.fileRegion(region)))).whenComplete { result in
+                let (handler, context) = bound.value
+                switch result {
+                case .success where end < size:
                     handler.send(handle, from: end, size: size, head: head, context: context)
+                case .success:
+                    try? handle.close()
+                    handler.sending = false
+                    handler.finish(head, context: context)
+                case .failure:
+                    try? handle.close()
+                    handler.sending = false
+                    context.close(promise: nil)
                 }
             }
         }
+        if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
     }
 
     private func answer(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead, context: ChannelHandlerContext) {
