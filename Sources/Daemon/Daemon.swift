@@ -61,6 +61,8 @@ package enum Daemon {
         let reload: @Sendable () async throws(CenariusError) -> ReloadableSettings = { () throws(CenariusError) in
             var reloaded = try await reload()
             reloaded.sync = DaemonTransport.prepare(reloaded.sync, sessions: sessions)
+            // What the daemon learned of its peers outlives a reload (docs/peers.md).
+            reloaded.sync.peers.health = settings.peers.health
             return reloaded
         }
         let holder = SettingsHolder(ReloadableSettings(sync: settings, trial: options.trial))

@@ -3,7 +3,8 @@
 package struct PeerSources: Sendable {
     /// Base URLs (`http://192.168.1.20:8701`), without a trailing slash.
     package var urls: [String] = []
-    package let health = PeerHealth()
+    /// Shared by the copies of the settings; a daemon's reload hands the old one on.
+    package var health = PeerHealth()
 
     /// Seconds to connect, and seconds below `lowSpeedBytes` per second before a peer's transfer
     /// is given up for the origin: a killed or stalled peer costs this, not a failed sync.
