@@ -86,7 +86,8 @@ final class FileQueue: Sendable {
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
         }
-        if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
+        // A source that lacks the file (404) or says "later" (Retry-After: busy) has not failed.
+        if case .failure(let error) = result, !error.isMissingRemoteFile, error.retryAfter == nil, let source = files[index].source {
             failedSources.withLock { _ = $0.insert(source) }
         }
     }

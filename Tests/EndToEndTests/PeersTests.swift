@@ -186,16 +186,22 @@ import TestOrigin
         #expect(try listener.request("POST", "/_cenarius/sync").status == 405)
         _ = daemon.terminate()
 
-        // Caps: two connections at once (a third is closed unanswered), 100 KiB/s for all of them.
+        // Caps: two connections served at once, two more told 503 (come back later), a fifth
+        // closed unanswered; 100 KiB/s for all of them.
         let (capped, cappedURL) = try Self.peer(site, "a", ["--peer-max-connections", "2", "--peer-max-rate", "102400"])
         let cappedPort = Int(cappedURL.split(separator: ":").last!)!
         // The connection that found the listener up holds its slot until its close is read.
         usleep(300_000)
-        let held = [LoopbackSocket.connect(port: cappedPort), LoopbackSocket.connect(port: cappedPort)].compactMap { $0 }
+        var held = [LoopbackSocket.connect(port: cappedPort), LoopbackSocket.connect(port: cappedPort)].compactMap { $0 }
         #expect(held.count == 2)
         usleep(200_000)
-        let third = try RawHTTP(port: cappedPort).exchange(Array("GET /_cenarius/f/\(hash) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-        #expect(third.isEmpty, "a third connection got \(third.count) bytes")
+        let busy = try RawHTTP(port: cappedPort).get("/_cenarius/f/\(hash)")
+        #expect(busy.status == 503 && busy.headers["retry-after"] == "10", "\(busy.status) \(busy.headers)")
+        usleep(200_000)
+        held += [LoopbackSocket.connect(port: cappedPort), LoopbackSocket.connect(port: cappedPort)].compactMap { $0 }
+        usleep(200_000)
+        let fifth = try RawHTTP(port: cappedPort).exchange(Array("GET /_cenarius/f/\(hash) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(fifth.isEmpty, "a fifth connection got \(fifth.count) bytes")
         for fd in held { close(fd) }
         let bundle = Array(Self.noise(300_000))
         try waitUntil { (try? RawHTTP(port: cappedPort).get("/_cenarius/f/\(hash)").status) == 200 }

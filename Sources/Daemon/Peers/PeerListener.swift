@@ -33,13 +33,14 @@ struct PeerListener: Service {
                           allowed.contains(where: { $0.contains(address) }) else {
                         return channel.eventLoop.makeFailedFuture(Refused())
                     }
-                    guard slots.take() else { return channel.eventLoop.makeFailedFuture(Refused()) }
+                    let admission = slots.take()
+                    guard admission != .refuse else { return channel.eventLoop.makeFailedFuture(Refused()) }
                     channel.closeFuture.whenComplete { _ in slots.give() }
                     return channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
                         try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                         try pipeline.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
-                        try pipeline.addHandler(PeerObjectHandler(objects: objects, rate: rate))
+                        try pipeline.addHandler(PeerObjectHandler(objects: objects, rate: rate, busy: admission == .busy))
                     }
                 }
                 .bind(host: options.host, port: options.port).get()

@@ -17,12 +17,17 @@ final class PeerObjectHandler: ChannelInboundHandler {
     static let chunk: Int64 = 64 << 10
     let objects: ObjectStore
     let rate: PeerRate
+    /// Past `--peer-max-connections`: every request is told to come back later.
+    let busy: Bool
+    /// Seconds a busy listener asks a peer to wait.
+    static let retryAfter = 10
     private var request: HTTPRequestHead?
     private var sending = false
 
-    init(objects: ObjectStore, rate: PeerRate) {
+    init(objects: ObjectStore, rate: PeerRate, busy: Bool) {
         self.objects = objects
         self.rate = rate
+        self.busy = busy
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -46,6 +51,12 @@ final class PeerObjectHandler: ChannelInboundHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard !busy else {
+            var closing = head
+            closing.headers.replaceOrAdd(name: "connection", value: "close")
+            return answer(.serviceUnavailable, "too many peers at once\n", head: closing, context: context,
+                          extra: [("Retry-After", "\(Self.retryAfter)")])
+        }
         guard head.method == .GET || head.method == .HEAD else {
             return answer(.methodNotAllowed, "only GET and HEAD of store objects\n", head: head, context: context)
         }
@@ -101,8 +112,9 @@ final class PeerObjectHandler: ChannelInboundHandler {
         if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
     }
 
-    private func answer(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead, context: ChannelHandlerContext) {
-        var headers = HTTPHeaders([("Content-Length", "\(text.utf8.count)"), ("Content-Type", "text/plain; charset=utf-8")])
+    private func answer(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead, context: ChannelHandlerContext,
+                        extra: [(String, String)] = []) {
+        var headers = HTTPHeaders([("Content-Length", "\(text.utf8.count)"), ("Content-Type", "text/plain; charset=utf-8")] + extra)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil) }

@@ -24,9 +24,15 @@ package final class PeerRate: Sendable {
     }
 }
 
-/// At most `maximum` peer connections at once: past it a new one is closed at once. A flood of
-/// connections costs the device a descriptor and an accept each, never a file read.
+/// At most `maximum` peer connections served at once. Past it, as many again are accepted only to
+/// be told `503` with a `Retry-After` (a fetching device takes those files from the origin and
+/// does not hold it against this one); past twice the cap a connection is closed at once. A flood
+/// costs the device a descriptor and an accept each, never a file read.
 package final class PeerSlots: Sendable {
+    package enum Admission: Sendable, Equatable {
+        case serve, busy, refuse
+    }
+
     private let maximum: Int
     private let open = Mutex(0)
 
@@ -34,11 +40,12 @@ package final class PeerSlots: Sendable {
         self.maximum = maximum
     }
 
-    package func take() -> Bool {
+    /// `.serve` and `.busy` hold a slot until `give()`.
+    package func take() -> Admission {
         open.withLock { open in
-            guard open < maximum else { return false }
+            guard open < 2 * maximum else { return .refuse }
             open += 1
-            return true
+            return open <= maximum ? .serve : .busy
         }
     }
 
