@@ -32,8 +32,9 @@ package struct FileDownload: Sendable {
     /// (SlicedDownload): its bytes go to their place in `destination`, which they share.
     package var slice: Slice?
     /// Where `url` leads, when it is one of several sources of the same kind (a LAN peer): once a
-    /// transfer from it fails (but for a 404, or a 503 or 429 with `Retry-After`: busy), its files not yet started are failed at once
-    /// rather than each waiting out the same stall (docs/peers.md).
+    /// transfer from it fails (but for a 404), its files not yet started are failed at once rather
+    /// than each waiting out the same stall, and once it says "later" (a 503 or 429 with
+    /// `Retry-After`) they are failed with that `retryAfter` (docs/peers.md).
     package var source: String?
 
     package struct Slice: Sendable {

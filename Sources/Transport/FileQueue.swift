@@ -22,8 +22,9 @@ final class FileQueue: Sendable {
     private let maxBytes: Int64
     private let next = Atomic(0)
     private let outcome: Mutex<Outcome>
-    /// Sources (FileDownload.source) that failed a transfer in this run.
-    private let failedSources = Mutex<Set<String>>([])
+    /// Sources (FileDownload.source) that failed a transfer in this run, and those that said
+    /// "later" (a 503 or 429 with `Retry-After`): the error their queued files get instead.
+    private let failedSources = Mutex<[String: CenariusError]>([:])
 
     private struct Outcome {
         var results: [Result<Int64, CenariusError>]
@@ -61,8 +62,7 @@ final class FileQueue: Sendable {
             guard taken < order.count else { return nil }
             index = order[taken]
             file = files[index]
-            guard let source = file.source, failedSources.withLock({ $0.contains(source) }) else { break }
-            let error = CenariusError.remote("\(file.label): not asked of \(source), which failed another transfer")
+            guard let source = file.source, let error = failedSources.withLock({ $0[source] }) else { break }
             outcome.withLock { outcome in
                 outcome.results[index] = .failure(error)
                 outcome.filesDone += 1
@@ -86,9 +86,12 @@ final class FileQueue: Sendable {
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
         }
-        // A source that lacks the file (404) or says "later" (Retry-After: busy) has not failed.
-        if case .failure(let error) = result, !error.isMissingRemoteFile, error.retryAfter == nil, let source = files[index].source {
-            failedSources.withLock { _ = $0.insert(source) }
+        // A source that lacks the file (404) has not failed; one that says "later" is busy.
+        if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
+            let label = files[index].label
+            let skipped = error.retryAfter.map { CenariusError(.remote, "\(label)'s source \(source) is busy", retryAfter: $0) }
+                ?? .remote("not asked of \(source), which failed another transfer (\(label))")
+            failedSources.withLock { failed in if failed[source]?.retryAfter != nil || failed[source] == nil { failed[source] = skipped } }
         }
     }
 

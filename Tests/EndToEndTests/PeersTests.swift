@@ -136,6 +136,28 @@ import TestOrigin
         #expect(try Binary.run(["verify", "--cache", site.dir.path("d/cache"), "--preset", site.dir.path("d/preset")]).status == 0)
     }
 
+    /// A peer at its cap says "later" (503, Retry-After): the device asks again a second later
+    /// rather than take the uplink, and holds nothing against it.
+    @Test func aBusyPeerIsWaitedForNotLeft() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        try site.publish(1)
+        #expect(try Self.sync(site, "a")["outcome"] as? String == "committed")
+        let (daemon, peer) = try Self.peer(site, "a", ["--peer-max-connections", "2"])
+        defer { _ = daemon.terminate() }
+        let port = Int(peer.split(separator: ":").last!)!
+        usleep(300_000)
+        // Two idle connections hold both of its slots for a second and a half.
+        let held = [LoopbackSocket.connect(port: port), LoopbackSocket.connect(port: port)].compactMap { $0 }
+        #expect(held.count == 2)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { for fd in held { close(fd) } }
+        let started = Date()
+        let install = try Self.sync(site, "b", ["--peer", peer])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(install["outcome"] as? String == "committed")
+        #expect(install["bytesFromOrigin"] as? Int == 0 && install["bytesFromPeers"] as? Int ?? 0 > 30_000, "\(install)")
+        #expect(seconds >= 1 && seconds < 8, "\(seconds) s")
+    }
+
     /// A peer that sends wrong bytes, stalls, cuts a body short or drops the connection: every
     /// file comes from the origin in the same sync, within seconds, and nothing wrong is kept.
     @Test func aHostilePeerCostsSecondsAndNoWrongByte() async throws {
@@ -186,7 +208,7 @@ import TestOrigin
         #expect(try listener.request("POST", "/_cenarius/sync").status == 405)
         _ = daemon.terminate()
 
-        // Caps: two connections served at once, two more told 503 (come back later), a fifth
+        // Caps: two connections served at once, 64 more told 503 (come back later), the next
         // closed unanswered; 100 KiB/s for all of them.
         let (capped, cappedURL) = try Self.peer(site, "a", ["--peer-max-connections", "2", "--peer-max-rate", "102400"])
         let cappedPort = Int(cappedURL.split(separator: ":").last!)!
@@ -198,10 +220,11 @@ import TestOrigin
         let busy = try RawHTTP(port: cappedPort).get("/_cenarius/f/\(hash)")
         #expect(busy.status == 503 && busy.headers["retry-after"] == "10", "\(busy.status) \(busy.headers)")
         usleep(200_000)
-        held += [LoopbackSocket.connect(port: cappedPort), LoopbackSocket.connect(port: cappedPort)].compactMap { $0 }
-        usleep(200_000)
-        let fifth = try RawHTTP(port: cappedPort).exchange(Array("GET /_cenarius/f/\(hash) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-        #expect(fifth.isEmpty, "a fifth connection got \(fifth.count) bytes")
+        held += (0..<64).compactMap { _ in LoopbackSocket.connect(port: cappedPort) }
+        #expect(held.count == 66)
+        usleep(300_000)
+        let flood = try RawHTTP(port: cappedPort).exchange(Array("GET /_cenarius/f/\(hash) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(flood.isEmpty, "a connection past the busy room got \(flood.count) bytes")
         for fd in held { close(fd) }
         let bundle = Array(Self.noise(300_000))
         try waitUntil { (try? RawHTTP(port: cappedPort).get("/_cenarius/f/\(hash)").status) == 200 }

@@ -24,16 +24,18 @@ package final class PeerRate: Sendable {
     }
 }
 
-/// At most `maximum` peer connections served at once. Past it, as many again are accepted only to
-/// be told `503` with a `Retry-After` (a fetching device takes those files from the origin and
-/// does not hold it against this one); past twice the cap a connection is closed at once. A flood
-/// costs the device a descriptor and an accept each, never a file read.
+/// At most `maximum` peer connections served at once. Past it, up to `busyRoom` more are accepted
+/// only to be told `503` with a `Retry-After` (a fetching device asks again a little later and does
+/// not hold it against this one); past those a connection is closed at once. A flood costs the
+/// device a descriptor and an accept each, never a file read.
 package final class PeerSlots: Sendable {
     package enum Admission: Sendable, Equatable {
         case serve, busy, refuse
     }
 
     private let maximum: Int
+    /// Connections told "busy" at most at once: room for a LAN's devices to hear it, not a flood's.
+    static let busyRoom = 64
     private let open = Mutex(0)
 
     package init(maximum: Int) {
@@ -43,7 +45,7 @@ package final class PeerSlots: Sendable {
     /// `.serve` and `.busy` hold a slot until `give()`.
     package func take() -> Admission {
         open.withLock { open in
-            guard open < 2 * maximum else { return .refuse }
+            guard open < maximum + Self.busyRoom else { return .refuse }
             open += 1
             return open <= maximum ? .serve : .busy
         }
