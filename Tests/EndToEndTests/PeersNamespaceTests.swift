@@ -15,13 +15,6 @@ import TestOrigin
         var names: [String] { ["a", "b", "c"].map { "cnp\(tag)\($0)" } }
         func ns(_ device: String) -> String { "cnp\(tag)\(device)" }
 
-        static var available: Bool {
-            guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") else { return false }
-            let probe = "cnp-probe-\(getpid())"
-            defer { _ = try? ip(["netns", "del", probe]) }
-            return (try? ip(["netns", "add", probe])) == 0
-        }
-
         @discardableResult
         static func ip(_ arguments: [String]) throws -> Int32 {
             let process = Process()
@@ -78,7 +71,7 @@ import TestOrigin
         }
     }
 
-    @Test(.enabled(if: LAN.available, "needs root and `ip netns` (network namespaces) to build a LAN"))
+    @Test(.enabled(if: Requirement.inCI || Requirement.networkNamespaces, "needs root and ip netns (network namespaces and veth pairs) to build a LAN"))
     func aDeviceOnTheLANTakesItsInstallFromAPeerAndOneOutsideIsRefused() async throws {
         let site = try await HeadAndStoreTests.Site()
         let folder = try site.publish(1, upload: false)
