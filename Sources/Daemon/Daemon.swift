@@ -42,6 +42,8 @@ package struct DaemonOptions: Sendable {
     package var maxConnections: Int?
     /// `--bundle-dir`: folders watched for offline bundles (BundleWatch).
     package var bundleDirs: [String] = []
+    /// `--peer-listen` and its caps: the LAN's listener (PeerListener); nil: none.
+    package var peers: PeerServeOptions?
 
     package init() {}
 }
@@ -59,6 +61,8 @@ package enum Daemon {
         let reload: @Sendable () async throws(CenariusError) -> ReloadableSettings = { () throws(CenariusError) in
             var reloaded = try await reload()
             reloaded.sync = DaemonTransport.prepare(reloaded.sync, sessions: sessions)
+            // What the daemon learned of its peers outlives a reload (docs/peers.md).
+            reloaded.sync.peers.health = settings.peers.health
             return reloaded
         }
         let holder = SettingsHolder(ReloadableSettings(sync: settings, trial: options.trial))
@@ -119,6 +123,9 @@ package enum Daemon {
                                              startDelay: jitter * Double.random(in: 0..<1), logger: logger, liveness: liveness))
         } else if develop == nil {
             logger.warning("no remote configured: serving the preset and cache without syncing")
+        }
+        if develop == nil, let peers = options.peers {
+            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), logger: logger))
         }
         if develop == nil && !options.bundleDirs.isEmpty {
             services.append(BundleWatch(folders: options.bundleDirs, coordinator: coordinator, logger: logger))

@@ -34,9 +34,25 @@ package enum ServeSettings {
         options.maxConnections = source.int("max-connections")
         options.bundleDirs = (source.strings("bundle-dir") ?? []).map(FileSystem.absolute)
         options.allowOrigins = (source.strings("allow-origin") ?? []).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        options.peers = try peerOptions(source)
         if !isLoopback(options.bind) && options.token == nil {
             throw .usage("binding \(options.bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
         }
+        return options
+    }
+
+    /// `--peer-listen` and its caps; nil: no peer listener (the default).
+    static func peerOptions(_ source: SettingSource) throws(CenariusError) -> PeerServeOptions? {
+        guard let listen = source.string("peer-listen"), !listen.isEmpty else { return nil }
+        guard var options = PeerServeOptions(listen: listen) else {
+            throw .usage("--peer-listen \(JSONText.quoted(listen)) must be ADDRESS:PORT (an IP address: 192.168.1.20:8701, [fd00::5]:8701, 0.0.0.0:8701)")
+        }
+        options.allowed = try (source.strings("peer-allow") ?? []).map { text throws(CenariusError) in
+            guard let subnet = Subnet(cidr: text) else { throw .usage("--peer-allow \(JSONText.quoted(text)) must be ADDRESS/BITS (192.168.1.0/24)") }
+            return subnet
+        }
+        options.maxConnections = source.defaulted(source.int, "peer-max-connections")
+        options.maxRate = source.defaulted(source.int, "peer-max-rate")
         return options
     }
 
@@ -49,6 +65,9 @@ package enum ServeSettings {
     package static func resolved(_ source: SettingSource) throws(CenariusError) -> ResolvedSettings {
         var settings = try ResolvedSettings.make(source)
         settings.sync.install = try installPolicy(source)
+        if let listener = try peerOptions(source) {
+            settings.sync.peers = PeerSources(urls: settings.sync.peers.urls.filter { !listener.isSelf($0) })
+        }
         return settings
     }
 

@@ -22,6 +22,18 @@ extension ResolvedSettings {
             transfer.maxRate = Int64(rate)
         }
         sync.transfer = transfer
+        sync.peers = PeerSources(urls: try (source.strings("peer") ?? []).map { url throws(CenariusError) in try checkedPeer(url) })
+    }
+
+    /// An http:// URL with a host, no path and nothing that could split a request: peers are
+    /// asked for `/_cenarius/f/<hash>` only.
+    static func checkedPeer(_ url: String) throws(CenariusError) -> String {
+        let rest = url.lowercased().hasPrefix("http://") ? url.dropFirst(7) : ""
+        guard !rest.isEmpty, !rest.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") }),
+              rest.drop(while: { $0 != "/" }).allSatisfy({ $0 == "/" }) else {
+            throw .usage("--peer \(JSONText.quoted(url)) must be http://HOST:PORT (a device's --peer-listen)")
+        }
+        return url
     }
 
     private static func readableFile(_ path: String?, setting: String) throws(CenariusError) -> String? {

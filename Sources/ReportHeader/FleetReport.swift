@@ -23,6 +23,10 @@ package struct FleetReport: Sendable, Equatable {
     package var native: String?
     /// `cenariusd why`'s code for the newest release (docs/why.md), as of the poll before this one.
     package var why: WhyReason?
+    /// The files' bytes the release in force took from LAN peers and from the origin, when peers
+    /// gave any (docs/peers.md): `peer=N, origin=M`.
+    package var peerBytes: Int64?
+    package var originBytes: Int64?
 
     /// The header's name, as the origin's log format refers to it (`$http_cenarius_report`).
     package static let headerName = "Cenarius-Report"
@@ -47,7 +51,8 @@ package struct FleetReport: Sendable, Equatable {
         report.failed = Array(report.failed.prefix(Self.maxFailed))
         while true {
             if let bytes = try? report.serialized(), bytes.count <= Self.maxBytes { return String(decoding: bytes, as: UTF8.self) }
-            if !report.failed.isEmpty { report.failed.removeLast() } else if report.native != nil { report.native = nil }
+            if report.peerBytes != nil { (report.peerBytes, report.originBytes) = (nil, nil) }
+            else if !report.failed.isEmpty { report.failed.removeLast() } else if report.native != nil { report.native = nil }
             else if report.why != nil { report.why = nil } else { return nil }
         }
     }
@@ -65,6 +70,11 @@ package struct FleetReport: Sendable, Equatable {
         }
         if let native { map["native"] = .item(item(.string(native))) }
         if let why { map["why"] = .item(item(.token(why.rawValue))) }
+        // RFC 9651 integers stop at 15 digits: a petabyte of one release is beyond any device.
+        if let peerBytes, let originBytes {
+            map["peer"] = .item(item(.integer(min(peerBytes, 999_999_999_999_999))))
+            map["origin"] = .item(item(.integer(min(originBytes, 999_999_999_999_999))))
+        }
         var serializer = StructuredFieldValueSerializer()
         return try serializer.writeDictionaryFieldValue(map)
     }
@@ -87,6 +97,10 @@ package struct FleetReport: Sendable, Equatable {
         // A code this version does not know (a later one's) is left out, never guessed at.
         self.init(device: device, release: release, state: state, failed: failed, native: Self.string(map["native"]),
                   why: Self.string(map["why"]).flatMap(WhyReason.init(rawValue:)))
+        if case .item(let peer)? = map["peer"], case .integer(let peerBytes) = peer.rfc9651BareItem, peerBytes >= 0,
+           case .item(let origin)? = map["origin"], case .integer(let originBytes) = origin.rfc9651BareItem, originBytes >= 0 {
+            (self.peerBytes, self.originBytes) = (Int64(peerBytes), Int64(originBytes))
+        }
     }
 
     private static func string(_ value: ItemOrInnerList?) -> String? {

@@ -172,6 +172,7 @@ package enum Settings {
                 "Which syncs are traced: always_on, always_off or traceidratio:RATIO, each also with parentbased_ before it."),
         Setting("report-in", .string, value: "where", default: .string("header"),
                 "Where the report goes: header (every poll), or query too: a short form in the head poll's query string once an hour, for logs that keep no headers (S3, CloudFront)."),
+        Setting("peer", .list, value: "url", "A LAN peer (http://HOST:PORT, its --peer-listen) to take store objects from before the origin, each checked against the signed table; repeatable."),
     ]
     /// `serve`'s own.
     package static let serve: [Setting] = [
@@ -216,6 +217,14 @@ package enum Settings {
         Setting("inhibit-file", .list, value: "file", "While any of these files exists, switches wait (an app creates one while a customer is at the screen); repeatable."),
         Setting("bundle-dir", .list, value: "dir", reloads: false,
                 "Watch this folder (and three levels below it: a stick mounted under it) for offline bundles and import each within seconds; repeatable."),
+        Setting("peer-listen", .string, value: "address:port", reloads: false,
+                "Serve the store objects this cache holds to LAN peers on this address (off by default; read-only, objects only)."),
+        Setting("peer-allow", .list, value: "cidr", defaultWords: "the listening interface's subnet", reloads: false,
+                "Addresses (e.g. 192.168.1.0/24) allowed to take objects from --peer-listen; repeatable."),
+        Setting("peer-max-connections", .int, 1...4096, value: "count", default: .int(8), reloads: false,
+                "Peer connections at once; past it a new one is closed."),
+        Setting("peer-max-rate", .int, 0...Double(ByteCount.limit), value: "bytes", default: .int(4 << 20), reloads: false,
+                "Bytes per second served to peers, all connections together (0: no cap)."),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })

@@ -64,7 +64,7 @@ extension Downloader {
         // Waiting to learn whether a connection multiplexes (HTTP/2) keeps the connections of
         // one origin to one; slices and the connections opened ahead for them want one each
         // (SlicedDownload), and libcurl 7.88 queues them behind one HTTP/1.1 connection otherwise.
-        _ = ccurl_setopt_long(handle, CURLOPT_PIPEWAIT, transfer.slice == nil && !transfer.headOnly ? 1 : 0)
+        _ = ccurl_setopt_long(handle, CURLOPT_PIPEWAIT, transfer.slice == nil && !transfer.headOnly && options.waitsForMultiplexing ? 1 : 0)
         if Self.environmentHasNoProxy {
             _ = ccurl_setopt_string(handle, CURLOPT_PROXY, "")
             _ = ccurl_setopt_string(handle, CURLOPT_NOPROXY, "")

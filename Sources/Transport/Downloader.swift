@@ -31,6 +31,11 @@ package struct FileDownload: Sendable {
     /// One of the slices of a large object fetched by several `Range` requests at once
     /// (SlicedDownload): its bytes go to their place in `destination`, which they share.
     package var slice: Slice?
+    /// Where `url` leads, when it is one of several sources of the same kind (a LAN peer): once a
+    /// transfer from it fails (but for a 404), its files not yet started are failed at once rather
+    /// than each waiting out the same stall, and once it says "later" (a 503 or 429 with
+    /// `Retry-After`) they are failed with that `retryAfter` (docs/peers.md).
+    package var source: String?
 
     package struct Slice: Sendable {
         package var index: Int

@@ -22,6 +22,9 @@ final class FileQueue: Sendable {
     private let maxBytes: Int64
     private let next = Atomic(0)
     private let outcome: Mutex<Outcome>
+    /// Sources (FileDownload.source) that failed a transfer in this run, and those that said
+    /// "later" (a 503 or 429 with `Retry-After`): the error their queued files get instead.
+    private let failedSources = Mutex<[String: CenariusError]>([:])
 
     private struct Outcome {
         var results: [Result<Int64, CenariusError>]
@@ -52,10 +55,19 @@ final class FileQueue: Sendable {
 
     /// A transfer for the next file no loop has taken; nil once all are taken.
     func take() -> Transfer? {
-        let taken = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        guard taken < order.count else { return nil }
-        let index = order[taken]
-        let file = files[index]
+        var index: Int
+        var file: FileDownload
+        repeat {
+            let taken = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard taken < order.count else { return nil }
+            index = order[taken]
+            file = files[index]
+            guard let source = file.source, let error = failedSources.withLock({ $0[source] }) else { break }
+            outcome.withLock { outcome in
+                outcome.results[index] = .failure(error)
+                outcome.filesDone += 1
+            }
+        } while true
         let transfer = Transfer(index: index, url: file.url, label: file.label,
                                 sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
         transfer.mirrors = file.mirrors
@@ -73,6 +85,13 @@ final class FileQueue: Sendable {
             outcome.filesDone += 1
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
+        }
+        // A source that lacks the file (404) has not failed; one that says "later" is busy.
+        if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
+            let label = files[index].label
+            let skipped = error.retryAfter.map { CenariusError(.remote, "\(label)'s source \(source) is busy", retryAfter: $0) }
+                ?? .remote("not asked of \(source), which failed another transfer (\(label))")
+            failedSources.withLock { failed in if failed[source]?.retryAfter != nil || failed[source] == nil { failed[source] = skipped } }
         }
     }
 

@@ -37,6 +37,10 @@ package struct TransferOptions: Sendable {
     /// W3C Trace Context's header for every request of a traced sync (docs/telemetry.md): the
     /// origin's log line joins the device's trace. nil when no trace is recorded.
     package var traceparent: String?
+    /// Transfers wait to learn whether a connection multiplexes (HTTP/2) before opening another:
+    /// right for an origin, which may; not for a LAN peer, which speaks HTTP/1.1 only and would
+    /// get every transfer queued behind one connection.
+    package var waitsForMultiplexing = true
     /// Kept across runs by a daemon (TLS session resumption).
     package var sessions: TLSSessionCache?
 

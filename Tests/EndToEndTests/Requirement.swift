@@ -41,6 +41,14 @@ enum Requirement {
         return run("/usr/bin/unshare", ["--net", "/bin/true"]) == 0
     }()
 
+    /// `ip netns add` works here (root, iproute2): a LAN of network namespaces and veth pairs.
+    static let networkNamespaces: Bool = {
+        let probe = "cenarius-netns-probe-\(getpid())"
+        guard run("/usr/sbin/ip", ["netns", "add", probe]) == 0 else { return false }
+        _ = run("/usr/sbin/ip", ["netns", "del", probe])
+        return true
+    }()
+
     /// Makes a stick's image of `megabytes` (`stickFileSystem`) and mounts it at `mountPoint`.
     static func mount(stickImage image: String, megabytes: Int, at mountPoint: String, readOnly: Bool = false) -> Bool {
         let vfat = stickFileSystem == "vfat"

@@ -28,6 +28,23 @@ import Testing
         #expect(tally.whyCounts() == ["deferred-moment": 1, "origin-unreachable": 1], "each device by its latest report")
     }
 
+    /// `peer=` and `origin=` (docs/peers.md): integers, both or neither, read back; the first
+    /// thing dropped when a report would pass its budget.
+    @Test func bytesFromPeersAndOriginTravelAsIntegers() throws {
+        var report = FleetReport(device: "d", release: "r", state: .confirmed)
+        (report.peerBytes, report.originBytes) = (7_340_032, 1_024)
+        let value = try #require(report.headerValue())
+        #expect(value == #"device="d", release="r", state=confirmed, peer=7340032, origin=1024"#)
+        #expect(FleetReport(headerValue: Array(value.utf8)) == report)
+        #expect(FleetReport(headerValue: Array(#"device="d", release="r", state=trial, peer=5"#.utf8))?.peerBytes == nil)
+        #expect(FleetReport(headerValue: Array(#"device="d", release="r", state=trial, peer=-5, origin=1"#.utf8))?.peerBytes == nil)
+        var long = FleetReport(device: "d", release: String(repeating: "r", count: 200), state: .confirmed, failed: ["a"])
+        (long.peerBytes, long.originBytes) = (999_999_999_999, 999_999_999_999)
+        let longValue = try #require(long.headerValue())
+        let fitted = try #require(FleetReport(headerValue: Array(longValue.utf8)))
+        #expect(fitted.peerBytes == nil && fitted.failed == ["a"])
+    }
+
     @Test func aReportNeverPassesItsByteBudget() throws {
         let long = String(repeating: "release-name-", count: 5)
         let report = FleetReport(device: "3f2a9c0d1e4b5a67", release: long, state: .confirmed,

@@ -38,6 +38,9 @@ import Testing
         case "switch-at": "start"
         case "report-in": "query"
         case "health-url": "http://127.0.0.1:9/health"
+        case "peer": "http://127.0.0.1:9"
+        case "peer-listen": "127.0.0.1:9"
+        case "peer-allow": "10.0.0.0/8"
         default:
             switch setting.kind {
             case .string, .list: "/somewhere/\(setting.key)"

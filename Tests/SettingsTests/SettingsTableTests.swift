@@ -185,6 +185,8 @@ import Testing
             "routes-name": .string(Preset(root: "/p").routesName),
             "port": .int(DaemonOptions().port), "bind": .string(DaemonOptions().bind), "interval": .double(DaemonOptions().interval),
             "fail-when-expired": .bool(DaemonOptions().failWhenExpired),
+            "peer-max-connections": .int(PeerServeOptions(host: "127.0.0.1", port: 1).maxConnections),
+            "peer-max-rate": .int(PeerServeOptions(host: "127.0.0.1", port: 1).maxRate),
         ]
         for (key, value) in expected {
             #expect(Settings.byKey[key]?.defaultValue == value, "\(key)")

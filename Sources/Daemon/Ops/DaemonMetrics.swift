@@ -15,6 +15,9 @@ package final class DaemonMetrics: Sendable {
     private let downloadedFiles: Metrics.Counter
     /// Bytes on the wire for files and their forms, and bytes those files hold (B8).
     private let fetchedBytes: Metrics.Counter
+    /// Of the fetched bytes, those from LAN peers, and those from the origin and its mirrors (docs/peers.md).
+    private let peerBytes: Metrics.Counter
+    private let originBytes: Metrics.Counter
     private let heldBytes: Metrics.Counter
     private let lookups: [Resolution.Source: Metrics.Counter]
     private let staleLookups: Metrics.Counter
@@ -51,6 +54,8 @@ package final class DaemonMetrics: Sendable {
         downloadedBytes = Metrics.Counter(label: "cenarius_downloaded_bytes_total", factory: factory)
         downloadedFiles = Metrics.Counter(label: "cenarius_downloaded_files_total", factory: factory)
         fetchedBytes = Metrics.Counter(label: "cenarius_fetched_bytes_total", factory: factory)
+        peerBytes = Metrics.Counter(label: "cenarius_fetched_bytes_by_source_total", dimensions: [("source", "peer")], factory: factory)
+        originBytes = Metrics.Counter(label: "cenarius_fetched_bytes_by_source_total", dimensions: [("source", "origin")], factory: factory)
         heldBytes = Metrics.Counter(label: "cenarius_held_bytes_total", factory: factory)
         lookups = Dictionary(uniqueKeysWithValues: Resolution.Source.allCases.map {
             ($0, Metrics.Counter(label: "cenarius_lookups_total", dimensions: [("source", $0.rawValue)], factory: factory))
@@ -97,6 +102,8 @@ package final class DaemonMetrics: Sendable {
             downloadedBytes.increment(by: Int(report.downloadedBytes))
             downloadedFiles.increment(by: report.downloadedFiles)
             fetchedBytes.increment(by: Int(report.bytesFetched))
+            peerBytes.increment(by: Int(report.bytesFromPeers))
+            originBytes.increment(by: Int(report.bytesFromOrigin))
             heldBytes.increment(by: Int(report.bytesHeld))
             if let number = report.generation { generation.record(number) }
         case .failure(let error):

@@ -21,12 +21,17 @@ package struct SyncHistory: Sendable, Codable, Equatable {
     /// started: the cache's `checked` mark).
     package var lastSuccessAt: Double?
     package var nextSyncAt: Double?
+    /// Files' bytes this daemon's syncs took from LAN peers and from the origin (docs/peers.md).
+    package var bytesFromPeers: Int64?
+    package var bytesFromOrigin: Int64?
 
     mutating func record(_ result: Result<SyncReport, CenariusError>, reason: String, at: Double) {
         switch result {
         case .success(let report):
             last = Last(outcome: report.outcome.rawValue, reason: reason, at: at, generation: report.generation)
             lastSuccessAt = at
+            bytesFromPeers = (bytesFromPeers ?? 0) + report.bytesFromPeers
+            bytesFromOrigin = (bytesFromOrigin ?? 0) + report.bytesFromOrigin
         case .failure(let error) where error.isCancelled:
             last = Last(outcome: "cancelled", reason: reason, at: at)
         case .failure(let error):

@@ -24,9 +24,11 @@ package enum DeviceReport {
         } else {
             state = .confirmed
         }
-        let report = FleetReport(device: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), release: facts.currentRelease ?? "none",
+        var report = FleetReport(device: FleetReport.deviceHash(settings.rollout.device(layout: layout).id), release: facts.currentRelease ?? "none",
                                  state: state, failed: FailedReleases(layout: layout).names, native: settings.rollout.nativeVersion?.description,
                                  why: Why.answer(facts).reason)
+        report.peerBytes = currentMeta?.bytesFromPeers
+        report.originBytes = currentMeta?.bytesFromOrigin
         return report
     }
 

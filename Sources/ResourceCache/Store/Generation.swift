@@ -26,6 +26,10 @@ package struct GenerationMeta: Sendable, Equatable {
     package var tableSHA256: String?
     /// The version of the head the release came from, when it came from one (nil in caches written before).
     package var headVersion: Int64?
+    /// The files' bytes this release took from LAN peers and from the origin, when peers gave
+    /// any (docs/peers.md): what the poll's report says of the release in force.
+    package var bytesFromPeers: Int64?
+    package var bytesFromOrigin: Int64?
 
     package init(number: Int, remote: String, validators: Validators, committedAt: Double, cachedFiles: Int, cachedBytes: Int64,
                 signedVersion: Int64? = nil, entries: Int? = nil, release: String? = nil, signedAt: Int64? = nil, signatureExpires: Int64? = nil,
@@ -74,13 +78,16 @@ package struct Generation: Sendable {
         guard let number = json["number"]?.int64, let remote = json["remote"]?.string, let committedAt = json["committedAt"]?.double else {
             throw .storage("corrupt cache: \(metaPath) lacks number, remote or committedAt")
         }
-        return GenerationMeta(
+        var meta = GenerationMeta(
             number: Int(number), remote: remote,
             validators: Validators(etag: json["validators"]?["etag"]?.string, lastModified: json["validators"]?["lastModified"]?.string),
             committedAt: committedAt, cachedFiles: Int(json["cachedFiles"]?.int64 ?? 0), cachedBytes: json["cachedBytes"]?.int64 ?? 0,
             signedVersion: json["signedVersion"]?.int64, entries: json["entries"]?.int64.map { Int($0) }, release: json["release"]?.string,
             signedAt: json["signedAt"]?.int64, signatureExpires: json["signatureExpires"]?.int64,
             tableSHA256: json["tableSHA256"]?.string.flatMap { ReleaseIndex.isTableDigest($0) ? $0 : nil }, headVersion: json["headVersion"]?.int64)
+        meta.bytesFromPeers = json["bytesFromPeers"]?.int64.flatMap { $0 >= 0 ? $0 : nil }
+        meta.bytesFromOrigin = json["bytesFromOrigin"]?.int64.flatMap { $0 >= 0 ? $0 : nil }
+        return meta
     }
 }
 
@@ -97,6 +104,8 @@ extension GenerationMeta {
         if let etag = self.validators.etag { validators.append("\"etag\": \(JSONText.quoted(etag))") }
         if let lastModified = self.validators.lastModified { validators.append("\"lastModified\": \(JSONText.quoted(lastModified))") }
         fields.append(("validators", "{" + validators.joined(separator: ", ") + "}"))
+        if let bytesFromOrigin { fields.append(("bytesFromOrigin", String(bytesFromOrigin))) }
+        if let bytesFromPeers { fields.append(("bytesFromPeers", String(bytesFromPeers))) }
         if let entries { fields.append(("entries", String(entries))) }
         if let headVersion { fields.append(("headVersion", String(headVersion))) }
         if let release { fields.append(("release", JSONText.quoted(release))) }

@@ -37,6 +37,10 @@ package struct SyncReport: Sendable, Codable, Equatable {
     /// the files they gave hold (B8): the saving is the difference.
     package var bytesFetched: Int64 = 0
     package var bytesHeld: Int64 = 0
+    /// Of the files' bytes, those LAN peers gave (docs/peers.md); the rest of `bytesFetched` came
+    /// from the origin and its mirrors.
+    package var bytesFromPeers: Int64 = 0
+    package var bytesFromOrigin: Int64 = 0
     /// Files decoded from a patch, and from a compressed form or a pack.
     package var patchedFiles = 0
     package var compressedFiles = 0

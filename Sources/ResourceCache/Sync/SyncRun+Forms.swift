@@ -90,10 +90,17 @@ extension SyncRun {
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
-    func formPlan(_ downloads: [RouteEntry], offer: Offer, held: (ContentHash) -> String?) -> FormPlan {
-        let (table, tableBytes, embeddedIndex, signed) = (offer.table, offer.bytes, offer.embeddedIndex, offer.signed)
-        let index = downloads.isEmpty || !Zstd.isAvailable ? nil : releaseIndex(table: tableBytes, embedded: embeddedIndex, signed: signed)
+    func formPlan(_ downloads: [RouteEntry], offer: Offer, index: ReleaseIndex?, held: (ContentHash) -> String?) -> FormPlan {
         let heldTable = downloads.isEmpty ? nil : syncer.heldTable()
+        let listing = settings.storeListing
+        return FormPlan(downloads: downloads, table: offer.table, index: downloads.isEmpty ? nil : index, held: heldTable, holds: { held($0) != nil },
+                        available: listing.map { listing in { listing.contains($0) } })
+    }
+
+    /// The release index of a sync with downloads, which says the remote's forms (one request,
+    /// only for a new table), and what it says of the remote for later polls.
+    func formIndex(_ downloads: [RouteEntry], offer: Offer) -> ReleaseIndex? {
+        let index = downloads.isEmpty || !Zstd.isAvailable ? nil : releaseIndex(table: offer.bytes, embedded: offer.embeddedIndex, signed: offer.signed)
         // Not in a sync whose compressed table was refused: that form stays forgotten until a later release's index names it.
         // The remote publishes a head: it is polled from the next sync on (docs/remote-layout.md).
         if let index, index.head { heads.learn(remote) }
@@ -101,9 +108,7 @@ extension SyncRun {
             let formURL = remote.tableFormURL
             syncer.rememberTableForm(formURL, absent: !index.tableForm)
         }
-        let listing = settings.storeListing
-        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil },
-                        available: listing.map { listing in { listing.contains($0) } })
+        return index
     }
 
     /// The release index that came with the table, else the one under its hash, through the gate.

@@ -33,8 +33,10 @@ extension SyncRun {
                                                 policy: FormPolicy().packs(settings.transfer)), cancel: cancel)
     }
 
+    /// Not with peers to ask first: a pack from the origin started beside them is the uplink's
+    /// bytes the peers are there to save.
     private func mayPrefetch(_ poll: Poll) -> Bool {
-        Zstd.isAvailable && settings.install.isDefault && poll.pending == nil && HoldStore(layout: layout).active().isEmpty
+        settings.peers.health.usable(settings.peers.urls, now: FileSystem.monotonic()).isEmpty && Zstd.isAvailable && settings.install.isDefault && poll.pending == nil && HoldStore(layout: layout).active().isEmpty
     }
 
     /// The preset's table, which a device without a generation starts from (FormPlan.Held).

@@ -45,11 +45,13 @@ extension SyncRun {
         }
         let number = (GenerationStore(layout: layout).all().first?.number ?? offer.current?.number ?? 0) + 1
         effect(.generationBuilt)
-        let generation = try build(number: number, table: offer.table, tableBytes: offer.bytes, plan: plan, meta: GenerationMeta(
+        var meta = GenerationMeta(
             number: number, remote: offer.remoteName, validators: offer.validators, committedAt: FileSystem.now(),
             cachedFiles: plan.cached.count, cachedBytes: 0, signedVersion: offer.signed?.version, entries: offer.table.count,
             release: offer.admission.release, signedAt: offer.signed?.signedAt, signatureExpires: offer.signed?.expires,
-            tableSHA256: ReleaseIndex.tableDigest(offer.bytes), headVersion: offer.headVersion))
+            tableSHA256: ReleaseIndex.tableDigest(offer.bytes), headVersion: offer.headVersion)
+        if report.bytesFromPeers > 0 { (meta.bytesFromPeers, meta.bytesFromOrigin) = (report.bytesFromPeers, report.bytesFromOrigin) }
+        let generation = try build(number: number, table: offer.table, tableBytes: offer.bytes, plan: plan, meta: meta)
         return .staged(Staged(offer: offer, number: number, generation: generation, report: report))
     }
 
@@ -61,7 +63,8 @@ extension SyncRun {
         defer { recorder?.end() }
         let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); self.progress?(done) } } ?? self.progress
         let held = syncer.heldCopies(objects: objects, preset: preset)
-        let forms = formPlan(plan.downloads, offer: offer, held: held)
+        let index = formIndex(plan.downloads, offer: offer)
+        var forms = formPlan(plan.downloads, offer: offer, index: index, held: held)
         if !syncer.hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
@@ -71,10 +74,18 @@ extension SyncRun {
         }
         try syncer.checkFreeSpace(needed: plan.downloadBytes)
         report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
+        // Peers first; what they do not give is planned again from the origin's forms and packs.
+        let wanted = try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
+            let wanted = try fromPeers(plan.downloads, into: objects, report: &report, progress: progress)
+            span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(plan.downloads.count - wanted.count))
+            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers)
+            return wanted
+        }
+        if wanted.count < plan.downloads.count { forms = formPlan(wanted, offer: offer, index: index, held: held) }
         // One span a source of bytes: the forms (patches, compressed files, packs) and the plain files.
         let plain = try Traced.span("cenarius.download.forms") { span throws(CenariusError) in
-            let plain = try downloadForms(plan.downloads, plan: forms, into: objects, held: held, report: &report)
-            report.traceBytes(span, files: plan.downloads.count - plain.count)
+            let plain = try downloadForms(wanted, plan: forms, into: objects, held: held, report: &report)
+            report.traceBytes(span, files: wanted.count - plain.count)
             return plain
         }
         try Traced.span("cenarius.download.files") { span throws(CenariusError) in
@@ -83,6 +94,7 @@ extension SyncRun {
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(plain.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFetched - before)
         }
+        report.bytesFromOrigin = report.bytesFetched - report.bytesFromPeers
     }
 
     /// Copies of preset files into the store, each verified against its hash; how many.

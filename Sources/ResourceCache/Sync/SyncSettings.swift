@@ -36,6 +36,8 @@ package struct SyncSettings: Sendable {
     /// The store objects the remote holds, when it can say (an offline bundle: its folder's
     /// listing): forms it lacks are never planned (FormPlan). nil: a remote that may hold any.
     package var storeListing: Set<String>?
+    /// LAN peers to take store objects from before the origin (`--peer`, docs/peers.md).
+    package var peers = PeerSources()
     /// Told of each change a sync makes to the cache, before it is made (tests; a test hook).
     package var effects: SyncEffects?
 

@@ -74,6 +74,9 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line("last sync:   \(Output.timestamp(last.at)) (\(last.reason)): \(what)")
             }
             if let next = history?.nextSyncAt { Output.line("next sync:   \(Output.timestamp(next))") }
+            if let peers = history?.bytesFromPeers, let origin = history?.bytesFromOrigin, peers + origin > 0 {
+                Output.line("fetched:     \(Output.bytes(origin)) from the origin, \(Output.bytes(peers)) from peers (since the daemon started)")
+            }
         } else {
             Output.line("daemon:      not running")
         }

@@ -50,6 +50,11 @@ struct SyncCommand: AsyncParsableCommand {
         fetched < held ? ", \(Output.bytes(fetched)) on the wire" : ""
     }
 
+    /// Only with peers: a sync without them reads as it always did.
+    static func fromPeers(_ report: SyncReport) -> String {
+        report.bytesFromPeers > 0 ? ", \(Output.bytes(report.bytesFromPeers)) from peers" : ""
+    }
+
     static func describe(_ report: SyncReport) -> String {
         let seconds = Output.seconds(report.seconds)
         switch report.outcome {
@@ -63,7 +68,7 @@ struct SyncCommand: AsyncParsableCommand {
             return "\(report.outcome == .held ? "held" : "deferred"): release \(deferral?.release ?? "?") waits (\(deferral?.reason ?? "?"): \(deferral?.detail ?? "")\(until)); "
                 + "generation \(report.generation.map(String.init) ?? "none") stays current, \(seconds)"
         case .committed:
-            return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))\(fetched(report.bytesFetched, held: report.bytesHeld))), "
+            return "generation \(report.generation ?? 0) is current: \(report.entries) entries, \(report.downloadedFiles) files downloaded (\(Output.bytes(report.downloadedBytes))\(fetched(report.bytesFetched, held: report.bytesHeld))\(fromPeers(report))), "
                 + "\(report.reusedObjects) reused, \(report.servedFromPreset) from preset, \(report.importedFromPreset) copied from preset, \(seconds)"
         }
     }

@@ -43,6 +43,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: .setting("otlp-endpoint")) var otlpEndpoint: String?
     @Option(help: .setting("otlp-header")) var otlpHeader: [String] = []
     @Option(help: .setting("trace-sampler")) var traceSampler: String?
+    @Option(help: .setting("peer")) var peer: [String] = []
 
     /// Ranges and types, as the table says them, before anything runs.
     func validate() throws { try SettingFlags.validate(flagValues) }

@@ -29,6 +29,10 @@ struct ServeSettingsOptions: ParsableArguments {
     @Option(help: .setting("switch-at")) var switchAt: String?
     @Option(help: .setting("inhibit-file")) var inhibitFile: [String] = []
     @Option(help: .setting("bundle-dir")) var bundleDir: [String] = []
+    @Option(help: .setting("peer-listen")) var peerListen: String?
+    @Option(help: .setting("peer-allow")) var peerAllow: [String] = []
+    @Option(help: .setting("peer-max-connections")) var peerMaxConnections: Int?
+    @Option(help: .setting("peer-max-rate")) var peerMaxRate: Int?
 
     func validate() throws { try SettingFlags.validate(flagValues) }
 

@@ -1,0 +1,143 @@
+import NIOCore
+import NIOHTTP1
+import ResourceCache
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One peer connection: `GET`/`HEAD /_cenarius/f/<hash>` answers the exact bytes of an object
+/// the cache holds, at the listener's rate; anything else is a 404 (405 for other methods) and
+/// never the site or the control API, which this listener does not know (docs/peers.md).
+final class PeerObjectHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Bytes per write: small enough that the rate cap is smooth, large enough for sendfile.
+    static let chunk: Int64 = 64 << 10
+    let objects: ObjectStore
+    let rate: PeerRate
+    /// Past `--peer-max-connections`: every request is told to come back later.
+    let busy: Bool
+    /// Seconds a busy listener asks a peer to wait.
+    static let retryAfter = 10
+    private var request: HTTPRequestHead?
+    private var sending = false
+
+    init(objects: ObjectStore, rate: PeerRate, busy: Bool) {
+        self.objects = objects
+        self.rate = rate
+        self.busy = busy
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): request = head
+        case .body: break
+        case .end:
+            guard let head = request, !sending else { return }
+            request = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    /// The hash a target names, when it is `/_cenarius/f/<hex>` and nothing else.
+    static func object(_ target: String) -> ContentHash? {
+        let prefix = "/" + ReleaseIndex.plainPath(ContentHash(hex: String(repeating: "0", count: 32))!).dropLast(32)
+        guard target.hasPrefix(prefix) else { return nil }
+        let hex = String(target.dropFirst(prefix.count))
+        guard hex.utf8.count == 32 || hex.utf8.count == 64, let hash = ContentHash(hex: hex), hash.hex == hex else { return nil }
+        return hash
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard !busy else {
+            var closing = head
+            closing.headers.replaceOrAdd(name: "connection", value: "close")
+            return answer(.serviceUnavailable, "too many peers at once\n", head: closing, context: context,
+                          extra: [("Retry-After", "\(Self.retryAfter)")])
+        }
+        guard head.method == .GET || head.method == .HEAD else {
+            return answer(.methodNotAllowed, "only GET and HEAD of store objects\n", head: head, context: context)
+        }
+        guard let hash = Self.object(head.uri), objects.contains(hash) else {
+            return answer(.notFound, "not an object this device holds\n", head: head, context: context)
+        }
+        // No link is followed: objects are files the cache wrote itself (G5).
+        let fd = open(objects.path(hash), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        var status = stat()
+        guard fd >= 0, fstat(fd, &status) == 0 else {
+            if fd >= 0 { close(fd) }
+            return answer(.notFound, "not an object this device holds\n", head: head, context: context)
+        }
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
+        let size = Int64(status.st_size)
+        var headers = HTTPHeaders([("Content-Length", "\(size)"), ("Content-Type", "application/octet-stream"),
+                                   ("Cache-Control", "max-age=31536000, immutable")])
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+        guard head.method == .GET, size > 0 else {
+            try? handle.close()
+            return finish(head, context: context)
+        }
+        sending = true
+        send(handle, from: 0, size: size, head: head, context: context)
+    }
+
+    /// One chunk at its turn under the rate, then the next: the body leaves by sendfile, never
+    /// read into memory.
+    private func send(_ handle: NIOFileHandle, from offset: Int64, size: Int64, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let end = min(size, offset + Self.chunk)
+        let wait = rate.reserve(Int(end - offset), now: Self.now())
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let write: @Sendable () -> Void = {
+            let (handler, context) = bound.value
+            let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end))
+            context.writeAndFlush(handler.wrapOutboundOut(.body(.fileRegion(region)))).whenComplete { result in
+                let (handler, context) = bound.value
+                switch result {
+                case .success where end < size:
+                    handler.send(handle, from: end, size: size, head: head, context: context)
+                case .success:
+                    try? handle.close()
+                    handler.sending = false
+                    handler.finish(head, context: context)
+                case .failure:
+                    try? handle.close()
+                    handler.sending = false
+                    context.close(promise: nil)
+                }
+            }
+        }
+        if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
+    }
+
+    private func answer(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead, context: ChannelHandlerContext,
+                        extra: [(String, String)] = []) {
+        var headers = HTTPHeaders([("Content-Length", "\(text.utf8.count)"), ("Content-Type", "text/plain; charset=utf-8")] + extra)
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil) }
+        finish(head, context: context)
+    }
+
+    private func finish(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let keepAlive = head.isKeepAlive
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { bound.value.close(promise: nil) }
+        }
+    }
+
+    /// A peer that neither sends nor reads for the idle timeout (a stalled reader, a held-open
+    /// socket) gives its slot back.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

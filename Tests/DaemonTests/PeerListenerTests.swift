@@ -1,0 +1,46 @@
+import Daemon
+import Testing
+
+/// The peer listener's pure parts: who is on the LAN, what `--peer-listen` means, and when a
+/// `--peer` is the device itself (docs/peers.md).
+@Suite struct PeerListenerTests {
+    @Test func subnetsHoldTheirAddressesOnly() throws {
+        let lan = try #require(Subnet(cidr: "192.168.1.0/24"))
+        #expect(lan.contains(Subnet.address("192.168.1.77")!))
+        #expect(!lan.contains(Subnet.address("192.168.2.1")!))
+        #expect(!lan.contains(Subnet.address("fd00::1")!))
+        // An IPv4 client of a listener on `::` arrives mapped, and is the IPv4 address it is.
+        #expect(lan.contains(Subnet.address("::ffff:192.168.1.9")!))
+        let odd = try #require(Subnet(cidr: "10.0.0.0/13"))
+        #expect(odd.contains(Subnet.address("10.7.255.255")!) && !odd.contains(Subnet.address("10.8.0.0")!))
+        let six = try #require(Subnet(cidr: "fd00::/8"))
+        #expect(six.contains(Subnet.address("fd12:3456::1")!) && !six.contains(Subnet.address("fe80::1")!))
+        #expect(Subnet(cidr: "192.168.1.5")?.prefix == 32)
+        #expect(Subnet(address: "192.168.1.5", netmask: "255.255.255.0") == Subnet(cidr: "192.168.1.5/24"))
+        #expect(Subnet(cidr: "0.0.0.0/0")!.contains(Subnet.address("8.8.8.8")!))
+        for bad in ["192.168.1.0/33", "fd00::/129", "host/24", "192.168.1.0/", "192.168.1.0/-1", ""] {
+            #expect(Subnet(cidr: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func theListenAddressIsAnIPAndAPort() {
+        #expect(PeerServeOptions(listen: "192.168.1.20:8701").map { [$0.host, "\($0.port)"] } == ["192.168.1.20", "8701"])
+        #expect(PeerServeOptions(listen: "[fd00::5]:8701")?.host == "fd00::5")
+        #expect(PeerServeOptions(listen: "0.0.0.0:0")?.port == 0)
+        for bad in ["8701", "eth0:8701", "192.168.1.20", "192.168.1.20:70000", "192.168.1.20:x", "[fd00::5]"] {
+            #expect(PeerServeOptions(listen: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func aDeviceNeverAsksItself() {
+        let one = PeerServeOptions(host: "127.0.0.1", port: 8701)
+        #expect(one.isSelf("http://127.0.0.1:8701"))
+        #expect(one.isSelf("http://localhost:8701/"))
+        #expect(!one.isSelf("http://127.0.0.1:8702"))
+        #expect(!one.isSelf("http://192.0.2.7:8701"))
+        let any = PeerServeOptions(host: "0.0.0.0", port: 8701)
+        #expect(any.isSelf("http://127.0.0.2:8701"))
+        #expect(any.isSelf("http://[::1]:8701"))
+        #expect(!any.isSelf("http://192.0.2.7:8701"))
+    }
+}
