@@ -90,7 +90,7 @@ extension SyncRun {
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
-    func formPlan(_ downloads: [RouteEntry], offer: Offer, held: (ContentHash) -> String?) -> FormPlan {
+    func formPlan(_ downloads: [RouteEntry], offer: Offer, held: (ContentHash) -> String?) -> (FormPlan, ReleaseIndex?) {
         let (table, tableBytes, embeddedIndex, signed) = (offer.table, offer.bytes, offer.embeddedIndex, offer.signed)
         let index = downloads.isEmpty || !Zstd.isAvailable ? nil : releaseIndex(table: tableBytes, embedded: embeddedIndex, signed: signed)
         let heldTable = downloads.isEmpty ? nil : syncer.heldTable()
@@ -102,8 +102,8 @@ extension SyncRun {
             syncer.rememberTableForm(formURL, absent: !index.tableForm)
         }
         let listing = settings.storeListing
-        return FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil },
-                        available: listing.map { listing in { listing.contains($0) } })
+        return (FormPlan(downloads: downloads, table: table, index: index, held: heldTable, holds: { held($0) != nil },
+                         available: listing.map { listing in { listing.contains($0) } }), index)
     }
 
     /// The release index that came with the table, else the one under its hash, through the gate.

@@ -60,7 +60,8 @@ extension SyncRun {
         defer { recorder?.end() }
         let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); self.progress?(done) } } ?? self.progress
         let held = syncer.heldCopies(objects: objects, preset: preset)
-        let forms = formPlan(plan.downloads, offer: offer, held: held)
+        let (planned, index) = formPlan(plan.downloads, offer: offer, held: held)
+        var forms = planned
         if !syncer.hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
@@ -70,7 +71,12 @@ extension SyncRun {
         }
         try syncer.checkFreeSpace(needed: plan.downloadBytes)
         report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
-        let plain = try downloadForms(plan.downloads, plan: forms, into: objects, held: held, report: &report)
+        var downloads = plan.downloads
+        if let carried = forms.carried, let index, let next = try carriedInstall(downloads, carried: carried, index: index, table: offer.table, into: objects,
+                                                                                 held: held, report: &report) {
+            (downloads, forms) = next
+        }
+        let plain = try downloadForms(downloads, plan: forms, into: objects, held: held, report: &report)
         try download(plain, stored: forms.storedPlain, into: objects, report: &report, progress: progress)
     }
 

@@ -78,6 +78,30 @@ package struct FormPublisher {
         /// taken from the store as they are.
         package var reusedForms = 0
         package var reusedPacks = false
+        /// No new solid pack: the earlier one was carried forward (Carry).
+        package var carriedPack = false
+    }
+
+    /// An earlier table's solid pack to carry forward instead of making a new one (`publish`):
+    /// the previous release's own, or the one it carried. A one-file release then costs its delta
+    /// packs and forms, not a compression and an upload of the whole site; a first install
+    /// fetches that pack and the delta pack from its table (ReleaseIndex.CarriedPack).
+    package struct Carry: Sendable {
+        package var from: String
+        package var pack: ReleaseIndex.Pack
+        /// Releases that carried it before this one.
+        package var releases: Int
+        package init(from: String, pack: ReleaseIndex.Pack, releases: Int) {
+            self.from = from
+            self.pack = pack
+            self.releases = releases
+        }
+
+        /// A new solid pack is made once the delta pack from the carried table outgrows this share
+        /// of the pack (a first install then costs at most about 1.04× a new pack, less what the
+        /// old pack holds that the site no longer has), or once this many releases carried it.
+        package static let maxShare = 0.04
+        package static let maxReleases = 16
     }
 
     /// The table's file name (`--routes-name`).
@@ -102,6 +126,9 @@ package struct FormPublisher {
     /// Whether the store holds an object (a relative key) besides the files under the output root:
     /// a republish says what the remote holds.
     package var storeHolds: ((String) -> Bool)?
+    /// The solid pack to carry forward when the delta pack from its table stays small; nil: a
+    /// new one (as `routes` always makes). Its table must be one of `olds`.
+    package var carry: Carry?
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -149,14 +176,17 @@ package struct FormPublisher {
         for pair in earlier?.patches ?? [] where holds(ReleaseIndex.patchPath(pair)) && patched.insert(pair).inserted {
             index.patches.append(pair)
         }
-        var pack = reusedPack == nil ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
+        let carriedFrom = carry.flatMap { carry in olds.firstIndex { ReleaseIndex.tableDigest($0.tableBytes) == carry.from } }
+        // Carried: no pack is made while the files go by, and files the store and every OLD hold are not compressed again.
+        let carrying = carriedFrom != nil && (carry?.releases ?? .max) < Carry.maxReleases && reusedSolid == nil && !files.isEmpty
+        var pack = reusedPack == nil && !carrying ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
         // Per OLD, the frames a device holding it needs, in one file: a release in one request.
         var deltas: [PackWriter] = []
         for i in olds.indices { deltas.append(try PackWriter(folder: folder, name: "\(i)", algorithm: algorithm)) }
         let oldSets = olds.map { Set($0.table.entries.map(\.hash)) }
 
         // The solid pack's files, kept while the site fits in memory (SolidPack.maxContent).
-        var solid: [[UInt8]]? = reusedSolid == nil ? [] : nil
+        var solid: [[UInt8]]? = reusedSolid == nil && !carrying ? [] : nil
         var solidBytes = 0
         for entry in files {
             let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
@@ -167,6 +197,13 @@ package struct FormPublisher {
             if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
+            if carrying, oldSets.allSatisfy({ $0.contains(entry.hash) }) {
+                if holds(ReleaseIndex.formPath(entry.hash)) { continue }
+                if holds(ReleaseIndex.plainPath(entry.hash)) {
+                    index.plain.insert(entry.hash)
+                    continue
+                }
+            }
             let compressed: [UInt8]
             if let stored = storedForm(entry.hash, of: bytes, root: root) {
                 compressed = stored
@@ -209,6 +246,15 @@ package struct FormPublisher {
                     }
                 }
                 try deltas[k].append(frame, base: frameBase)
+            }
+        }
+        if carrying, let carry, let k = carriedFrom {
+            if Double(deltas[k].size) <= Carry.maxShare * Double(carry.pack.size) {
+                index.carriedPack = ReleaseIndex.CarriedPack(from: carry.from, pack: carry.pack, releases: carry.releases + 1)
+                summary.carriedPack = true
+            } else {
+                // Past the threshold: a new pack after all, from the files again.
+                (pack, solid) = try packs(of: files, folder: folder, root: root, algorithm: algorithm)
             }
         }
         if let pack, let hash = try pack.finish(root: root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
@@ -254,6 +300,23 @@ package struct FormPublisher {
         }
         summary.index = FileSystem.join(root, ReleaseIndex.indexPath(table: index.table))
         return Published(summary: summary, index: indexBytes, tableForm: tableForm, legacyIndex: legacyIndex)
+    }
+
+    /// The frames pack and the solid pack's files, for a release that meant to carry a pack but outgrew it.
+    private func packs(of files: [RouteEntry], folder: String, root: String, algorithm: ContentHash.Algorithm) throws(CenariusError) -> (PackWriter, [[UInt8]]?) {
+        var pack = try PackWriter(folder: folder, name: "all", algorithm: algorithm)
+        var solid: [[UInt8]]? = []
+        var solidBytes = 0
+        for entry in files {
+            let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
+            guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
+                throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
+            }
+            solidBytes += bytes.count
+            if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
+            if let stored = storedForm(entry.hash, of: bytes, root: root) { try pack.append(stored) } else { try pack.append(try Zstd.compress(bytes)) }
+        }
+        return (pack, solid)
     }
 
     /// The form an earlier run wrote for this file, when it decodes to exactly its bytes.
