@@ -172,21 +172,27 @@ package struct FormPublisher {
         let files = release.table.packOrder
         let reusedPack = earlier?.pack.flatMap { $0.files == files.count && holds(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
         let reusedSolid = earlier?.solidPack.flatMap { $0.files == files.count && holds(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
+        // A release that carried a pack (a rollback to it) carries it again, with its delta pack from that pack's table.
+        let reusedCarried = reusedSolid != nil ? nil : earlier.flatMap { earlier in
+            earlier.carriedPack.flatMap { carried in
+                holds(ReleaseIndex.packPath(carried.pack.hash)) && earlier.deltaPacks.allSatisfy({ $0.from != carried.from || holds(ReleaseIndex.packPath($0.hash)) }) ? carried : nil
+            }
+        }
         var patched = Set<ReleaseIndex.Patch>()
         for pair in earlier?.patches ?? [] where holds(ReleaseIndex.patchPath(pair)) && patched.insert(pair).inserted {
             index.patches.append(pair)
         }
         let carriedFrom = carry.flatMap { carry in olds.firstIndex { ReleaseIndex.tableDigest($0.tableBytes) == carry.from } }
         // Carried: no pack is made while the files go by, and files the store and every OLD hold are not compressed again.
-        let carrying = carriedFrom != nil && (carry?.releases ?? .max) < Carry.maxReleases && reusedSolid == nil && !files.isEmpty
-        var pack = reusedPack == nil && !carrying ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
+        let carrying = carriedFrom != nil && (carry?.releases ?? .max) < Carry.maxReleases && reusedSolid == nil && reusedCarried == nil && !files.isEmpty
+        var pack = reusedPack == nil && !carrying && reusedCarried == nil ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
         // Per OLD, the frames a device holding it needs, in one file: a release in one request.
         var deltas: [PackWriter] = []
         for i in olds.indices { deltas.append(try PackWriter(folder: folder, name: "\(i)", algorithm: algorithm)) }
         let oldSets = olds.map { Set($0.table.entries.map(\.hash)) }
 
         // The solid pack's files, kept while the site fits in memory (SolidPack.maxContent).
-        var solid: [[UInt8]]? = reusedSolid == nil && !carrying ? [] : nil
+        var solid: [[UInt8]]? = reusedSolid == nil && !carrying && reusedCarried == nil ? [] : nil
         var solidBytes = 0
         for entry in files {
             let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
@@ -282,6 +288,14 @@ package struct FormPublisher {
         for (old, delta) in zip(olds, deltas) {
             guard let hash = try delta.finish(root: root, keep: !delta.bases.isEmpty) else { continue }
             index.deltaPacks.append(ReleaseIndex.DeltaPack(from: ReleaseIndex.tableDigest(old.tableBytes), hash: hash, size: delta.size, bases: delta.bases))
+        }
+        if let reusedCarried, let earlier {
+            index.carriedPack = reusedCarried
+            summary.carriedPack = true
+            summary.reusedPacks = true
+            if !index.deltaPacks.contains(where: { $0.from == reusedCarried.from }), let delta = earlier.deltaPacks.first(where: { $0.from == reusedCarried.from }) {
+                index.deltaPacks.append(delta)
+            }
         }
         // The table compressed, with this index as its second frame: the store object a head names
         // (`_cenarius/t/<O>.zst`, which HeadWriter writes), a first install's table and index in one request.
