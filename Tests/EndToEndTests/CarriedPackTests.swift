@@ -95,5 +95,18 @@ import TestOrigin
         #expect((fresh4["bytesFetched"] as? Int ?? .max) <= newPack + 64, "right after a repack a first install is the pack: \(fresh4)")
         #expect(try publish(publisher, 5)["pack"] as? String == "carried")
         for device in ["on-pack", "fresh-3", "fresh-4", "fresh-5"] { _ = try installs(publisher, device, 5) }
+        guard !publisher.remote.contains("://") else { return }
+
+        // An offline first install of a carried release: the carried pack, its table and the delta pack, not every form.
+        let tar = publisher.dir.path("first.cenarius.tar")
+        let bundled = try publisher.run(["bundle", publisher.remote, "--output", tar, "--json"])
+        #expect(bundled.status == 0, "\(bundled.stderr)")
+        let names = try Binary.run(["-tf", tar], executable: "/usr/bin/tar").stdout.split(separator: "\n")
+        #expect(!names.contains { $0.hasPrefix("_cenarius/z/") } && names.filter { $0.hasPrefix("_cenarius/pack/") }.count == 2, "\(names)")
+        #expect((try FileManager.default.attributesOfItem(atPath: tar)[.size] as? Int ?? .max) <= newPack + newPack / 20 + 64 << 10)
+        let imported = try Binary.run(["import", tar, "--json", "--cache", publisher.dir.path("offline/cache"), "--preset", publisher.dir.path("offline/preset"),
+                                       "--public-key", publisher.dir.path("k1.pub")])
+        #expect(imported.status == 0 && (try? imported.json()["outcome"] as? String) == "committed", "\(imported.stdout) \(imported.stderr)")
+        #expect(try publisher.served("offline") == "<h1>release 5</h1>")
     }
 }
