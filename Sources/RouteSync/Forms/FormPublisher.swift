@@ -129,6 +129,9 @@ package struct FormPublisher {
     /// The solid pack to carry forward when the delta pack from its table stays small; nil: a
     /// new one (as `routes` always makes). Its table must be one of `olds`.
     package var carry: Carry?
+    /// An object's bytes from the store (`publish`): a form or patch it holds is read and checked
+    /// to decode to its file rather than made again, which for a large file costs seconds.
+    package var storeRead: ((String) -> [UInt8]?)?
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -237,7 +240,8 @@ package struct FormPublisher {
                     // A base may be missing: `publish` fetches only those the remote still holds.
                     if let baseBytes = try? FileSystem.readFile(FileSystem.join(old.root, base.uri.value)),
                        StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
-                        let patch = try Zstd.compress(bytes, prefix: baseBytes)
+                        let patch: [UInt8]
+                        if let stored = storedPatch(pair, of: bytes, base: baseBytes, holds: holds) { patch = stored } else { patch = try Zstd.compress(bytes, prefix: baseBytes) }
                         // Worth it only when smaller than the compressed form and the file.
                         if patch.count < min(compressed.count, bytes.count) {
                             frame = patch
@@ -328,18 +332,31 @@ package struct FormPublisher {
             }
             solidBytes += bytes.count
             if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
-            if let stored = storedForm(entry.hash, of: bytes, root: root) { try pack.append(stored) } else { try pack.append(try Zstd.compress(bytes)) }
+            // Not from the store: a request per file would cost more than compressing it.
+            if let stored = storedForm(entry.hash, of: bytes, root: root, fromStore: false) { try pack.append(stored) } else { try pack.append(try Zstd.compress(bytes)) }
         }
         return (pack, solid)
     }
 
-    /// The form an earlier run wrote for this file, when it decodes to exactly its bytes.
-    private func storedForm(_ hash: ContentHash, of bytes: [UInt8], root: String) -> [UInt8]? {
+    /// The form an earlier run wrote for this file (or the store holds), when it decodes to exactly its bytes.
+    private func storedForm(_ hash: ContentHash, of bytes: [UInt8], root: String, fromStore: Bool = true) -> [UInt8]? {
         let path = FileSystem.join(root, ReleaseIndex.formPath(hash))
-        guard let size = FileSystem.regularFileSize(path), size < Int64(bytes.count),
-              let form = try? FileSystem.readFile(path, limit: Int(size)),
-              (try? Zstd.decompress(form, limit: bytes.count)) == bytes else { return nil }
+        let form: [UInt8]?
+        if let size = FileSystem.regularFileSize(path) {
+            form = size < Int64(bytes.count) ? try? FileSystem.readFile(path, limit: Int(size)) : nil
+        } else {
+            form = fromStore && storeHolds?(ReleaseIndex.formPath(hash)) == true ? storeRead?(ReleaseIndex.formPath(hash)) : nil
+        }
+        guard let form, form.count < bytes.count, (try? Zstd.decompress(form, limit: bytes.count)) == bytes else { return nil }
         return form
+    }
+
+    /// A patch the store holds already (an earlier release made it), when it decodes to exactly the file.
+    private func storedPatch(_ pair: ReleaseIndex.Patch, of bytes: [UInt8], base: [UInt8], holds: (String) -> Bool) -> [UInt8]? {
+        let key = ReleaseIndex.patchPath(pair)
+        guard let storeRead, storeHolds?(key) == true, holds(key), let patch = storeRead(key),
+              (try? Zstd.decompress(patch, prefix: base, limit: bytes.count)) == bytes else { return nil }
+        return patch
     }
 
     /// Writes a form under its name (once: a form already there decodes to the same file).

@@ -159,7 +159,7 @@ struct RoutesCommand: AsyncParsableCommand {
         case stored(index: [UInt8], tableForm: [UInt8]?)
         /// Made, with an earlier solid pack carried forward while the delta pack from its table
         /// stays small (`publish`): files the store and every base release hold are not compressed again.
-        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool)
+        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool, storeRead: (String) -> [UInt8]?)
 
         var isMade: Bool {
             if case .stored = self { return false }
@@ -204,9 +204,10 @@ struct RoutesCommand: AsyncParsableCommand {
                 publisher.reusing = earlier
                 publisher.storeHolds = storeHolds
             }
-            if case .carrying(let carry, let storeHolds) = source {
+            if case .carrying(let carry, let storeHolds, let storeRead) = source {
                 publisher.carry = carry
                 publisher.storeHolds = storeHolds
+                publisher.storeRead = storeRead
             }
             // Written last (writeHead).
             publisher.head = true

@@ -76,7 +76,8 @@ struct Publication {
             // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.
             if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
             let objects = state.objects
-            forms = .carrying(carried, storeHolds: { objects[$0] != nil })
+            let remote = remote
+            forms = .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) })
         }
         for (k, old) in olds.enumerated() {
             let folder = staging.base(k)
