@@ -531,6 +531,63 @@ def prune_check(bin_path, store, bucket, public, work, public_key):
             "second_prune": len(again["deleted"]), "install_after": installed.get("outcome")}
 
 
+def synthetic_site(folder, files=3000, size=4000, seed=7):
+    """FILES small text files (about SIZE bytes each, 12 MB in all by default): words drawn from a
+    fixed vocabulary, so that they compress as web text does."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(3, 10))) for _ in range(4000)]
+    for i in range(files):
+        path = os.path.join(folder, f"assets/{i % 30}/file-{i}.js")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        text, n = [], 0
+        while n < size:
+            w = rng.choice(words)
+            text.append(w)
+            n += len(w) + 1
+        with open(path, "w") as f:
+            f.write(" ".join(text))
+    with open(os.path.join(folder, "index.html"), "w") as f:
+        f.write("<h1>release 1</h1>\n")
+
+
+def aws_sync(store, folder, bucket):
+    """`aws s3 sync FOLDER s3://BUCKET/app` to the same store: wall seconds."""
+    env = store.child_env()
+    env.setdefault("AWS_DEFAULT_REGION", env.get("AWS_REGION", "us-east-1"))
+    start = time.perf_counter()
+    run(["aws", "s3", "sync", folder, f"s3://{bucket}/{PREFIX}", "--endpoint-url", store.endpoint, "--only-show-errors"], env=env)
+    return time.perf_counter() - start
+
+
+def synthetic(bin_path, store, work, files=3000):
+    """B9 v2 on a synthetic site: a first publish and a one-file release, by `cenariusd publish` and by
+    `aws s3 sync` (when awscli is installed) into buckets of their own on the same store, alternating."""
+    site = os.path.join(work, "site")
+    shutil.rmtree(work, ignore_errors=True)
+    synthetic_site(site, files)
+    tag = uuid.uuid4().hex[:6]
+    ours, theirs = f"b9s-c-{tag}", f"b9s-a-{tag}"
+    store.bucket(ours)
+    store.bucket(theirs)
+    has_aws = shutil.which("aws") is not None
+    row = {"files": files + 1, "bytes": sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site) for f in fs)}
+    seconds, summary = publish(bin_path, store, site, ours)
+    row["first"] = {"seconds": seconds, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"], "pack": summary.get("pack")}
+    if has_aws:
+        row["first"]["aws_seconds"] = aws_sync(store, site, theirs)
+    with open(os.path.join(site, "index.html"), "w") as f:
+        f.write("<h1>release 2</h1>\n")
+    seconds, summary = publish(bin_path, store, site, ours)
+    row["one_file"] = {"seconds": seconds, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"], "pack": summary.get("pack")}
+    if has_aws:
+        row["one_file"]["aws_seconds"] = aws_sync(store, site, theirs)
+    with open(os.path.join(site, "index.html"), "w") as f:
+        f.write("<h1>release 3</h1>\n")
+    seconds, summary = publish(bin_path, store, site, ours, extra=["--repack"])
+    row["repack"] = {"seconds": seconds, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"], "pack": summary.get("pack")}
+    return row
+
+
 def b9(bin_path, out, smoke=False):
     work = os.path.join(out, "b9")
     os.makedirs(work, exist_ok=True)
@@ -547,6 +604,8 @@ def b9(bin_path, out, smoke=False):
             results["pairs"].append(judge(row))
             if kill_input is None:
                 kill_input = (name, old_site, new_site, row["seconds"])
+        print("  B9 v2: a synthetic site, cenariusd publish beside aws s3 sync", flush=True)
+        results["synthetic"] = synthetic(bin_path, store, os.path.join(work, "synthetic"), 300 if smoke else 3000)
         rounds = 3 if smoke else 20
         name, old_site, new_site, window = kill_input
         print(f"  B9 kill test: {rounds} publishes of {name} killed within {window:.2f} s", flush=True)
@@ -575,6 +634,17 @@ def markdown(result):
               "the bucket lists after the publish and not before (each written once); "
               "the layout's changed files: every other key that is new or whose ETag changed (the head among them). "
               "Objects added, for the write requests' bar: both (each needs one PUT); the store objects alone beside it."]
+    syn = result.get("synthetic")
+    if syn:
+        lines += ["", f"B9 v2, a synthetic site ({syn['files']} files, {mb(syn['bytes'])}), `cenariusd publish` beside `aws s3 sync` "
+                  "of the same folder to the same store:", "", "| publish | objects | bytes | seconds | aws s3 sync | ratio |", "|---|---|---|---|---|---|"]
+        for key, label in [("first", "first"), ("one_file", "one file changed"), ("repack", "one file changed, `--repack`")]:
+            r = syn.get(key)
+            if not r:
+                continue
+            aws = r.get("aws_seconds")
+            lines.append(f"| {label} (pack {r['pack']}) | {r['uploaded']} | {mb(r['uploaded_bytes'])} | {r['seconds']:.2f} | "
+                         + (f"{aws:.2f} s | {r['seconds'] / aws:.2f}× |" if aws else "– | – |"))
     k = result.get("kills")
     if k:
         b, n = k["bars"], k.get("new_device") or {"syncs": 0, "failed": [], "outcomes": {}}

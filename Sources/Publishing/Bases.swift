@@ -29,6 +29,20 @@ package enum Bases {
         return found
     }
 
+    /// The solid pack a new release may carry forward (FormPublisher.Carry): the one the channel's
+    /// head's index made or carried, with its table (which `releases` may have passed over);
+    /// nil when there is none or the store lacks what it needs.
+    package static func carried(by state: RemoteState, from destination: some Destination) throws(CenariusError) -> (FormPublisher.Carry, Release)? {
+        guard let head = state.head, let digest = head.index, let bytes = try destination.read(ReleaseHead.indexPath(digest)),
+              ReleaseIndex.tableDigest(bytes) == digest, let index = try? ReleaseIndex.parse(bytes, source: ReleaseHead.indexPath(digest)) else { return nil }
+        let carry = index.solidPack.map { FormPublisher.Carry(from: head.table, pack: $0, releases: 0) }
+            ?? index.carriedPack.map { FormPublisher.Carry(from: $0.from, pack: $0.pack, releases: $0.releases) }
+        guard let carry, state.objects[ReleaseIndex.packPath(carry.pack.hash)] != nil,
+              let tableBytes = try destination.read(ReleaseHead.tablePath(carry.from)), ReleaseIndex.tableDigest(tableBytes) == carry.from,
+              let table = try? RouteTable.parse(tableBytes, source: carry.from), table.packOrder.count == carry.pack.files else { return nil }
+        return (carry, Release(tableBytes: tableBytes, table: table))
+    }
+
     /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how many bytes were read.
     package static func materialize(_ old: Release, for table: RouteTable, into folder: String, routesName: String,
                                     from destination: some Destination, state: RemoteState) throws(CenariusError) -> Int64 {

@@ -450,4 +450,26 @@ fileprivate struct Release {
         #expect(FormPlan(downloads: [two], table: table, index: index, holds: { _ in false }).pack == nil)
         #expect(FormPlan(downloads: [two], table: table, index: nil, holds: { _ in true }).sources[h("2")] == [.plain])
     }
+
+    @Test func aFirstInstallOfACarriedPackTakesItsFilesThenTheDeltaPack() throws {
+        func h(_ c: Character) -> ContentHash { ContentHash(hex: String(repeating: c, count: 32))! }
+        let one = RouteEntry(uri: try URIPath(validating: "a.js"), hash: h("1"), size: 60)
+        let two = RouteEntry(uri: try URIPath(validating: "b.js"), hash: h("2"), size: 40)
+        let old = RouteEntry(uri: try URIPath(validating: "a.js"), hash: h("9"), size: 58)
+        let (table, earlier) = (try RouteTable(entries: [one, two]), try RouteTable(entries: [old, two]))
+        let from = String(repeating: "c", count: 64)
+        var index = ReleaseIndex(table: "", patches: [.init(target: h("1"), base: h("9"))])
+        index.carriedPack = .init(from: from, pack: .init(hash: h("e"), size: 70, files: 2), releases: 1)
+        index.deltaPacks = [.init(from: from, hash: h("d"), size: 5, bases: [h("9")])]
+        // Nothing held: the carried pack first; holding its table, the delta pack; on another release, neither.
+        let install = FormPlan(downloads: [one, two], table: table, index: index, holds: { _ in false })
+        #expect(install.carried == index.carriedPack && install.pack == nil)
+        let first = FormPlan(carried: try #require(install.carried), table: earlier, wanted: [h("1"), h("2"), h("9")])
+        #expect(first.solid && first.pack?.hash == h("e"))
+        #expect(first.sources[h("9")] == [.member(0), .plain] && first.sources[h("2")] == [.member(1), .plain])
+        let then = FormPlan(downloads: [one], table: table, index: index, held: .init(digest: from, hashes: [h("9"), h("2")]), holds: { $0 == h("9") })
+        #expect(then.pack?.hash == h("d") && then.sources[h("1")]?.first == .member(0) && then.carried == nil)
+        let update = FormPlan(downloads: [one], table: table, index: index, holds: { $0 == h("9") })
+        #expect(update.carried == nil && update.pack == nil)
+    }
 }

@@ -144,6 +144,15 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
         let triple = Array(#"{"format": "cenarius-forms-1", "table": "x", "patches": [["\#(a.hex)", "\#(b.hex)", "\#(c.hex)"]]}"#.utf8)
         #expect(throws: CenariusError.self) { try ReleaseIndex.parse(triple, source: "i") }
         #expect(throws: CenariusError.self) { try ReleaseIndex.parse(Array("{}".utf8), source: "i") }
+        // A carried pack names its table by SHA-256; the object keys of a release include that table.
+        var carrying = index
+        carrying.carriedPack = .init(from: String(repeating: "f", count: 64), pack: .init(hash: b, size: 90, files: 3), releases: 2)
+        #expect(try ReleaseIndex.parse(carrying.serialized(), source: "i") == carrying)
+        let table = try RouteTable(entries: [RouteEntry(uri: try URIPath(validating: "a.js"), hash: a, size: 1)])
+        #expect(carrying.objects(for: table).contains("_cenarius/t/\(String(repeating: "f", count: 64)).json"))
+        #expect(carrying.objects(for: table).contains(ReleaseIndex.packPath(b)))
+        let unnamed = Array(#"{"format": "cenarius-forms-1", "table": "x", "carriedPack": {"form": "\#(a.hex)", "size": 1, "files": 2}}"#.utf8)
+        #expect(throws: CenariusError.self) { try ReleaseIndex.parse(unnamed, source: "i") }
     }
 
     @Test func packFramesAreFoundByDecoding() throws {

@@ -54,6 +54,10 @@ package struct BundlePlan: Sendable {
         if firstInstall {
             if let pack = index.solidPack ?? index.pack, pack.files == order.count {
                 packs.append(ReleaseIndex.packPath(pack.hash))
+            } else if let carried = index.carriedPack {
+                // What a device installing first from the origin fetches: the carried pack, its table, the delta pack from it.
+                tableObjects.append(ReleaseHead.tablePath(carried.from))
+                packs += [ReleaseIndex.packPath(carried.pack.hash)] + index.deltaPacks.filter { $0.from == carried.from }.map { ReleaseIndex.packPath($0.hash) }
             } else {
                 for entry in order { files.append(try Self.form(of: entry.hash, index: index, holding: [])) }
             }

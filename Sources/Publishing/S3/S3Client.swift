@@ -43,7 +43,8 @@ package struct S3Response: Sendable {
 /// address the requests are anonymous: what a device or a CDN's edge is asked.
 package struct S3Client: Sendable {
     package let address: S3Address?
-    package var concurrency = 8
+    package var concurrency = Self.defaultConcurrency
+    package static let defaultConcurrency = 8
     package var attempts = 5
     package var timeoutSeconds = 120
     package var caFile: String?

@@ -7,10 +7,11 @@ package struct S3Destination: Destination {
     package let address: S3Address
     let client: S3Client
 
-    package init(address: S3Address, caFile: String?) {
+    package init(address: S3Address, caFile: String?, concurrency: Int = S3Client.defaultConcurrency) {
         self.address = address
         var client = S3Client(address: address)
         client.caFile = caFile
+        client.concurrency = concurrency
         self.client = client
     }
 

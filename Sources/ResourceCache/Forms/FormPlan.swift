@@ -31,9 +31,13 @@ package struct FormPlan: Sendable, Equatable {
     package var packFrames: [(entry: RouteEntry, base: ContentHash?)] = []
     /// The pack is the index's solid pack (SolidPack: one stream), not per-file frames.
     package var solid = false
+    /// A first install of a release that carries an earlier table's solid pack (and names no pack
+    /// of its own): the caller fetches that pack's files first (`init(carried:)`), then plans again
+    /// as a device holding that table.
+    package var carried: ReleaseIndex.CarriedPack?
 
     package static func == (lhs: FormPlan, rhs: FormPlan) -> Bool {
-        lhs.sources == rhs.sources && lhs.bases == rhs.bases && lhs.storedPlain == rhs.storedPlain && lhs.solid == rhs.solid && lhs.pack?.hash == rhs.pack?.hash
+        lhs.sources == rhs.sources && lhs.carried == rhs.carried && lhs.bases == rhs.bases && lhs.storedPlain == rhs.storedPlain && lhs.solid == rhs.solid && lhs.pack?.hash == rhs.pack?.hash
             && lhs.packFrames.map(\.entry) == rhs.packFrames.map(\.entry) && lhs.packFrames.map(\.base) == rhs.packFrames.map(\.base)
     }
 
@@ -100,17 +104,31 @@ package struct FormPlan: Sendable, Equatable {
         // The solid pack where there is one: the same files, with the context of those before each.
         let solidPack = index.solidPack.flatMap { $0.files == order.count && has(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
         let framed = index.pack.flatMap { has(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
-        guard let pack = solidPack ?? framed, pack.files == order.count, !unpatched.isEmpty else { return }
+        guard !unpatched.isEmpty else { return }
         // Where the remote holds nothing else for a file, the pack is its one source whatever its share.
         let stranded = available != nil && unpatched.contains { sources[$0.hash] == [.plain] && !storedPlain.contains($0.hash) }
         // Bytes when the table gives every size, else files.
         let sized = order.allSatisfy { $0.size != nil }
         let weight = { (entry: RouteEntry) in sized ? Double(entry.size!) : 1 }
         let wanted = unpatched.reduce(0) { $0 + weight($1) }, total = order.reduce(0) { $0 + weight($1) }
-        guard stranded || (total > 0 && wanted >= Self.packShare * total) else { return }
+        let firstInstall = total > 0 && wanted >= Self.packShare * total
+        guard let pack = solidPack ?? framed, pack.files == order.count else {
+            if firstInstall, let carried = index.carriedPack, carried.from != held?.digest, has(ReleaseIndex.packPath(carried.pack.hash)) { self.carried = carried }
+            return
+        }
+        guard stranded || firstInstall else { return }
         let unpatchedHashes = Set(unpatched.map(\.hash))
         choose(pack: (pack.hash, pack.size), frames: order.map { ($0, nil) }, wanted: unpatchedHashes)
         solid = solidPack != nil
+    }
+
+    /// The carried pack's files that `wanted` names (this release's files and the bases of its
+    /// delta pack from that table): `table` is the carried pack's table, checked by the caller.
+    package init(carried: ReleaseIndex.CarriedPack, table: RouteTable, wanted: Set<ContentHash>) {
+        let order = table.packOrder
+        guard order.count == carried.pack.files else { return }
+        choose(pack: (carried.pack.hash, carried.pack.size), frames: order.map { ($0, nil) }, wanted: wanted)
+        solid = true
     }
 
     private mutating func choose(pack: (hash: ContentHash, size: Int64), frames: [(entry: RouteEntry, base: ContentHash?)], wanted: Set<ContentHash>) {

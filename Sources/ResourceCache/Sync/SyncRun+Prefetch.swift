@@ -26,7 +26,7 @@ extension SyncRun {
                   manifest.rollout == nil, manifest.requiresNative == nil else { return }
         }
         let held = current ?? presetTableDigest()
-        let hint = held.map { held in head.tablePatches.first { $0.from == held }?.pack } ?? head.solidPack
+        let hint = held.map { held in head.tablePatches.first { $0.from == held }?.pack } ?? head.solidPack ?? head.carriedPack
         // A small pack comes as fast on the connection the sync has open, after the table.
         guard let hint, hint.size >= SlicedDownload.minSliced, hint.size <= settings.transfer.maxFileSize else { return }
         downloader.prefetch(FormFetcher.packJob(remote: poll.remote, temporary: layout.tmp, hint.hash, size: hint.size,

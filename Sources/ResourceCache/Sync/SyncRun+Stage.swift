@@ -82,10 +82,16 @@ extension SyncRun {
             return wanted
         }
         if wanted.count < plan.downloads.count { forms = formPlan(wanted, offer: offer, index: index, held: held) }
+        // A first install of a release that carries an earlier pack: that pack's files, then the delta pack.
+        var downloads = wanted
+        if let carried = forms.carried, let index, let next = try carriedInstall(downloads, carried: carried, index: index, table: offer.table, into: objects,
+                                                                                 held: held, report: &report) {
+            (downloads, forms) = next
+        }
         // One span a source of bytes: the forms (patches, compressed files, packs) and the plain files.
         let plain = try Traced.span("cenarius.download.forms") { span throws(CenariusError) in
-            let plain = try downloadForms(wanted, plan: forms, into: objects, held: held, report: &report)
-            report.traceBytes(span, files: wanted.count - plain.count)
+            let plain = try downloadForms(downloads, plan: forms, into: objects, held: held, report: &report)
+            report.traceBytes(span, files: downloads.count - plain.count)
             return plain
         }
         try Traced.span("cenarius.download.files") { span throws(CenariusError) in

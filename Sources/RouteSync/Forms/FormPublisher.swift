@@ -78,6 +78,30 @@ package struct FormPublisher {
         /// taken from the store as they are.
         package var reusedForms = 0
         package var reusedPacks = false
+        /// No new solid pack: the earlier one was carried forward (Carry).
+        package var carriedPack = false
+    }
+
+    /// An earlier table's solid pack to carry forward instead of making a new one (`publish`):
+    /// the previous release's own, or the one it carried. A one-file release then costs its delta
+    /// packs and forms, not a compression and an upload of the whole site; a first install
+    /// fetches that pack and the delta pack from its table (ReleaseIndex.CarriedPack).
+    package struct Carry: Sendable {
+        package var from: String
+        package var pack: ReleaseIndex.Pack
+        /// Releases that carried it before this one.
+        package var releases: Int
+        package init(from: String, pack: ReleaseIndex.Pack, releases: Int) {
+            self.from = from
+            self.pack = pack
+            self.releases = releases
+        }
+
+        /// A new solid pack is made once the delta pack from the carried table outgrows this share
+        /// of the pack (a first install then costs at most about 1.04× a new pack, less what the
+        /// old pack holds that the site no longer has), or once this many releases carried it.
+        package static let maxShare = 0.04
+        package static let maxReleases = 16
     }
 
     /// The table's file name (`--routes-name`).
@@ -102,6 +126,12 @@ package struct FormPublisher {
     /// Whether the store holds an object (a relative key) besides the files under the output root:
     /// a republish says what the remote holds.
     package var storeHolds: ((String) -> Bool)?
+    /// The solid pack to carry forward when the delta pack from its table stays small; nil: a
+    /// new one (as `routes` always makes). Its table must be one of `olds`.
+    package var carry: Carry?
+    /// An object's bytes from the store (`publish`): a form or patch it holds is read and checked
+    /// to decode to its file rather than made again, which for a large file costs seconds.
+    package var storeRead: ((String) -> [UInt8]?)?
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -145,18 +175,27 @@ package struct FormPublisher {
         let files = release.table.packOrder
         let reusedPack = earlier?.pack.flatMap { $0.files == files.count && holds(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
         let reusedSolid = earlier?.solidPack.flatMap { $0.files == files.count && holds(ReleaseIndex.packPath($0.hash)) ? $0 : nil }
+        // A release that carried a pack (a rollback to it) carries it again, with its delta pack from that pack's table.
+        let reusedCarried = reusedSolid != nil ? nil : earlier.flatMap { earlier in
+            earlier.carriedPack.flatMap { carried in
+                holds(ReleaseIndex.packPath(carried.pack.hash)) && earlier.deltaPacks.allSatisfy({ $0.from != carried.from || holds(ReleaseIndex.packPath($0.hash)) }) ? carried : nil
+            }
+        }
         var patched = Set<ReleaseIndex.Patch>()
         for pair in earlier?.patches ?? [] where holds(ReleaseIndex.patchPath(pair)) && patched.insert(pair).inserted {
             index.patches.append(pair)
         }
-        var pack = reusedPack == nil ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
+        let carriedFrom = carry.flatMap { carry in olds.firstIndex { ReleaseIndex.tableDigest($0.tableBytes) == carry.from } }
+        // Carried: no pack is made while the files go by, and files the store and every OLD hold are not compressed again.
+        let carrying = carriedFrom != nil && (carry?.releases ?? .max) < Carry.maxReleases && reusedSolid == nil && reusedCarried == nil && !files.isEmpty
+        var pack = reusedPack == nil && !carrying && reusedCarried == nil ? try PackWriter(folder: folder, name: "all", algorithm: algorithm) : nil
         // Per OLD, the frames a device holding it needs, in one file: a release in one request.
         var deltas: [PackWriter] = []
         for i in olds.indices { deltas.append(try PackWriter(folder: folder, name: "\(i)", algorithm: algorithm)) }
         let oldSets = olds.map { Set($0.table.entries.map(\.hash)) }
 
         // The solid pack's files, kept while the site fits in memory (SolidPack.maxContent).
-        var solid: [[UInt8]]? = reusedSolid == nil ? [] : nil
+        var solid: [[UInt8]]? = reusedSolid == nil && !carrying && reusedCarried == nil ? [] : nil
         var solidBytes = 0
         for entry in files {
             let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
@@ -167,6 +206,13 @@ package struct FormPublisher {
             if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
+            if carrying, oldSets.allSatisfy({ $0.contains(entry.hash) }) {
+                if holds(ReleaseIndex.formPath(entry.hash)) { continue }
+                if holds(ReleaseIndex.plainPath(entry.hash)) {
+                    index.plain.insert(entry.hash)
+                    continue
+                }
+            }
             let compressed: [UInt8]
             if let stored = storedForm(entry.hash, of: bytes, root: root) {
                 compressed = stored
@@ -194,7 +240,8 @@ package struct FormPublisher {
                     // A base may be missing: `publish` fetches only those the remote still holds.
                     if let baseBytes = try? FileSystem.readFile(FileSystem.join(old.root, base.uri.value)),
                        StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
-                        let patch = try Zstd.compress(bytes, prefix: baseBytes)
+                        let patch: [UInt8]
+                        if let stored = storedPatch(pair, of: bytes, base: baseBytes, holds: holds) { patch = stored } else { patch = try Zstd.compress(bytes, prefix: baseBytes) }
                         // Worth it only when smaller than the compressed form and the file.
                         if patch.count < min(compressed.count, bytes.count) {
                             frame = patch
@@ -209,6 +256,15 @@ package struct FormPublisher {
                     }
                 }
                 try deltas[k].append(frame, base: frameBase)
+            }
+        }
+        if carrying, let carry, let k = carriedFrom {
+            if Double(deltas[k].size) <= Carry.maxShare * Double(carry.pack.size) {
+                index.carriedPack = ReleaseIndex.CarriedPack(from: carry.from, pack: carry.pack, releases: carry.releases + 1)
+                summary.carriedPack = true
+            } else {
+                // Past the threshold: a new pack after all, from the files again.
+                (pack, solid) = try packs(of: files, folder: folder, root: root, algorithm: algorithm)
             }
         }
         if let pack, let hash = try pack.finish(root: root, keep: pack.size < summary.plainBytes && !files.isEmpty) {
@@ -237,6 +293,14 @@ package struct FormPublisher {
             guard let hash = try delta.finish(root: root, keep: !delta.bases.isEmpty) else { continue }
             index.deltaPacks.append(ReleaseIndex.DeltaPack(from: ReleaseIndex.tableDigest(old.tableBytes), hash: hash, size: delta.size, bases: delta.bases))
         }
+        if let reusedCarried, let earlier {
+            index.carriedPack = reusedCarried
+            summary.carriedPack = true
+            summary.reusedPacks = true
+            if !index.deltaPacks.contains(where: { $0.from == reusedCarried.from }), let delta = earlier.deltaPacks.first(where: { $0.from == reusedCarried.from }) {
+                index.deltaPacks.append(delta)
+            }
+        }
         // The table compressed, with this index as its second frame: the store object a head names
         // (`_cenarius/t/<O>.zst`, which HeadWriter writes), a first install's table and index in one request.
         let table = try Zstd.compress(tableBytes)
@@ -256,13 +320,43 @@ package struct FormPublisher {
         return Published(summary: summary, index: indexBytes, tableForm: tableForm, legacyIndex: legacyIndex)
     }
 
-    /// The form an earlier run wrote for this file, when it decodes to exactly its bytes.
-    private func storedForm(_ hash: ContentHash, of bytes: [UInt8], root: String) -> [UInt8]? {
+    /// The frames pack and the solid pack's files, for a release that meant to carry a pack but outgrew it.
+    private func packs(of files: [RouteEntry], folder: String, root: String, algorithm: ContentHash.Algorithm) throws(CenariusError) -> (PackWriter, [[UInt8]]?) {
+        var pack = try PackWriter(folder: folder, name: "all", algorithm: algorithm)
+        var solid: [[UInt8]]? = []
+        var solidBytes = 0
+        for entry in files {
+            let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
+            guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
+                throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
+            }
+            solidBytes += bytes.count
+            if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
+            // Not from the store: a request per file would cost more than compressing it.
+            if let stored = storedForm(entry.hash, of: bytes, root: root, fromStore: false) { try pack.append(stored) } else { try pack.append(try Zstd.compress(bytes)) }
+        }
+        return (pack, solid)
+    }
+
+    /// The form an earlier run wrote for this file (or the store holds), when it decodes to exactly its bytes.
+    private func storedForm(_ hash: ContentHash, of bytes: [UInt8], root: String, fromStore: Bool = true) -> [UInt8]? {
         let path = FileSystem.join(root, ReleaseIndex.formPath(hash))
-        guard let size = FileSystem.regularFileSize(path), size < Int64(bytes.count),
-              let form = try? FileSystem.readFile(path, limit: Int(size)),
-              (try? Zstd.decompress(form, limit: bytes.count)) == bytes else { return nil }
+        let form: [UInt8]?
+        if let size = FileSystem.regularFileSize(path) {
+            form = size < Int64(bytes.count) ? try? FileSystem.readFile(path, limit: Int(size)) : nil
+        } else {
+            form = fromStore && storeHolds?(ReleaseIndex.formPath(hash)) == true ? storeRead?(ReleaseIndex.formPath(hash)) : nil
+        }
+        guard let form, form.count < bytes.count, (try? Zstd.decompress(form, limit: bytes.count)) == bytes else { return nil }
         return form
+    }
+
+    /// A patch the store holds already (an earlier release made it), when it decodes to exactly the file.
+    private func storedPatch(_ pair: ReleaseIndex.Patch, of bytes: [UInt8], base: [UInt8], holds: (String) -> Bool) -> [UInt8]? {
+        let key = ReleaseIndex.patchPath(pair)
+        guard let storeRead, storeHolds?(key) == true, holds(key), let patch = storeRead(key),
+              (try? Zstd.decompress(patch, prefix: base, limit: bytes.count)) == bytes else { return nil }
+        return patch
     }
 
     /// Writes a form under its name (once: a form already there decodes to the same file).

@@ -65,6 +65,22 @@ package struct ReleaseIndex: Sendable, Equatable {
         }
     }
 
+    /// An earlier table's solid pack, carried forward instead of a new one (`publish`): a first
+    /// install fetches it, keeps the files this release has and the bases of the delta pack from
+    /// that table (in `deltaPacks`), then that delta pack. `releases`: how many releases have
+    /// carried it, this one included (`publish` repacks past a threshold).
+    package struct CarriedPack: Sendable, Equatable {
+        /// SHA-256 hex of the earlier table's bytes (`_cenarius/t/<from>.json`).
+        package var from: String
+        package var pack: Pack
+        package var releases: Int
+        package init(from: String, pack: Pack, releases: Int) {
+            self.from = from
+            self.pack = pack
+            self.releases = releases
+        }
+    }
+
     /// SHA-256 hex of the table bytes this index belongs to.
     package var table: String
     /// Files with no compressed form (zstd could not make them smaller).
@@ -82,6 +98,7 @@ package struct ReleaseIndex: Sendable, Equatable {
     /// there, an immutable name, rather than at their uris.
     package var storedPlain = false
     package var deltaPacks: [DeltaPack] = []
+    package var carriedPack: CarriedPack?
 
     package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
         self.table = table
@@ -115,7 +132,9 @@ package struct ReleaseIndex: Sendable, Equatable {
         let hashes = Set(table.entries.map(\.hash))
         var keys = hashes.sorted { $0.hex < $1.hex }.map { plain.contains($0) ? Self.plainPath($0) : Self.formPath($0) }
         keys += patches.filter { hashes.contains($0.target) }.map(Self.patchPath)
-        keys += ([pack, solidPack].compactMap { $0?.hash } + deltaPacks.map(\.hash)).map(Self.packPath)
+        keys += ([pack, solidPack, carriedPack?.pack].compactMap { $0?.hash } + deltaPacks.map(\.hash)).map(Self.packPath)
+        // A first install reads the carried pack's table too, which may be older than any release kept.
+        if let carriedPack { keys.append("\(Self.folder)/t/\(carriedPack.from).json") }
         return keys
     }
 
@@ -129,6 +148,11 @@ package struct ReleaseIndex: Sendable, Equatable {
         if storedPlain { out += ",\n \"storedPlain\": true" }
         if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
         if let solidPack { out += ",\n \"solidPack\": {\"form\": \"\(solidPack.hash.hex)\", \"size\": \(solidPack.size), \"files\": \(solidPack.files)}" }
+        if let carriedPack {
+            let pack = carriedPack.pack
+            out += ",\n \"carriedPack\": {\"from\": \"\(carriedPack.from)\", \"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files), "
+                + "\"releases\": \(carriedPack.releases)}"
+        }
         if !deltaPacks.isEmpty {
             out += ",\n \"deltaPacks\": [" + deltaPacks.map { delta in
                 "\n  {\"from\": \"\(delta.from)\", \"form\": \"\(delta.hash.hex)\", \"size\": \(delta.size), \"bases\": ["
@@ -204,18 +228,27 @@ package struct ReleaseIndex: Sendable, Equatable {
                             guard let from, let form, let size else { throw s.fail("a delta pack needs from, form and size") }
                             index.deltaPacks.append(DeltaPack(from: from, hash: form, size: size, bases: bases))
                         }
-                    case "pack", "solidPack":
-                        var form: ContentHash?, size: Int64?, files: Int64?
+                    case "pack", "solidPack", "carriedPack":
+                        var form: ContentHash?, size: Int64?, files: Int64?, from: String?, releases: Int64 = 1
                         try s.object { s, key throws(JSONScanner.Failure) in
                             switch key {
                             case "form": form = try hash(&s)
                             case "size": size = try count(&s)
                             case "files": files = try count(&s)
+                            case "from" where name == "carriedPack": from = try s.string()
+                            case "releases" where name == "carriedPack": releases = try count(&s)
                             default: try s.skipValue()
                             }
                         }
                         guard let form, let size, let files, let count = Int(exactly: files) else { throw s.fail("a pack needs a form, a size and a file count") }
-                        if name == "pack" { index.pack = Pack(hash: form, size: size, files: count) } else { index.solidPack = Pack(hash: form, size: size, files: count) }
+                        let pack = Pack(hash: form, size: size, files: count)
+                        switch name {
+                        case "pack": index.pack = pack
+                        case "solidPack": index.solidPack = pack
+                        default:
+                            guard let from, Self.isTableDigest(from), let releases = Int(exactly: releases) else { throw s.fail("a carried pack needs the SHA-256 of its table") }
+                            index.carriedPack = CarriedPack(from: from, pack: pack, releases: releases)
+                        }
                     default: try s.skipValue()
                     }
                 }

@@ -44,6 +44,9 @@ package struct ReleaseHead: Sendable, Equatable {
     /// The index's solid pack: what a first install fetches, named here so that it is on its way
     /// while the table takes its round trip. A hint: a device takes a pack only as the index names it.
     package var solidPack: PackHint?
+    /// The earlier solid pack the index carries instead (ReleaseIndex.CarriedPack): the same hint
+    /// for a first install, under a key devices that would take it for a solid pack ignore.
+    package var carriedPack: PackHint?
 
     /// A pack the index names (`_cenarius/pack/<hash>.pack`), by its hash and size.
     package struct PackHint: Sendable, Equatable {
@@ -85,6 +88,7 @@ package struct ReleaseHead: Sendable, Equatable {
     /// The packs the index names, as hints beside the table (`solidPack`, a patch's `pack`).
     package mutating func hintPacks(from index: ReleaseIndex) {
         solidPack = index.solidPack.map { PackHint(hash: $0.hash, size: $0.size) }
+        carriedPack = index.carriedPack.map { PackHint(hash: $0.pack.hash, size: $0.pack.size) }
         for i in tablePatches.indices {
             tablePatches[i].pack = index.deltaPacks.first { $0.from == tablePatches[i].from }.map { PackHint(hash: $0.hash, size: $0.size) }
         }
@@ -164,6 +168,7 @@ package struct ReleaseHead: Sendable, Equatable {
                      "\"table\": {" + tableParts.joined(separator: ", ") + "}"]
         if let index { parts.append("\"index\": \"\(index)\"") }
         if let solidPack { parts.append("\"solidPack\": {\"form\": \"\(solidPack.hash.hex)\", \"size\": \(solidPack.size)}") }
+        if let carriedPack { parts.append("\"carriedPack\": {\"form\": \"\(carriedPack.hash.hex)\", \"size\": \(carriedPack.size)}") }
         if let release { parts.append("\"release\": " + JSONText.quoted(String(decoding: release, as: UTF8.self))) }
         if let signature { parts.append("\"signature\": " + JSONText.quoted(String(decoding: signature, as: UTF8.self))) }
         return Array(("{" + parts.joined(separator: ", ") + "}\n").utf8)
@@ -225,6 +230,10 @@ package struct ReleaseHead: Sendable, Equatable {
         if let pack = json["solidPack"], pack != .null {
             guard case .object = pack else { throw refuse("\"solidPack\" must be an object") }
             head.solidPack = try packHint(pack["form"], size: pack["size"], "solidPack")
+        }
+        if let pack = json["carriedPack"], pack != .null {
+            guard case .object = pack else { throw refuse("\"carriedPack\" must be an object") }
+            head.carriedPack = try packHint(pack["form"], size: pack["size"], "carriedPack")
         }
         for key in ["release", "signature"] {
             guard let value = json[key], value != .null else { continue }

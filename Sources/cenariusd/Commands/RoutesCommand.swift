@@ -157,6 +157,9 @@ struct RoutesCommand: AsyncParsableCommand {
         /// The store's, as a head names them: a republish of the table a channel's head already
         /// names (halt, resume) writes pointers only, in a moment whatever the site's size.
         case stored(index: [UInt8], tableForm: [UInt8]?)
+        /// Made, with an earlier solid pack carried forward while the delta pack from its table
+        /// stays small (`publish`): files the store and every base release hold are not compressed again.
+        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool, storeRead: (String) -> [UInt8]?)
 
         var isMade: Bool {
             if case .stored = self { return false }
@@ -200,6 +203,11 @@ struct RoutesCommand: AsyncParsableCommand {
             if case .remade(let earlier, let storeHolds) = source {
                 publisher.reusing = earlier
                 publisher.storeHolds = storeHolds
+            }
+            if case .carrying(let carry, let storeHolds, let storeRead) = source {
+                publisher.carry = carry
+                publisher.storeHolds = storeHolds
+                publisher.storeRead = storeRead
             }
             // Written last (writeHead).
             publisher.head = true

@@ -12,6 +12,8 @@ struct StoreOptions: ParsableArguments {
     var region: String?
     @Flag(help: "S3: address objects as ENDPOINT/BUCKET/KEY (automatic for an IP address or a bucket with dots).")
     var pathStyle = false
+    @Option(help: ArgumentHelp("S3: requests at once (uploads and deletions of one phase; the head is still written last, alone).", valueName: "n"))
+    var jobs = S3Client.defaultConcurrency
 
     /// DEST: a folder, `file:///PATH` or `s3://BUCKET/PREFIX`.
     func open(_ text: String, cacert: String?) throws(CenariusError) -> any Destination {
@@ -21,7 +23,8 @@ struct StoreOptions: ParsableArguments {
         case .s3(let bucket, let prefix):
             let address = try S3Address(bucket: bucket, prefix: prefix, endpoint: endpoint, region: region, pathStyle: pathStyle,
                                         environment: { ProcessEnvironment()[$0] })
-            return S3Destination(address: address, caFile: cacert)
+            guard (1...64).contains(jobs) else { throw .usage("--jobs must be 1 to 64") }
+            return S3Destination(address: address, caFile: cacert, concurrency: jobs)
         }
     }
 }

@@ -23,6 +23,9 @@ struct Publication {
     var pointerMaxAge = 60
     var algorithm = "md5"
     var origin = "publish"
+    /// Carry the channel's solid pack forward while the delta from its table stays small
+    /// (FormPublisher.Carry); false: a new one (`publish --repack`, and every republish).
+    var carry = false
 
     var channel: String { state.channel }
     var routesName: String { state.routesName }
@@ -67,7 +70,16 @@ struct Publication {
             _ = try FormPublisher.writeLegacyIndex(bytes, table: digest, root: staging.release)
         }
         var baseBytesRead: Int64 = 0
-        for (k, old) in try (forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []).enumerated() {
+        var olds = try forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []
+        var forms = forms
+        if carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote), carried.from != digest {
+            // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.
+            if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
+            let objects = state.objects
+            let remote = remote
+            forms = .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) })
+        }
+        for (k, old) in olds.enumerated() {
             let folder = staging.base(k)
             baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
             routes.deltaFrom.append(folder)
@@ -89,6 +101,7 @@ struct Publication {
         case .stored: "store"
         case .remade: written.forms?.reusedPacks == true ? "reused" : "made"
         case .made: "made"
+        case .carrying: written.forms?.carriedPack == true ? "carried" : "made"
         }
         return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, forms: formsFrom)
     }

@@ -52,6 +52,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Then fetch the head and what it names through this URL (the CDN's), as a device would, and say whether it serves the new release yet.", valueName: "url"))
     var publicURL: String?
     @Flag(help: "Publish a build folder that holds no file: every device then serves an empty site.") var allowEmpty = false
+    @Flag(help: "Make a new solid pack (a first install's object) even when the last one could be carried forward.") var repack = false
     @Flag(help: "Say what would be uploaded, and upload nothing.") var dryRun = false
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -68,6 +69,8 @@ struct PublishCommand: AsyncParsableCommand {
         var skippedBytes: Int64
         var removed: [String]
         var baseBytesRead: Int64
+        /// `carried`: the last solid pack carried forward (no new one made or uploaded); `made`: a new one.
+        var pack: String?
         var seconds: Double
         var edge: EdgeCheck?
     }
@@ -108,7 +111,7 @@ struct PublishCommand: AsyncParsableCommand {
 
     private func summary(_ remote: any Destination, state: RemoteState, digest: String) -> Summary {
         Summary(destination: remote.description, channel: channel, version: state.head?.version, table: digest, unchanged: false,
-                dryRun: dryRun, uploaded: 0, uploadedBytes: 0, skipped: 0, skippedBytes: 0, removed: [], baseBytesRead: 0, seconds: 0)
+                dryRun: dryRun, uploaded: 0, uploadedBytes: 0, skipped: 0, skippedBytes: 0, removed: [], baseBytesRead: 0, pack: nil, seconds: 0)
     }
 
     private func unchanged(_ state: RemoteState, remote: any Destination, digest: String, started: Double) throws {
@@ -130,9 +133,11 @@ struct PublishCommand: AsyncParsableCommand {
         publication.patches = patches
         publication.pointerMaxAge = pointerMaxAge
         publication.algorithm = algorithm
+        publication.carry = !repack
         let staged = try publication.stage(build, table: built.table, files: built.table.count, bytes: built.bytes, in: staging)
         let (plan, record) = (staged.plan, staged.record)
         summary.baseBytesRead = staged.baseBytesRead
+        summary.pack = staged.forms == "carried" ? "carried" : "made"
         summary.version = record.head.version
         summary.uploaded = plan.uploads.count
         summary.uploadedBytes = plan.bytes

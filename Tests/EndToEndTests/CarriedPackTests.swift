@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// `publish` carries the last solid pack forward (docs/publish.md, "What a publish costs"): a
+/// one-file release uploads no new pack, devices at every point of the chain — on the pack's own
+/// release, on a middle one, installing first — install it, and `--repack` (or the threshold)
+/// starts a new chain. To a folder nginx serves and to the three-replica store.
+@Suite(.serialized, .awaitsCleanups) struct CarriedPackTests {
+    @Test func aChainOfReleasesThenARepackToAFolder() throws {
+        let origin = try TLSOrigin()
+        let publisher = try PublishTests.Publisher(remote: origin.folder("site"), publicURL: origin.url(.good), deviceFlags: ["--cacert", origin.caFile])
+        try Self.chain(publisher, head: { try Self.head(origin.folder("site")) })
+    }
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aChainOfReleasesThenARepackToTheObjectStore() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "carry-" + String(UUID().uuidString.prefix(8)).lowercased()
+        let base = try store.bucket(bucket)
+        let publisher = try PublishTests.Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                                   remoteFlags: ["--endpoint", store.endpoint, "--jobs", "4"])
+        try Self.chain(publisher, head: {
+            let run = try Binary.run(["-s", base + "/app/Routes.head"], executable: "/usr/bin/curl")
+            return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        }, writes: { try PublishTests.writes(store, bucket: bucket) })
+    }
+
+    /// Release `n` of a site of 120 text files (about 0.5 MB) where only the page changes.
+    static func build(_ publisher: PublishTests.Publisher, _ n: Int) throws -> String {
+        let folder = "carried-\(n)"
+        for m in 0..<120 where !FileManager.default.fileExists(atPath: publisher.dir.path("\(folder)/js/module-\(m).js")) {
+            try publisher.dir.write("\(folder)/js/module-\(m).js", ReleaseBytesEndToEndTests.bundle(UInt64(m + 1), 4_000))
+        }
+        try publisher.dir.write("\(folder)/index.html", "<h1>release \(n)</h1>")
+        return publisher.dir.path(folder)
+    }
+
+    static func publish(_ publisher: PublishTests.Publisher, _ n: Int, _ extra: [String] = []) throws -> [String: Any] {
+        let run = try publisher.run(["publish", try build(publisher, n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                     "--release", "r\(n)", "--json"] + publisher.remoteFlags + extra)
+        #expect(run.status == 0, "publish \(n): \(run.stderr)")
+        return try run.json()
+    }
+
+    static func head(_ folder: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.head"))) as? [String: Any])
+    }
+
+    static func solidPackSize(_ head: [String: Any]) -> Int? { (head["solidPack"] as? [String: Any])?["size"] as? Int }
+
+    /// A device syncs to release `n`, serves it, and every file it holds hashes right.
+    static func installs(_ publisher: PublishTests.Publisher, _ device: String, _ n: Int) throws -> [String: Any] {
+        let synced = try publisher.sync("\(device) to release \(n)", device: device)
+        #expect(synced["outcome"] as? String == "committed" && synced["formFallbacks"] as? Int == 0, "\(device), release \(n): \(synced)")
+        #expect(try publisher.served(device) == "<h1>release \(n)</h1>", "\(device), release \(n)")
+        let verify = try Binary.run(["verify", "--cache", publisher.dir.path("\(device)/cache"), "--preset", publisher.dir.path("\(device)/preset")])
+        #expect(verify.status == 0, "\(device), release \(n): \(verify.stdout) \(verify.stderr)")
+        return synced
+    }
+
+    static func chain(_ publisher: PublishTests.Publisher, head: () throws -> [String: Any], writes: (() throws -> Int)? = nil) throws {
+        #expect(try publish(publisher, 1)["pack"] as? String == "made")
+        let pack = try #require(solidPackSize(try head()), "release 1 names its solid pack")
+        _ = try installs(publisher, "on-pack", 1)
+
+        // A one-file release: the head, table, index, page and delta packs; no new whole-site pack.
+        let before = try writes?()
+        let second = try publish(publisher, 2)
+        #expect(second["pack"] as? String == "carried", "\(second)")
+        let uploaded = try #require(second["uploadedBytes"] as? Int)
+        #expect(uploaded < pack / 4, "release 2 uploaded \(uploaded) bytes, the pack is \(pack): \(second)")
+        if let before, let writes { #expect(try writes() - before <= (second["uploaded"] as? Int ?? 0) + 10, "\(second)") }
+        #expect(solidPackSize(try head()) == nil, "a carried release names no solid pack of its own")
+        let middle = try installs(publisher, "middle", 2)
+        // A first install: the carried pack and the delta pack from its table, about the pack's size.
+        #expect((middle["bytesFetched"] as? Int ?? .max) <= pack + pack / 20, "\(middle)")
+
+        #expect(try publish(publisher, 3)["pack"] as? String == "carried")
+        let unchanged = try publish(publisher, 3)
+        #expect(unchanged["unchanged"] as? Bool == true && unchanged["uploaded"] as? Int == 0, "\(unchanged)")
+        // Every point of the chain: the pack's own release, a middle one, nothing at all.
+        for device in ["on-pack", "middle"] {
+            let synced = try installs(publisher, device, 3)
+            #expect((synced["bytesFetched"] as? Int ?? .max) < pack / 10, "\(device) fetches the delta, not the pack: \(synced)")
+        }
+        let fresh = try installs(publisher, "fresh-3", 3)
+        #expect((fresh["bytesFetched"] as? Int ?? .max) <= pack + pack / 20, "\(fresh)")
+
+        // Asked for: a new pack, which the next release carries in turn.
+        let repacked = try publish(publisher, 4, ["--repack"])
+        #expect(repacked["pack"] as? String == "made", "\(repacked)")
+        let newPack = try #require(solidPackSize(try head()), "a repack names its solid pack")
+        let fresh4 = try installs(publisher, "fresh-4", 4)
+        #expect((fresh4["bytesFetched"] as? Int ?? .max) <= newPack + 64, "right after a repack a first install is the pack: \(fresh4)")
+        #expect(try publish(publisher, 5)["pack"] as? String == "carried")
+        for device in ["on-pack", "fresh-3", "fresh-4", "fresh-5"] { _ = try installs(publisher, device, 5) }
+        guard !publisher.remote.contains("://") else { return }
+
+        // An offline first install of a carried release: the carried pack, its table and the delta pack, not every form.
+        let tar = publisher.dir.path("first.cenarius.tar")
+        let bundled = try publisher.run(["bundle", publisher.remote, "--output", tar, "--json"])
+        #expect(bundled.status == 0, "\(bundled.stderr)")
+        let names = try Binary.run(["-tf", tar], executable: "/usr/bin/tar").stdout.split(separator: "\n")
+        #expect(!names.contains { $0.hasPrefix("_cenarius/z/") } && names.filter { $0.hasPrefix("_cenarius/pack/") }.count == 2, "\(names)")
+        #expect((try FileManager.default.attributesOfItem(atPath: tar)[.size] as? Int ?? .max) <= newPack + newPack / 20 + 64 << 10)
+        let imported = try Binary.run(["import", tar, "--json", "--cache", publisher.dir.path("offline/cache"), "--preset", publisher.dir.path("offline/preset"),
+                                       "--public-key", publisher.dir.path("k1.pub")])
+        #expect(imported.status == 0 && (try? imported.json()["outcome"] as? String) == "committed", "\(imported.stdout) \(imported.stderr)")
+        #expect(try publisher.served("offline") == "<h1>release 5</h1>")
+    }
+}
