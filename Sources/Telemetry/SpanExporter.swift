@@ -18,7 +18,8 @@ final class SpanExporter: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let counts = Mutex<(exported: Int, failed: Int)>((0, 0))
 
-    init(settings: TraceSettings, queue: SpanQueue, body: @escaping @Sendable ([FinishedSpan]) -> [UInt8]) {
+    /// `timeout`: seconds to connect to the collector (twice that for a whole export).
+    init(settings: TraceSettings, queue: SpanQueue, timeout: Int, body: @escaping @Sendable ([FinishedSpan]) -> [UInt8]) {
         self.settings = settings
         self.queue = queue
         self.body = body
@@ -26,8 +27,7 @@ final class SpanExporter: Sendable {
         options.headers = settings.headers
         if let host = Remote.authority(of: settings.endpoint) { options.headerHosts = [host] }
         options.caFile = settings.caFile
-        // A collector that hangs holds this thread, never a sync: a few seconds, then the next try.
-        options.timeout = 5
+        options.timeout = timeout
         self.options = options
     }
 
@@ -51,8 +51,13 @@ final class SpanExporter: Sendable {
         if queue.count >= Self.batchSize { wake.signal() }
     }
 
-    /// Exports what is queued and stops, waiting at most `timeout` seconds: a command that exits
-    /// right after its sync sends that sync's trace, and a dead collector delays it that long at most.
+    /// What is queued, exported on the caller's thread: a command's one sync, at its exit (a thread
+    /// of its own would cost more than the export).
+    func exportNow() {
+        _ = exportQueued()
+    }
+
+    /// Exports what is queued and stops, waiting at most `timeout` seconds.
     func shutdown(timeout: Double) {
         stopping.store(true, ordering: .relaxed)
         wake.signal()
@@ -60,6 +65,7 @@ final class SpanExporter: Sendable {
     }
 
     /// False when the collector should be left alone for a while.
+    @discardableResult
     private func exportQueued() -> Bool {
         while true {
             let batch = queue.take(Self.batchSize)

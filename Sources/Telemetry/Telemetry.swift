@@ -9,21 +9,26 @@ import Transport
 package final class Telemetry: Sendable {
     private let exporter: SpanExporter
     private let queue: SpanQueue
+    private let background: Bool
 
-    private init(settings: TraceSettings) {
+    private init(settings: TraceSettings, background: Bool) {
         queue = SpanQueue(capacity: settings.queueSize)
+        self.background = background
         let resource = settings.resource.map { (key: $0.key, value: SpanAttribute.string($0.value)) }
-        exporter = SpanExporter(settings: settings, queue: queue) { spans in
+        // The daemon's exports run on their own thread: a hanging collector holds it 5 s, then the
+        // next try. A command's one export is at its exit: 1 s to connect, 2 s in all.
+        exporter = SpanExporter(settings: settings, queue: queue, timeout: background ? 5 : 1) { spans in
             OTLPJSON.request(spans, resource: resource, scopeVersion: CenariusVersion.string)
         }
     }
 
-    /// The process's telemetry; nil when `settings` is (no endpoint configured).
-    package static func start(_ settings: TraceSettings?) -> Telemetry? {
+    /// The process's telemetry; nil when `settings` is (no endpoint configured). `background`:
+    /// exports every few seconds from a thread of their own (the daemon); else once, at `shutdown`.
+    package static func start(_ settings: TraceSettings?, background: Bool = true) -> Telemetry? {
         guard let settings else { return nil }
-        let telemetry = Telemetry(settings: settings)
+        let telemetry = Telemetry(settings: settings, background: background)
         InstrumentationSystem.bootstrap(SpanTracer(sampler: settings.sampler, queue: telemetry.queue, exporter: telemetry.exporter))
-        telemetry.exporter.start()
+        if background { telemetry.exporter.start() }
         return telemetry
     }
 
@@ -32,6 +37,6 @@ package final class Telemetry: Sendable {
     package var exportedSpans: Int { exporter.exported }
 
     package func shutdown(timeout: Double = 3) {
-        exporter.shutdown(timeout: timeout)
+        if background { exporter.shutdown(timeout: timeout) } else { exporter.exportNow() }
     }
 }

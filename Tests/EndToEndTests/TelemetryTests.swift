@@ -141,8 +141,8 @@ import TestOrigin
         let seconds = Date().timeIntervalSince(started)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Self.syncOutcome(run) == "committed")
-        // The trace is given up on at exit after 3 s at most.
-        #expect(seconds < 6, "\(collector): \(seconds) s")
+        // The trace is given up on at exit after 2 s at most.
+        #expect(seconds < 4.5, "\(collector): \(seconds) s")
         #expect(FileManager.default.fileExists(atPath: dir.path("cache/current")) || !run.stdout.isEmpty)
         await origin.shutdown()
     }

@@ -26,8 +26,8 @@ struct SyncCommand: AsyncParsableCommand {
     /// Shared with the fast path.
     static func perform(_ settings: ResolvedSettings, json: Bool) throws(CenariusError) {
         if settings.develop != nil { throw .usage("sync has nothing to do in develop mode") }
-        // The sync's trace is sent before the command exits (a dead collector delays that 3 s at most).
-        let telemetry = Telemetry.start(settings.trace)
+        // The sync's trace is sent before the command exits (a dead collector delays that 2 s at most).
+        let telemetry = Telemetry.start(settings.trace, background: false)
         defer { telemetry?.shutdown() }
         let bar = ProgressBar.make("sync", json: json)
         let report = try Syncer(settings: settings.sync).sync(progress: bar.map { bar in { bar.update($0) } })
