@@ -111,8 +111,9 @@ package enum ServeSettings {
     /// table reads at start only (`reloads: false`), which keep their value from `start` and are
     /// named for the log. The cache is the daemon's, whose lock is on it.
     package static func reloaded(_ reread: SettingSource, start: SettingSource, cache: CacheLayout) throws(CenariusError) -> ReloadableSettings {
-        var sync = try resolved(reread).sync
+        let settings = try resolved(reread)
+        var sync = settings.sync
         sync.cache = cache
-        return ReloadableSettings(sync: sync, trial: trialOptions(reread), unchanged: start.startOnlyChanges(in: reread))
+        return ReloadableSettings(sync: sync, trial: trialOptions(reread), trace: settings.trace, unchanged: start.startOnlyChanges(in: reread))
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// OpenTelemetry's samplers by their `OTEL_TRACES_SAMPLER` names: whether a trace is recorded,
 /// decided once at its root (or taken from the caller's `traceparent` for the parent-based ones).
 package struct Sampler: Sendable, Equatable {
@@ -49,5 +51,20 @@ package struct Sampler: Sendable, Equatable {
             let value = traceID.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } >> 1
             return Double(value) < ratio * Double(UInt64(1) << 63)
         }
+    }
+}
+
+/// The sampler in force, shared by the tracer and what reconfigures it (a reload); nil: traces
+/// are off.
+final class SamplerSwitch: Sendable {
+    private let value: Mutex<Sampler?>
+
+    init(_ sampler: Sampler?) {
+        value = Mutex(sampler)
+    }
+
+    var current: Sampler? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }

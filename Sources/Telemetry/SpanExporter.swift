@@ -1,6 +1,7 @@
 import Dispatch
 import RouteSync
 import Synchronization
+import Tracing
 import Transport
 
 /// Sends the queue's spans to the collector from a thread of its own, every `delay` seconds or
@@ -10,25 +11,41 @@ import Transport
 final class SpanExporter: Sendable {
     static let batchSize = 512
     let queue: SpanQueue
-    private let settings: TraceSettings
-    private let options: TransferOptions
-    private let body: @Sendable ([FinishedSpan]) -> [UInt8]
+    /// Where exports go and how: replaced whole by a reload (`retarget`).
+    private let target: Mutex<Target>
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let counts = Mutex<(exported: Int, failed: Int)>((0, 0))
 
-    /// `timeout`: seconds to connect to the collector (twice that for a whole export).
-    init(settings: TraceSettings, queue: SpanQueue, timeout: Int, body: @escaping @Sendable ([FinishedSpan]) -> [UInt8]) {
-        self.settings = settings
+    struct Target: Sendable {
+        var endpoint: String
+        var options: TransferOptions
+        var delay: Double
+        var resource: [(key: String, value: SpanAttribute)]
+
+        /// `timeout`: seconds to connect to the collector (twice that for a whole export).
+        init(_ settings: TraceSettings, timeout: Int) {
+            endpoint = settings.endpoint
+            var options = TransferOptions()
+            options.headers = settings.headers
+            if let host = Remote.authority(of: settings.endpoint) { options.headerHosts = [host] }
+            options.caFile = settings.caFile
+            options.timeout = timeout
+            self.options = options
+            delay = settings.delay
+            resource = settings.resource.map { (key: $0.key, value: SpanAttribute.string($0.value)) }
+        }
+    }
+
+    init(_ target: Target, queue: SpanQueue) {
+        self.target = Mutex(target)
         self.queue = queue
-        self.body = body
-        var options = TransferOptions()
-        options.headers = settings.headers
-        if let host = Remote.authority(of: settings.endpoint) { options.headerHosts = [host] }
-        options.caFile = settings.caFile
-        options.timeout = timeout
-        self.options = options
+    }
+
+    /// A reload's collector, from the next export on.
+    func retarget(_ target: Target) {
+        self.target.withLock { $0 = target }
     }
 
     var exported: Int { counts.withLock { $0.exported } }
@@ -36,10 +53,11 @@ final class SpanExporter: Sendable {
 
     func start() {
         DispatchQueue(label: "cenariusd.trace-export").async { [self] in
-            var pause = settings.delay
+            var pause = target.withLock { $0.delay }
             while !stopping.load(ordering: .relaxed) {
                 _ = wake.wait(timeout: .now() + pause)
-                pause = exportQueued() ? settings.delay : min(max(pause * 2, settings.delay), 60)
+                let delay = target.withLock { $0.delay }
+                pause = exportQueued() ? delay : min(max(pause * 2, delay), 60)
             }
             _ = exportQueued()
             finished.signal()
@@ -70,7 +88,9 @@ final class SpanExporter: Sendable {
         while true {
             let batch = queue.take(Self.batchSize)
             guard !batch.isEmpty else { return true }
-            switch HTTPPost.send(settings.endpoint, body: body(batch), contentType: "application/json", options: options) {
+            let target = self.target.withLock { $0 }
+            let body = OTLPJSON.request(batch, resource: target.resource, scopeVersion: CenariusVersion.string)
+            switch HTTPPost.send(target.endpoint, body: body, contentType: "application/json", options: target.options) {
             case .success(let status) where (200..<300).contains(status):
                 counts.withLock { $0.exported += batch.count }
             case .success(let status) where status != 429 && (400..<500).contains(status):

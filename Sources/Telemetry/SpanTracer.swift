@@ -4,7 +4,9 @@ package import Tracing
 /// memory and handed to the exporter's queue as they end. Unsampled spans still carry their
 /// context, so requests made inside them say `traceparent` with the sampled flag off.
 package struct SpanTracer: Tracer {
-    let sampler: Sampler
+    /// The sampler in force; nil: traces are off (a reload took the collector away), and spans
+    /// carry no context, so requests carry no `traceparent`.
+    let sampler: SamplerSwitch
     let queue: SpanQueue
     let exporter: SpanExporter
 
@@ -13,6 +15,9 @@ package struct SpanTracer: Tracer {
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> RecordingSpan {
         var context = context()
+        guard let sampler = sampler.current else {
+            return RecordingSpan(name: operationName, context: context, parentSpanID: nil, kind: kind, start: 0) { _ in }
+        }
         let parent = context.spanContext
         let remote = context.remoteParent
         let spanContext = SpanContext.child(of: parent, local: remote == nil) { traceID in sampler.sampled(traceID: traceID, remoteParent: remote) }

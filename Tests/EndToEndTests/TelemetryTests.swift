@@ -234,4 +234,39 @@ import TestOrigin
         #expect(daemon.terminate().status == 0)
         await origin.shutdown()
     }
+
+    /// SIGHUP turns traces on for a daemon started without them, and off again: each reload's
+    /// sync is traced or not as the configuration then says.
+    @Test func aReloadTurnsTracesOnAndOff() async throws {
+        let (origin, dir) = try await Self.origin()
+        defer { dir.remove() }
+        try dir.write("config.json", #"{"remote": "\#(origin.url)"}"#)
+        let daemon = try DaemonProcess(["--config", dir.path("config.json"), "--preset", dir.path("preset"), "--interval", "3600"],
+                                       cache: dir.path("cache"), environment: ["OTEL_BSP_SCHEDULE_DELAY": "50"])
+        let http = try daemon.waitUntilServing()
+        func syncs() -> Int { origin.requests.filter { $0.path == "Routes.json" }.count }
+        func reload(_ config: String) throws {
+            let before = syncs()
+            try dir.write("config.json", config)
+            kill(daemon.process.processIdentifier, SIGHUP)
+            try waitUntil(timeout: 20) { syncs() > before }
+        }
+        try waitUntil(timeout: 20) { syncs() >= 1 }
+        #expect(origin.requests(for: "v1/traces").isEmpty && origin.requests.allSatisfy { $0.headers["traceparent"] == nil })
+
+        try reload(#"{"remote": "\#(origin.url)", "otlp-endpoint": "\#(origin.url)/v1/traces"}"#)
+        try waitUntil(timeout: 20) { ((try? Self.spans(Self.exports(origin))) ?? []).contains { $0.span["name"] as? String == "cenarius.sync" } }
+        #expect(origin.requests(for: "Routes.json").last?.headers["traceparent"] != nil)
+
+        try reload(#"{"remote": "\#(origin.url)"}"#)
+        usleep(300_000)
+        let exported = origin.requests(for: "v1/traces").count
+        origin.publish(["index.html": "<h1>v2</h1>"])
+        _ = try waitForReceipt(http, try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String))
+        usleep(300_000)
+        #expect(origin.requests(for: "v1/traces").count == exported, "traces went on after the reload took the collector away")
+        #expect(origin.requests(for: "Routes.json").last?.headers["traceparent"] == nil)
+        #expect(daemon.terminate().status == 0)
+        await origin.shutdown()
+    }
 }

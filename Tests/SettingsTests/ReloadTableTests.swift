@@ -57,6 +57,8 @@ import Testing
         switch setting.key {
         case "signatures-required": ["public-key": folder + "/key.pub\n" + folder + "/other.pub"]
         case "client-key": ["client-cert": folder + "/key.pub"]
+        // A trace's header or sampler means something only with a collector to send to.
+        case "otlp-header", "trace-sampler": ["otlp-endpoint": "http://127.0.0.1:9/v1/traces"]
         default: [:]
         }
     }
@@ -71,6 +73,7 @@ import Testing
         var text = ""
         dump(settings.sync, to: &text)
         dump(settings.trial, to: &text)
+        dump(settings.trace, to: &text)
         return (text, settings.unchanged)
     }
 

@@ -1,17 +1,21 @@
 package import ResourceCache
 import Synchronization
+package import Telemetry
 
 /// What SIGHUP re-reads: every setting of the table but those read once at start (the cache
 /// folder, which the daemon's lock is on; develop mode; `--report-url`).
 package struct ReloadableSettings: Sendable {
     package var sync: SyncSettings
     package var trial: TrialOptions
+    /// Where traces go (docs/telemetry.md); applied by `serve`'s reload itself.
+    package var trace: TraceSettings?
     /// Settings read once at start whose value the reload found changed: said in the log, kept.
     package var unchanged: [String] = []
 
-    package init(sync: SyncSettings, trial: TrialOptions, unchanged: [String] = []) {
+    package init(sync: SyncSettings, trial: TrialOptions, trace: TraceSettings? = nil, unchanged: [String] = []) {
         self.sync = sync
         self.trial = trial
+        self.trace = trace
         self.unchanged = unchanged
     }
 }

@@ -37,11 +37,13 @@ struct ServeCommand: AsyncParsableCommand {
         let settings = try ServeSettings.resolved(source)
         let options = try ServeSettings.daemonOptions(source)
         let (global, flags, cache) = (global, commandFlags, settings.sync.cache)
-        let telemetry = Telemetry.start(settings.trace)
-        defer { telemetry?.shutdown() }
+        let telemetry = TelemetryControl(settings.trace)
+        defer { telemetry.shutdown() }
         try await Daemon.run(settings: settings.sync, develop: settings.develop, options: options, reload: { () throws(CenariusError) in
             // Everything again, flags included, as at start.
-            try ServeSettings.reloaded(try await global.source(commandFlags: flags), start: source, cache: cache)
+            let reloaded = try ServeSettings.reloaded(try await global.source(commandFlags: flags), start: source, cache: cache)
+            telemetry.apply(reloaded.trace)
+            return reloaded
         })
     }
 }
