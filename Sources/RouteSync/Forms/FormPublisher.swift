@@ -198,10 +198,7 @@ package struct FormPublisher {
         var solid: [[UInt8]]? = reusedSolid == nil && !carrying && reusedCarried == nil ? [] : nil
         var solidBytes = 0
         for entry in files {
-            let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
-            guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
-                throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
-            }
+            let bytes = try verifiedBytes(entry)
             solidBytes += bytes.count
             if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
             summary.files += 1
@@ -320,16 +317,22 @@ package struct FormPublisher {
         return Published(summary: summary, index: indexBytes, tableForm: tableForm, legacyIndex: legacyIndex)
     }
 
+    /// A file of the build as the table names it: one that changed since `routes` hashed it is refused.
+    private func verifiedBytes(_ entry: RouteEntry) throws(CenariusError) -> [UInt8] {
+        let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
+        guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
+            throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
+        }
+        return bytes
+    }
+
     /// The frames pack and the solid pack's files, for a release that meant to carry a pack but outgrew it.
     private func packs(of files: [RouteEntry], folder: String, root: String, algorithm: ContentHash.Algorithm) throws(CenariusError) -> (PackWriter, [[UInt8]]?) {
         var pack = try PackWriter(folder: folder, name: "all", algorithm: algorithm)
         var solid: [[UInt8]]? = []
         var solidBytes = 0
         for entry in files {
-            let bytes = try FileSystem.readFile(FileSystem.join(release.root, entry.uri.value))
-            guard StreamingHasher.hash(bytes, entry.hash.algorithm) == entry.hash else {
-                throw .integrity("\(entry.uri) changed while its forms were written (hash is not \(entry.hash)); run routes again")
-            }
+            let bytes = try verifiedBytes(entry)
             solidBytes += bytes.count
             if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
             // Not from the store: a request per file would cost more than compressing it.
