@@ -233,6 +233,18 @@ import TestOrigin
         sleep(5)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path("media/user/STICK/cenarius-reports"))) ?? []).count == 1)
         #expect(daemon.terminate().status == 0)
+        // Restarted with the stick still in: remembered in the cache, not imported nor reported again;
+        // a new bundle put on the stick still is.
+        let restarted = try DaemonProcess(["--bundle-dir", dir.path("media")] + Array(stick.deviceFlags("device").dropFirst(2)), cache: dir.path("device/cache"))
+        _ = try restarted.waitUntilServing(healthy: false)
+        sleep(6)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: dir.path("media/user/STICK/cenarius-reports"))) ?? []).count == 1)
+        try stick.publisher.publish(3)
+        #expect(try stick.bundle(["--from", "r2", "--output", dir.path("r3.tar")]).status == 0)
+        try FileManager.default.copyItem(atPath: dir.path("r3.tar"), toPath: dir.path("media/user/STICK/r3.cenarius.tar"))
+        try waitUntil { (try? stick.served("device")) == "<h1>release 3</h1>" }
+        try waitUntil { ((try? FileManager.default.contentsOfDirectory(atPath: dir.path("media/user/STICK/cenarius-reports"))) ?? []).count == 2 }
+        #expect(restarted.terminate().status == 0)
     }
 
     @Test func aBundleFromAnHTTPRemote() async throws {

@@ -5,8 +5,8 @@ import ServiceLifecycle
 
 /// `serve --bundle-dir DIR` (repeatable): every two seconds the folders are scanned (BundleScan),
 /// and a bundle found there that held still since the last scan is imported through the
-/// coordinator, as `POST /_cenarius/import` would (docs/bundles.md): once per bundle while the
-/// daemon runs. A poll, not inotify: a stick's mount appearing under a watched folder is a new
+/// coordinator, as `POST /_cenarius/import` would (docs/bundles.md): once per bundle, across
+/// restarts (BundleTaken, in the cache). A poll, not inotify: a stick's mount appearing under a watched folder is a new
 /// folder inside it, which inotify on the folder alone would not show for the files within.
 struct BundleWatch: Service {
     let folders: [String]
@@ -20,15 +20,22 @@ struct BundleWatch: Service {
         await cancelWhenGracefulShutdown {
             var previous: [String: String] = [:]
             var done: [String] = []
+            var taken = BundleTaken(path: await coordinator.settings.cache.bundlesTaken)
             while !Task.isCancelled {
                 let folders = folders
                 let found = await onThread("cenariusd-bundles") { BundleScan.find(in: folders) }
                 for bundle in found where previous[bundle.path] == bundle.identity && !done.contains(bundle.identity) {
                     done.append(bundle.identity)
                     if done.count > Self.remembered { done.removeFirst() }
+                    let digest = BundleTaken.digest(of: bundle.path)
+                    if let digest, taken.contains(digest) {
+                        logger.info("bundle already imported", metadata: ["bundle": "\(bundle.path)"])
+                        continue
+                    }
                     logger.info("bundle found", metadata: ["bundle": "\(bundle.path)"])
                     switch await coordinator.runImport(bundle.path, reason: "bundle-dir") {
                     case .success(let report):
+                        if let digest { taken.add(digest) }
                         logger.info("bundle imported", metadata: ["bundle": "\(bundle.path)", "outcome": "\(report.outcome.rawValue)",
                                                              "generation": "\(report.generation.map(String.init) ?? "-")"])
                     case .failure(let error):

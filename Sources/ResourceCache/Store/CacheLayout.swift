@@ -66,6 +66,8 @@ package struct CacheLayout: Sendable {
     /// Bundle files unpacked for an import (OpenedBundle): on the cache's file system, so that
     /// what is verified there is linked into the store without a copy.
     package var imports: String { root + "/import" }
+    /// The bundles `serve --bundle-dir` took (their manifests' SHA-256, one a line): a restart does not take them again.
+    package var bundlesTaken: String { root + "/bundles-taken" }
     package var daemonInfo: String { root + "/daemon.json" }
 
     package func object(_ hash: ContentHash) -> String {
