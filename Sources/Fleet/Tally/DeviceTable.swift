@@ -14,7 +14,7 @@ struct DeviceRecord: Sendable {
 struct DeviceTable: Sendable {
     private(set) var records: [DeviceRecord] = []
     /// Peer and origin bytes of the records that have them, by record: only devices that took
-    /// bytes from peers pay for them (about 50 bytes each), the rest stay at 24.
+    /// bytes from peers pay for them (about 40 bytes each), the rest stay at 24.
     private(set) var bytes: [UInt32: PeerBytes] = [:]
     private var slots = [UInt32](repeating: 0, count: 1 << 12)
 
