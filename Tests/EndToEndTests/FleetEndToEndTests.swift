@@ -190,4 +190,43 @@ import TestOrigin
         #expect(recent.status == 0, "\(recent.stderr)")
         #expect(try recent.json()["devices"] as? Int == 300 && recent.json()["droppedLines"] as? Int == 0, "\(recent.stdout)")
     }
+
+    /// A stick's reports (docs/bundles.md) are counted with the origin's log, each device once by
+    /// its latest report, and the bytes from peers and from the origin are summed from both.
+    @Test func aSticksReportsCountWithTheLogAndPeerBytesAreSummed() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        func line(_ time: String, _ report: String, extra: String = "") -> String {
+            #"{"time":"\#(time)","report":"\#(report.replacingOccurrences(of: "\"", with: "\\\""))"\#(extra)}"# + "\n"
+        }
+        try dir.write("cenarius.log", line("1764000000.250", #"device="a", release="r1", state=confirmed, peer=10, origin=90"#)
+            + line("1764000001.250", #"device="b", release="r2", state=trial, why=trial, peer=4000, origin=1000"#)
+            + line("1764000002.250", #"device="c", release="r2", state=confirmed"#))
+        try FileManager.default.createDirectory(atPath: dir.path("stick/cenarius-reports"), withIntermediateDirectories: true)
+        let bundle = #","bundle":"app.cenarius.tar","outcome":"committed""#
+        // a's import is later than its poll: a counts once, on r2, with its import's bytes (not its poll's 10 and 90).
+        try dir.write("stick/cenarius-reports/a-1764000100.json", line("1764000100.539", #"device="a", release="r2", state=confirmed, why=current, peer=3000, origin=0"#, extra: bundle))
+        try dir.write("stick/cenarius-reports/d-1764000101.json", line("1764000101.000", #"device="d", release="r2", state=confirmed, why=current"#, extra: bundle))
+        try dir.write("stick/cenarius-reports/.e-1.json", line("1764000102.000", #"device="e", release="r2", state=confirmed"#))
+        try dir.write("elsewhere.json", line("1764000103.000", #"device="f", release="r2", state=confirmed"#))
+        try FileManager.default.createSymbolicLink(atPath: dir.path("stick/cenarius-reports/f-1.json"), withDestinationPath: dir.path("elsewhere.json"))
+
+        for stick in [dir.path("stick"), dir.path("stick/cenarius-reports")] {
+            let run = try Binary.run(["fleet", dir.path("cenarius.log"), stick, "--json"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let json = try run.json()
+            #expect(json["devices"] as? Int == 4 && json["lines"] as? Int == 5, "\(run.stdout)")
+            #expect(json["peerBytes"] as? Int == 7000 && json["originBytes"] as? Int == 1000, "\(run.stdout)")
+            let releases = try #require(json["releases"] as? [[String: Any]])
+            let r2 = try #require(releases.first { $0["release"] as? String == "r2" })
+            #expect(releases.count == 1 && r2["devices"] as? Int == 4 && r2["peerBytes"] as? Int == 7000 && r2["originBytes"] as? Int == 1000, "\(releases)")
+        }
+        let text = try Binary.run(["fleet", dir.path("cenarius.log"), dir.path("stick")])
+        #expect(text.status == 0 && text.stdout.contains("4 devices in 5 lines"), "\(text.stdout)\(text.stderr)")
+        #expect(text.stdout.contains("in all: 6.8 KiB from peers, 1000 B from the origin (87% of the bytes kept off the uplink)"), "\(text.stdout)")
+        // Without peer bytes in any report, the output says nothing of them.
+        try dir.write("plain.log", line("1764000002.250", #"device="c", release="r2", state=confirmed"#))
+        let plain = try Binary.run(["fleet", dir.path("plain.log")])
+        #expect(plain.status == 0 && !plain.stdout.contains("from peers"), "\(plain.stdout)")
+    }
 }

@@ -116,6 +116,31 @@ import Testing
         #expect(releases["r2"]?.confirmed == 1 && releases["r2"]?.failed == 1 && releases["r2"]?.tried == 2)
     }
 
+    /// Peer and origin bytes are summed over each device's latest report, per release and in all,
+    /// alike from nginx's lines (the fast path), a Swift proxy's (the library) and reports given whole.
+    @Test func peerAndOriginBytesAreSummedOverLatestReports() {
+        func report(_ device: String, _ release: String, _ peer: Int64?, _ origin: Int64?) -> FleetReport {
+            var report = FleetReport(device: device, release: release, state: .confirmed)
+            (report.peerBytes, report.originBytes) = (peer, origin)
+            return report
+        }
+        var tally = FleetTally()
+        tally.add(line: line(10, report("a", "r1", 100, 900)))
+        tally.add(line: line(20, report("a", "r2", 7_000, 1_000)))  // a's latest
+        tally.add(line: line(11, report("b", "r2", 3_000, 0)))
+        tally.add(line: line(12, report("c", "r2", 50, 60)))
+        tally.add(line: line(13, report("c", "r2", nil, nil)))  // c's latest says none: not counted
+        tally.add(line: line(14, report("d", "r1", nil, nil)))
+        let proxy = "proxy: 127.0.0.1 127.0.0.1 26/Nov/2026/03/25/55 GET /v1/x HTTP/1.0 200 - cenariusd/0.1.0 - - - - tx9ee1 Cenarius-Report:"
+            + "%20device%3D%22e%22%2C%20release%3D%22r1%22%2C%20state%3Dtrial%2C%20peer%3D5%2C%20origin%3D6 0.0143 - - 1795663555.054249763 1795663555.068515062 0"
+        tally.add(line: ArraySlice(Array(proxy.utf8)))
+        tally.add(report("f", "r1", 1, 2), at: 16)
+        let releases = Dictionary(uniqueKeysWithValues: tally.releases().map { ($0.name, $0) })
+        #expect(releases["r2"]?.peerBytes == 10_000 && releases["r2"]?.originBytes == 1_000)
+        #expect(releases["r1"]?.peerBytes == 6 && releases["r1"]?.originBytes == 8)
+        #expect(tally.totalBytes() == PeerBytes(peer: 10_006, origin: 1_008) && tally.devicesWithBytes == 4 && tally.devices == 6 && tally.malformed == 0)
+    }
+
     @Test func sinceLeavesOlderLinesOut() {
         var tally = FleetTally(since: 100)
         tally.add(line: line(50, FleetReport(device: "a", release: "r", state: .trial)))

@@ -20,9 +20,11 @@ import Testing
             let time = 1_764_000_000 + n * 3 - (rng.next() % 6 == 0 ? Int(rng.next() % 60) : 0)
             guard rng.next() % 12 != 0 else { return Request(time: time, header: nil) }
             let failed = rng.next() % 4 == 0 ? [releases[Int(rng.next() % 3)]] : []
-            let report = FleetReport(device: String(format: "%016x", rng.next() % 90), release: releases[Int(rng.next() % 3)],
+            var report = FleetReport(device: String(format: "%016x", rng.next() % 90), release: releases[Int(rng.next() % 3)],
                                      state: FleetReport.State.allCases[Int(rng.next() % 4)], failed: failed, native: "2.3.0",
                                      why: [WhyReason.current, .heldBack, .trial][Int(rng.next() % 3)])
+            // One in three took bytes from peers: every reader must sum them alike.
+            if n % 3 == 0 { (report.peerBytes, report.originBytes) = (Int64(n) * 1000, Int64(n)) }
             return Request(time: time, header: report.headerValue())
         }
     }
@@ -91,6 +93,7 @@ import Testing
         try dir.shell("gzip -k cf.log")
         let expected = try FleetReadingTests.read([dir.path("nginx.log")], threads: 1, chunk: 1 << 20)
         #expect(expected.lines == 3000 && expected.withoutReport > 100 && expected.malformed == 0 && expected.devices == 90, "\(expected)")
+        #expect(expected.releases.contains { $0.peerBytes > 0 && $0.originBytes > 0 }, "\(expected)")
         for name in ["s3.log", "cf.log", "cf.log.gz"] {
             for (threads, chunk) in [(1, 1 << 20), (2, 700)] {
                 #expect(try FleetReadingTests.read([dir.path(name)], threads: threads, chunk: chunk) == expected, "\(name), \(threads) threads")

@@ -25,6 +25,8 @@ import Testing
                     "\(text)", sourceLocation: sourceLocation)
             #expect(fields.failed.ranges.map(slice) == report.failed, "\(text)", sourceLocation: sourceLocation)
             #expect(ReportScanner.why(number: fields.why) == report.why, "\(text)", sourceLocation: sourceLocation)
+            #expect((fields.peer < 0 ? nil : fields.peer) == report.peerBytes && (fields.origin < 0 ? nil : fields.origin) == report.originBytes,
+                    "\(text)", sourceLocation: sourceLocation)
         case .notAReport:
             #expect(library == nil, "the library reads a report the scanner refused: \(text)", sourceLocation: sourceLocation)
         case .unsure:
@@ -43,6 +45,26 @@ import Testing
         for report in reports {
             let header = Array(report.headerValue()!.utf8)
             #expect(Self.agree(header) == .report, "\(report)")
+        }
+    }
+
+    /// `peer=N, origin=M` are read without the library, as it reads them; anything odder is its.
+    @Test func peerAndOriginBytesAreReadWithoutTheLibrary() {
+        var report = FleetReport(device: "d", release: "r", state: .confirmed, why: .current)
+        (report.peerBytes, report.originBytes) = (123_456_789, 0)
+        let header = Array(report.headerValue()!.utf8)
+        #expect(Self.agree(header) == .report)
+        var fields = ReportFields()
+        _ = header.withUnsafeBytes { ReportScanner.scan($0, into: &fields) }
+        #expect(fields.peer == 123_456_789 && fields.origin == 0)
+        for text in [#"device="d", release="r", state=trial, peer=5"#, #"device="d", release="r", state=trial, origin=5, peer=007"#,
+                     #"device="d", release="r", state=trial, peer="5", origin=6"#, #"device="d", release="r", state=trial, peer=999999999999999, origin=1"#,
+                     #"device="d", release="r", state=trial, other=42"#] {
+            #expect(Self.agree(Array(text.utf8)) == .report, "\(text)")
+        }
+        for text in [#"device="d", release="r", state=trial, peer=-5, origin=6"#, #"device="d", release="r", state=trial, peer=1.5, origin=6"#,
+                     #"device="d", release="r", state=trial, peer=1000000000000000, origin=6"#, #"device="d", release="r", state=trial, peer=5;a, origin=6"#] {
+            #expect(Self.agree(Array(text.utf8)) == .unsure, "\(text)")
         }
     }
 

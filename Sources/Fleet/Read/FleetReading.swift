@@ -32,12 +32,24 @@ package struct FleetReading: Sendable {
     /// The default threads: one per core online, at most 8 (each holds a 1 MiB buffer).
     package static var cores: Int { min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))) }
 
+    /// A folder stands for the reports devices left in it (docs/bundles.md): its `cenarius-reports/`
+    /// when it has one (a stick's root), else its own `*.json`; regular files only, links not
+    /// followed (anyone may plant one on a stick). Any other path is itself.
+    package static func reports(in path: String) -> [String] {
+        guard FileSystem.isDirectory(path) else { return [path] }
+        let inner = FileSystem.join(path, "cenarius-reports")
+        let folder = FileSystem.kind(inner) == S_IFDIR ? inner : path
+        return FileSystem.listDirectory(folder).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted()
+            .map { FileSystem.join(folder, $0) }.filter { FileSystem.kind($0) == S_IFREG }
+    }
+
     private static func size(_ path: String) -> Int {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     package func tally(_ paths: [String], since: Double?, maxDevices: Int, timeline: Bool = false) throws(CenariusError) -> FleetTally {
+        let paths = paths.flatMap(Self.reports(in:))
         let tally = FleetTally(since: since, maxDevices: maxDevices, timeline: timeline)
         // Gzip too: zlib inflates a log in about a third of the time parsing it takes (and of
         // zcat's), so the reading thread leaves the cores to the parsers there as well.

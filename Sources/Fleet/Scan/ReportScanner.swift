@@ -12,6 +12,9 @@ package struct ReportFields: Sendable {
     package var failed = FailedNames()
     /// `why`: 0 for none (or a code this version does not know), else `ReportScanner.whyNumber`.
     package var why = 0
+    /// `peer` and `origin` bytes (docs/peers.md): -1 unless both are there as integers ≥ 0.
+    package var peer: Int64 = -1
+    package var origin: Int64 = -1
 
     package init() {}
 }
@@ -46,7 +49,7 @@ package struct FailedNames: Sendable {
 /// strings, no parameters). For those bytes it gives what `FleetReport(headerValue:)` would, without
 /// building a dictionary of Strings (the library's parse allocated several times per line, the
 /// largest cost of a log of millions of lines). Whatever it is not sure of — escapes, parameters,
-/// numbers, booleans, odd spacing, a trailing comma — is `.unsure`, and the caller asks the library,
+/// signed or decimal numbers, booleans, odd spacing, a trailing comma — is `.unsure`, and the caller asks the library,
 /// which stays the reference (`ReportScannerTests` compares the two on every shape it accepts).
 package enum ReportScanner {
     package enum Outcome {
@@ -60,7 +63,7 @@ package enum ReportScanner {
     /// More `failed` names than this go to the library (a device sends at most four).
     static let maxFailed = 8
 
-    private enum Kind: UInt8 { case none, string, token, list }
+    private enum Kind: UInt8 { case none, string, token, list, integer }
 
     /// Reads `header` into `fields` (ranges of `header`).
     @inline(__always)
@@ -71,6 +74,7 @@ package enum ReportScanner {
         while index < count, header[index] == UInt8(ascii: " ") { index += 1 }
         var device = (Kind.none, 0..<0), release = (Kind.none, 0..<0), state = (Kind.none, 0..<0), why = (Kind.none, 0..<0)
         var failedKind = Kind.none
+        var peer = (Kind.none, Int64(0)), origin = (Kind.none, Int64(0))
         fields.failed.removeAll()
         while index < count {
             // The key.
@@ -85,8 +89,17 @@ package enum ReportScanner {
             // The value: a string, a token, or an inner list of strings.
             let kind: Kind
             var value = index..<index
+            var number: Int64 = 0
             let first = header[index]
-            if first == UInt8(ascii: "\"") {
+            if (first &- UInt8(ascii: "0")) < 10 {
+                // RFC 9651 integers: at most 15 digits. A sign or a decimal is the library's.
+                while index < count, (header[index] &- UInt8(ascii: "0")) < 10 {
+                    guard index - value.lowerBound < 15 else { return .unsure }
+                    number = number &* 10 &+ Int64(header[index] &- UInt8(ascii: "0"))
+                    index += 1
+                }
+                kind = .integer
+            } else if first == UInt8(ascii: "\"") {
                 guard let end = stringEnd(header, from: index + 1) else { return .unsure }
                 value = (index + 1)..<end
                 index = end + 1
@@ -123,6 +136,8 @@ package enum ReportScanner {
             else if matches(header, key, "release") { release = (kind, value) }
             else if matches(header, key, "state") { state = (kind, value) }
             else if matches(header, key, "why") { why = (kind, value) }
+            else if matches(header, key, "peer") { peer = (kind, number) }
+            else if matches(header, key, "origin") { origin = (kind, number) }
             else if matches(header, key, "failed") {
                 failedKind = kind
                 if kind != .list { fields.failed.removeAll() }
@@ -143,6 +158,8 @@ package enum ReportScanner {
         fields.release = release.1
         fields.state = parsedState
         fields.why = why.0 == .string || why.0 == .token ? reason(header, why.1) : 0
+        // As `FleetReport(headerValue:)`: both integers, or neither counted.
+        (fields.peer, fields.origin) = peer.0 == .integer && origin.0 == .integer ? (peer.1, origin.1) : (-1, -1)
         return .report
     }
 

@@ -5,11 +5,13 @@ struct LineEntry: Sendable {
     var key: UInt64
     var time: Double
     /// Release (bits 0–19) and failed list (20–39) in the reader's numbering, state (40–41), `why`
-    /// (42–46, 0 for none, else its index in `WhyReason.allCases` + 1), and bit 47 when the reader
-    /// had no room left for a name of this line.
+    /// (42–46, 0 for none, else its index in `WhyReason.allCases` + 1), bit 47 when the reader
+    /// had no room left for a name of this line, and bit 48 when its peer and origin bytes are the
+    /// chunk's next `PeerBytes` (few lines carry them: the entry stays 24 bytes).
     var word: UInt64
 
     static let noRoom: UInt64 = 1 << 47
+    static let carriesBytes: UInt64 = 1 << 48
 
     var release: Int { Int(word & 0xF_FFFF) }
     var list: Int { Int((word >> 20) & 0xF_FFFF) }
@@ -30,6 +32,8 @@ struct ChunkResult: Sendable {
     var source = 0
     var lines = 0, malformed = 0, withoutReport = 0, beforeSince = 0
     var entries: [LineEntry] = []
+    /// The bytes of the entries that carry them (`LineEntry.carriesBytes`), in their order.
+    var bytes: [PeerBytes] = []
     /// Names and failed lists this reader numbered while reading the chunk, in their numbers'
     /// order from `firstName` and `firstList` on: the tally learns them before the lines that use them.
     var firstName = 0
@@ -40,5 +44,16 @@ struct ChunkResult: Sendable {
     init(index: Int = 0, source: Int = 0) {
         self.index = index
         self.source = source
+    }
+}
+
+/// What a device's release in force took from LAN peers and from the origin (`peer=N, origin=M`).
+package struct PeerBytes: Sendable, Equatable {
+    package var peer: Int64
+    package var origin: Int64
+
+    package init(peer: Int64, origin: Int64) {
+        self.peer = peer
+        self.origin = origin
     }
 }

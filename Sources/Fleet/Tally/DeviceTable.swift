@@ -3,8 +3,8 @@
 struct DeviceRecord: Sendable {
     var key: UInt64
     var time: Double
-    /// Release (bits 0–19), failed list (20–39), state (40–41), `why` (42–46), as in `LineEntry`
-    /// but in the tally's own numbering.
+    /// Release (bits 0–19), failed list (20–39), state (40–41), `why` (42–46), bit 48 when
+    /// `DeviceTable.bytes` holds its peer and origin bytes, as in `LineEntry` but in the tally's own numbering.
     var word: UInt64
 }
 
@@ -13,6 +13,9 @@ struct DeviceRecord: Sendable {
 /// bytes a device in all: 10⁷ devices in about 300 MB.
 struct DeviceTable: Sendable {
     private(set) var records: [DeviceRecord] = []
+    /// Peer and origin bytes of the records that have them, by record: only devices that took
+    /// bytes from peers pay for them (about 40 bytes each), the rest stay at 24.
+    private(set) var bytes: [UInt32: PeerBytes] = [:]
     private var slots = [UInt32](repeating: 0, count: 1 << 12)
 
     var count: Int { records.count }
@@ -32,9 +35,13 @@ struct DeviceTable: Sendable {
 
     @inline(__always)
     mutating func update(_ record: Int, time: Double, word: UInt64) {
+        if records[record].word & LineEntry.carriesBytes != 0, word & LineEntry.carriesBytes == 0 { bytes[UInt32(record)] = nil }
         records[record].time = time
         records[record].word = word
     }
+
+    /// The latest report of `record` carried these bytes.
+    mutating func setBytes(_ record: Int, _ value: PeerBytes) { bytes[UInt32(record)] = value }
 
     /// Adds `key` at the empty `slot` that `find` gave.
     @inline(__always)

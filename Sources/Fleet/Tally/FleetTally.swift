@@ -15,6 +15,9 @@ package struct FleetTally: Sendable {
         package var confirmed = 0, trial = 0, deferred = 0, held = 0
         /// Devices that rolled it back or refused it (it is in their `failed` list).
         package var failed = 0
+        /// The files' bytes this release took from LAN peers and from the origin, summed over the
+        /// devices running it whose latest report says (docs/peers.md); 0 when none does.
+        package var peerBytes: Int64 = 0, originBytes: Int64 = 0
 
         package init(name: String) { self.name = name }
 
@@ -102,12 +105,20 @@ package struct FleetTally: Sendable {
         source.nameIDs += repeatElement(-1, count: result.names.count)
         source.lists += result.lists
         source.listIDs += repeatElement(-1, count: result.lists.count)
-        for entry in result.entries { apply(entry, &source) }
+        var next = 0
+        for entry in result.entries {
+            var bytes: PeerBytes?
+            if entry.word & LineEntry.carriesBytes != 0 {
+                bytes = result.bytes[next]
+                next += 1
+            }
+            apply(entry, bytes, &source)
+        }
         sources[result.source] = source
     }
 
     @inline(__always)
-    private mutating func apply(_ entry: LineEntry, _ source: inout SourceNames) {
+    private mutating func apply(_ entry: LineEntry, _ bytes: PeerBytes?, _ source: inout SourceNames) {
         let (found, slot) = table.find(entry.key)
         if let found {
             if table.records[found].time > entry.time { return }
@@ -142,6 +153,7 @@ package struct FleetTally: Sendable {
         } else {
             table.insert(entry.key, at: slot, time: entry.time, word: word)
         }
+        if let bytes { table.setBytes(found ?? table.count - 1, bytes) }
         if entry.time < firstSeen[Int(release)] { firstSeen[Int(release)] = entry.time }
     }
 
@@ -175,6 +187,14 @@ package struct FleetTally: Sendable {
     /// Per release, most devices first.
     package func releases() -> [Release] {
         var byName: [Int32: Release] = [:]
+        for (record, bytes) in table.bytes {
+            let id = Int32(table.records[Int(record)].word & 0xF_FFFF)
+            // Saturating: a forged report may say 10¹⁵ bytes, and there may be millions of them.
+            var release = byName[id] ?? Release(name: names[id])
+            release.peerBytes = Self.sum(release.peerBytes, bytes.peer)
+            release.originBytes = Self.sum(release.originBytes, bytes.origin)
+            byName[id] = release
+        }
         each { releaseID, list, state, _ in
             let id = Int32(releaseID)
             var release = byName[id] ?? Release(name: names[id])
@@ -191,6 +211,19 @@ package struct FleetTally: Sendable {
         }
         return byName.values.sorted { ($0.tried, $0.name) > ($1.tried, $1.name) }
     }
+
+    static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : total
+    }
+
+    /// Peer and origin bytes over every device whose latest report says (the fleet's uplink saving).
+    package func totalBytes() -> PeerBytes {
+        table.bytes.values.reduce(PeerBytes(peer: 0, origin: 0)) { PeerBytes(peer: Self.sum($0.peer, $1.peer), origin: Self.sum($0.origin, $1.origin)) }
+    }
+
+    /// Devices whose latest report carries peer and origin bytes.
+    package var devicesWithBytes: Int { table.bytes.count }
 
     /// The devices not on the newest release (the last to appear as a device's), per `why` code:
     /// "3 devices not on 2026.11-b: 3 held-back". nil when the log names no release.

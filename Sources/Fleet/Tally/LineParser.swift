@@ -118,7 +118,8 @@ private struct Core: Sendable {
         }
         let release = room ? Array(report.release.utf8).withUnsafeBytes { name($0, into: &result) } : nil
         let key = Array(report.device.utf8).withUnsafeBytes { hash($0) }
-        finish(key: key, release: release, state: report.state, why: report.why.map(ReportScanner.whyNumber) ?? 0, time: time, into: &result)
+        let bytes = report.peerBytes.flatMap { peer in report.originBytes.map { PeerBytes(peer: peer, origin: $0) } }
+        finish(key: key, release: release, state: report.state, why: report.why.map(ReportScanner.whyNumber) ?? 0, bytes: bytes, time: time, into: &result)
     }
 
     /// `fields`, read from `header`, as an entry.
@@ -131,18 +132,23 @@ private struct Core: Sendable {
         }
         let release = room ? name(UnsafeRawBufferPointer(rebasing: header[fields.release]), into: &result) : nil
         finish(key: hash(UnsafeRawBufferPointer(rebasing: header[fields.device])), release: release, state: fields.state, why: fields.why,
-               time: time, into: &result)
+               bytes: fields.peer < 0 ? nil : PeerBytes(peer: fields.peer, origin: fields.origin), time: time, into: &result)
     }
 
     /// The entry of a line whose failed names are in `failedIDs`; nil `release`: no room for a name.
     @inline(__always)
-    private mutating func finish(key: UInt64, release: Int?, state: FleetReport.State, why: Int, time: Double, into result: inout ChunkResult) {
+    private mutating func finish(key: UInt64, release: Int?, state: FleetReport.State, why: Int, bytes: PeerBytes?, time: Double,
+                                 into result: inout ChunkResult) {
         var word = LineEntry.noRoom
         if let release {
             // Like `Set(report.failed).subtracting([report.release])`: a device's own release is not among those it gave up.
             if failedIDs.contains(release) { failedIDs.removeAll { $0 == release } }
             if let list = list(failedIDs, into: &result) {
                 word = LineEntry.word(release: release, list: list, state: ReportScanner.stateNumber(state), why: why)
+                if let bytes {
+                    word |= LineEntry.carriesBytes
+                    result.bytes.append(bytes)
+                }
             }
         }
         result.entries.append(LineEntry(key: key, time: time, word: word))

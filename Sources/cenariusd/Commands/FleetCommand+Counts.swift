@@ -12,8 +12,7 @@ extension FleetCommand {
         let counts = try FleetCounts.parse(FileSystem.readFile(path, limit: 64 << 20), source: path)
         var summary = Summary(
             lines: 0, devices: counts.devices, malformed: 0, withoutReport: 0, droppedLines: 0,
-            releases: counts.releases.map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
-                                                  deferred: $0.deferred, held: $0.held, failed: $0.failed) },
+            releases: counts.releases.map(Summary.Release.init),
             why: counts.why, notOnNewest: nil, counts: path)
         if let haltAbove, let remote {
             summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)

@@ -18,7 +18,10 @@ struct FleetCommand: AsyncParsableCommand {
             gzip-rotated; an OpenStack Swift proxy's log is read as it is, and so are CloudFront \
             real-time logs, Cloudflare Logpush JSON, Amazon S3 server access logs and CloudFront \
             standard logs, where the report is the query parameter cenarius-report (--report-in query; \
-            each file's format is told from its first lines). Malformed lines are counted and skipped.
+            each file's format is told from its first lines). Malformed lines are counted and skipped. \
+            A folder counts the reports devices wrote beside an offline bundle (docs/bundles.md) with the logs. \
+            Where devices report peer=N, origin=M, the bytes they took from LAN peers and from the \
+            origin are summed (the uplink bytes peers saved: docs/peers.md).
 
             With --halt-above, --min-devices and --remote it writes "halted": true into the remote's \
             release manifest when more than PERCENT of the devices that tried its release rolled it \
@@ -32,13 +35,14 @@ struct FleetCommand: AsyncParsableCommand {
             Example:
               cenariusd fleet /var/log/nginx/cenarius.log*
               cenariusd fleet access.log.gz --since 24h --json
+              cenariusd fleet /var/log/nginx/cenarius.log /media/stick
               cenariusd fleet /var/log/nginx/cenarius.log* --html fleet.html
               cenariusd fleet access.log --halt-above 20 --min-devices 50 --remote /srv/www --sign-key release.key
               cenariusd fleet --sql athena
               cenariusd fleet --counts result.csv --halt-above 20 --min-devices 50 --remote /srv/www
             """)
 
-    @Argument(help: ArgumentHelp("Access logs (nginx or Fastly JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard or real-time logs, Cloudflare Logpush; .gz read as it is).", valueName: "log"))
+    @Argument(help: ArgumentHelp("Access logs (nginx or Fastly JSON lines, a Swift proxy's, S3 server access logs, CloudFront standard or real-time logs, Cloudflare Logpush; .gz read as it is), or folders of the reports devices left beside an offline bundle (a stick's root or its cenarius-reports/).", valueName: "log"))
     var logs: [String] = []
 
     @Option(help: ArgumentHelp("Print the SQL query that makes the same counts in a log warehouse (duckdb, clickhouse or athena), over cenarius_lines(unix_seconds, report): docs/fleet.md.", valueName: "engine"))
@@ -93,6 +97,14 @@ struct FleetCommand: AsyncParsableCommand {
         struct Release: Encodable {
             var release: String
             var devices, confirmed, trial, deferred, held, failed: Int
+            /// Bytes its devices took from LAN peers and from the origin (docs/peers.md).
+            var peerBytes: Int64 = 0, originBytes: Int64 = 0
+
+            init(_ release: FleetTally.Release) {
+                (self.release, devices, confirmed, trial, deferred, held, failed) =
+                    (release.name, release.seen, release.confirmed, release.trial, release.deferred, release.held, release.failed)
+                (peerBytes, originBytes) = (release.peerBytes, release.originBytes)
+            }
         }
         struct Halt: Encodable {
             var release: String
@@ -105,6 +117,8 @@ struct FleetCommand: AsyncParsableCommand {
         /// Report lines of devices beyond --max-devices, not counted.
         var droppedLines: Int
         var releases: [Release]
+        /// Over every device's latest report: bytes from LAN peers (the uplink's saving) and from the origin.
+        var peerBytes: Int64 = 0, originBytes: Int64 = 0
         /// Devices per `why` code (docs/why.md), by each device's latest report.
         var why: [String: Int] = [:]
         /// The devices not on the newest release, per code.
@@ -133,9 +147,9 @@ struct FleetCommand: AsyncParsableCommand {
         if reading.progress != nil { FleetProgress.clear() }
         var summary = Summary(
             lines: tally.lines, devices: tally.devices, malformed: tally.malformed, withoutReport: tally.withoutReport, droppedLines: tally.droppedLines,
-            releases: tally.releases().map { .init(release: $0.name, devices: $0.seen, confirmed: $0.confirmed, trial: $0.trial,
-                                                  deferred: $0.deferred, held: $0.held, failed: $0.failed) },
-            why: tally.whyCounts(), notOnNewest: tally.notOnNewest().map { .init(release: $0.release, devices: $0.devices, why: $0.why) })
+            releases: tally.releases().map(Summary.Release.init), why: tally.whyCounts(),
+            notOnNewest: tally.notOnNewest().map { .init(release: $0.release, devices: $0.devices, why: $0.why) })
+        (summary.peerBytes, summary.originBytes) = (tally.totalBytes().peer, tally.totalBytes().origin)
         if let haltAbove, let remote {
             summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
                 .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally.releases())
@@ -180,6 +194,19 @@ struct FleetCommand: AsyncParsableCommand {
                 }.joined(separator: "  "))
             }
         }
+        if summary.peerBytes > 0 || summary.originBytes > 0 {
+            Output.line(Self.savings("in all", summary.peerBytes, summary.originBytes))
+            for release in summary.releases where release.peerBytes > 0 || release.originBytes > 0 {
+                Output.line(Self.savings(release.release, release.peerBytes, release.originBytes))
+            }
+        }
         if let halt = summary.halt { Output.line(halt.reason) }
+    }
+
+    /// "in all: 84 MB from peers, 12 MB from the origin (87% of the bytes saved from the uplink)".
+    private static func savings(_ what: String, _ peer: Int64, _ origin: Int64) -> String {
+        let total = Double(peer) + Double(origin)
+        let percent = total > 0 ? Int((Double(peer) / total * 100).rounded(.down)) : 0
+        return "\(what): \(Output.bytes(peer)) from peers, \(Output.bytes(origin)) from the origin (\(percent)% of the bytes kept off the uplink)"
     }
 }
