@@ -73,10 +73,17 @@ import TestOrigin
         origin.publish(["index.html": "<h1>v2</h1>", "app.js": "console.log(1)"])
         let second = try Self.sync(origin, dir, endpoint)
         #expect(second.status == 0, "\(second.stderr)")
+        // An unchanged poll is a trace too, of the poll alone.
+        let third = try Self.sync(origin, dir, endpoint)
+        #expect(third.status == 0, "\(third.stderr)")
 
         let spans = Self.spans(try Self.exports(origin))
-        let roots = spans.filter { $0.span["name"] as? String == "cenarius.sync" }
-        try #require(roots.count == 2, "one root span a sync: \(spans.map { $0.span["name"] ?? "?" })")
+        let allRoots = spans.filter { $0.span["name"] as? String == "cenarius.sync" }
+        try #require(allRoots.count == 3, "one root span a sync: \(spans.map { $0.span["name"] ?? "?" })")
+        let unchanged = allRoots[2]
+        #expect(["not-modified", "unchanged"].contains(Self.attributes(unchanged.span["attributes"])["cenarius.outcome"] ?? ""))
+        #expect(!spans.contains { $0.span["name"] as? String == "cenarius.stage" && $0.span["traceId"] as? String == unchanged.span["traceId"] as? String })
+        let roots = Array(allRoots.prefix(2))
         let traces = roots.map { $0.span["traceId"] as? String ?? "" }
         #expect(Set(traces).count == 2 && traces.allSatisfy { $0.count == 32 })
         for root in roots {
@@ -126,7 +133,7 @@ import TestOrigin
         await origin.shutdown()
     }
 
-    @Test(arguments: ["down", "failing", "hanging"])
+    @Test(arguments: ["down", "failing", "hanging", "endless"])
     func aCollectorThatIsDownFailsOrHangsChangesNothing(_ collector: String) async throws {
         let (origin, dir) = try await Self.origin()
         defer { dir.remove() }
@@ -134,6 +141,8 @@ import TestOrigin
         switch collector {
         case "down": endpoint = Binary.downRemote + "/v1/traces"
         case "failing": origin.inject(.status(503), on: "v1/traces")
+        // A hostile collector: 200 and a body that never ends.
+        case "endless": origin.inject(.endless, on: "v1/traces")
         default: origin.inject(.stall, on: "v1/traces")
         }
         let started = Date()
