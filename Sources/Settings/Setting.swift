@@ -254,12 +254,3 @@ package enum Settings {
         return values
     }
 }
-
-extension String {
-    var trimmingSpaces: Substring {
-        var text = self[...]
-        while text.first == " " || text.first == "\t" { text.removeFirst() }
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return text
-    }
-}

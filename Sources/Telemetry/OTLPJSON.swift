@@ -24,13 +24,13 @@ enum OTLPJSON {
 
     private static func span(_ span: FinishedSpan, _ out: inout [UInt8]) {
         out += #"{"traceId":""#.utf8
-        out += Hex.string(span.context.traceID).utf8
+        out += StreamingHasher.hex(span.context.traceID).utf8
         out += #"","spanId":""#.utf8
-        out += Hex.string(span.context.spanID).utf8
+        out += StreamingHasher.hex(span.context.spanID).utf8
         out += "\"".utf8
         if let parent = span.parentSpanID {
             out += #","parentSpanId":""#.utf8
-            out += Hex.string(parent).utf8
+            out += StreamingHasher.hex(parent).utf8
             out += "\"".utf8
         }
         out += #","name":"#.utf8

@@ -1,3 +1,4 @@
+import RouteSync
 package import Tracing
 
 /// Who a span is in its trace: W3C Trace Context's ids (16 and 8 random bytes, lowercase hex on
@@ -29,7 +30,7 @@ package struct SpanContext: Sendable, Hashable {
 
     /// `00-<trace id>-<span id>-<flags>`: the `traceparent` header (W3C Trace Context, level 1).
     package var traceparent: String {
-        "00-\(Hex.string(traceID))-\(Hex.string(spanID))-\(sampled ? "01" : "00")"
+        "00-\(StreamingHasher.hex(traceID))-\(StreamingHasher.hex(spanID))-\(sampled ? "01" : "00")"
     }
 
     /// A `traceparent` from a caller (the control API's): nil unless it is version 00 with ids that
@@ -62,20 +63,8 @@ extension InstrumentationContext {
     }
 }
 
-/// Lowercase hex, both ways, for ids only (no allocation of strings per digit).
+/// Lowercase hex read back (`StreamingHasher.hex` writes it): W3C Trace Context allows no upper case.
 enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    static func string(_ bytes: [UInt8]) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
         guard text.count % 2 == 0 else { return nil }
         var out = [UInt8]()

@@ -1,3 +1,5 @@
+import RouteSync
+
 /// Where traces go and what they say about the device: from cenariusd's settings, else from
 /// OpenTelemetry's standard variables (docs/telemetry.md). No endpoint: no tracer at all.
 package struct TraceSettings: Sendable, Equatable {
@@ -61,14 +63,5 @@ package struct TraceSettings: Sendable, Equatable {
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
-    }
-}
-
-extension Substring {
-    var trimmingSpaces: Substring {
-        var text = self
-        while text.first == " " || text.first == "\t" { text.removeFirst() }
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return text
     }
 }
