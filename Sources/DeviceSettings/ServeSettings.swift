@@ -98,11 +98,17 @@ package enum ServeSettings {
     /// An http(s) URL, checked at start: a typo is a usage error, not a report that never arrives.
     package static func reportURL(_ source: SettingSource) throws(CenariusError) -> String? {
         guard let url = source.string("report-url"), !url.isEmpty else { return nil }
+        return try checkedHTTPURL(url, setting: "report-url")
+    }
+
+    /// An http(s) URL with something after the scheme and no space or control byte: a sink's or a
+    /// collector's, which is never echoed (it may carry a password).
+    package static func checkedHTTPURL(_ url: String, setting: String) throws(CenariusError) -> String {
         let lower = url.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > (lower.hasPrefix("https") ? 8 : 7),
               !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             // Not echoed: the URL may carry a password.
-            throw .usage("report-url must be an http:// or https:// URL with no spaces")
+            throw .usage("\(setting) must be an http:// or https:// URL with no spaces")
         }
         return url
     }

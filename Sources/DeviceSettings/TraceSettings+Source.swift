@@ -12,19 +12,12 @@ extension TraceSettings {
         guard let endpoint = source.string("otlp-endpoint").flatMap({ $0.isEmpty ? nil : $0 })
             ?? endpoint(traces: environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], base: environment["OTEL_EXPORTER_OTLP_ENDPOINT"])
         else { return nil }
-        let lower = endpoint.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !endpoint.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
-            // Not echoed: the URL may carry a password.
-            throw .usage("otlp-endpoint must be an http:// or https:// URL with no spaces")
-        }
-        var settings = TraceSettings(endpoint: endpoint)
-        settings.headers = source.strings("otlp-header")
-            ?? pairs(environment["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] ?? environment["OTEL_EXPORTER_OTLP_HEADERS"] ?? "").map { "\($0.key): \($0.value)" }
-        for header in settings.headers {
-            guard let colon = header.firstIndex(of: ":") else { throw .usage("otlp-header takes 'Name: value'") }
-            // A collector's key never reaches a log line, an error or a span (G11).
-            Secrets.register(header[header.index(after: colon)...].drop { $0 == " " || $0 == "\t" })
-        }
+        var settings = TraceSettings(endpoint: try ServeSettings.checkedHTTPURL(endpoint, setting: "otlp-endpoint"))
+        // Checked and registered as secrets as `--header`'s are: a collector's key never reaches a
+        // log line, an error or a span, and no line can split the export request (G11).
+        settings.headers = try (source.strings("otlp-header")
+            ?? pairs(environment["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] ?? environment["OTEL_EXPORTER_OTLP_HEADERS"] ?? "").map { "\($0.key): \($0.value)" })
+            .map { line throws(CenariusError) in try ResolvedSettings.checkedHeader(line, setting: "otlp-header") }
         if let name = source.string("trace-sampler") ?? environment["OTEL_TRACES_SAMPLER"] {
             guard let sampler = Sampler(name, argument: environment["OTEL_TRACES_SAMPLER_ARG"]) else {
                 throw .usage("trace-sampler must be always_on, always_off or traceidratio:RATIO (0 to 1), each may start with parentbased_")

@@ -43,7 +43,7 @@ extension ResolvedSettings {
     }
 
     /// "Name: value", with a token for a name and nothing that could split the request.
-    package static func checkedHeader(_ line: String) throws(CenariusError) -> String {
+    package static func checkedHeader(_ line: String, setting: String = "header") throws(CenariusError) -> String {
         let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         // Registered before anything can print it, a malformed line's message included (G11).
         if parts.count == 2 { Secrets.register(parts[1].drop { $0 == " " || $0 == "\t" }) }
@@ -51,7 +51,7 @@ extension ResolvedSettings {
         guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(tokenCharacters.contains),
               !line.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
             // The value is never repeated: it may be a secret, and redaction cannot know a malformed one (G11).
-            throw .usage("--header \(JSONText.quoted(String(parts[0]))) must look like \"Name: value\" (one line; the value is not shown)")
+            throw .usage("--\(setting) \(JSONText.quoted(String(parts[0]))) must look like \"Name: value\" (one line; the value is not shown)")
         }
         return String(parts[0]) + ": " + parts[1].drop { $0 == " " || $0 == "\t" }
     }

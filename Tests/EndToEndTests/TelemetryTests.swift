@@ -183,6 +183,9 @@ import TestOrigin
 
         let bad = try Self.sync(origin, dir, ["--trace-sampler", "sometimes"], environment: environment)
         #expect(bad.status == 64 && bad.stderr.contains("trace-sampler"), "\(bad.stderr)")
+        // A header that would split the export request is refused as --header's is, its value unshown.
+        let split = try Self.sync(origin, dir, ["--otlp-endpoint", origin.url + "/v1/traces", "--otlp-header", "X-Key: s3cret\r\nInjected: 1"])
+        #expect(split.status == 64 && split.stderr.contains("--otlp-header") && !split.stderr.contains("s3cret"), "\(split.stderr)")
         await origin.shutdown()
     }
 
