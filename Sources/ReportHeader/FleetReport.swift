@@ -116,7 +116,12 @@ extension FleetReport {
     /// The name a release without a manifest name goes by: the first 16 hex digits of the SHA-256 of
     /// its table's exact bytes, so that devices and `fleet` agree without talking to each other.
     package static func releaseName(ofTable table: [UInt8]) -> String {
-        String(StreamingHasher.sha256Hex(table).prefix(16))
+        releaseName(ofDigest: StreamingHasher.sha256Hex(table))
+    }
+
+    /// The same from the table's SHA-256 in hex, as a head names it.
+    package static func releaseName(ofDigest digest: String) -> String {
+        String(digest.prefix(16))
     }
 
     /// A hash of the device id for the report: enough to count devices, never the id itself.

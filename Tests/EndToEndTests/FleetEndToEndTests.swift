@@ -144,6 +144,12 @@ import TestOrigin
         #expect(halt.status == 0 && halt.stdout.contains("halted r1"), "\(halt.stdout)\(halt.stderr)")
         #expect(dir.read("site/Routes.head")?.contains(#"\"halted\": true"#) == true, "\(dir.read("site/Routes.head") ?? "")")
         #expect(try Binary.run(["routes", dir.path("site"), "--check"]).status == 0)
+        // The one halt path: `halt`'s republish, so the halt is a release with its record, and a
+        // second run of the same verdict uploads nothing.
+        let releases = try Binary.run(["releases", dir.path("site"), "--json"])
+        #expect(releases.stdout.contains("fleet --halt-above"), "\(releases.stdout)\(releases.stderr)")
+        let again = try Binary.run(["fleet", dir.path("cenarius.log"), "--halt-above", "50", "--min-devices", "3", "--remote", dir.path("site")] + sign)
+        #expect(again.status == 0 && again.stdout.contains("r1 was already halted"), "\(again.stdout)\(again.stderr)")
 
         let sync = try Binary.run(device)
         #expect(sync.status == 0, "\(sync.stderr)")

@@ -8,7 +8,7 @@ extension FleetSQL.Format: ExpressibleByArgument {}
 extension FleetCommand {
     /// `--counts FILE`: the warehouse counted (the `--sql` query's result); the same output and
     /// the same halt as from the logs, without their lines.
-    func fromCounts(_ path: String) throws(CenariusError) {
+    func fromCounts(_ path: String) throws {
         let counts = try FleetCounts.parse(FileSystem.readFile(path, limit: 64 << 20), source: path)
         var summary = Summary(
             lines: 0, devices: counts.devices, malformed: 0, withoutReport: 0, droppedLines: 0,

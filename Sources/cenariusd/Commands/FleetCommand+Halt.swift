@@ -1,23 +1,34 @@
+import ArgumentParser
 import Fleet
+import Publishing
 import ReportHeader
 import RouteSync
 
 /// Halts the rollout of a remote folder's release (G10's `"halted": true`) when the fleet's reports
-/// say so: the manifest is rewritten atomically and, for a signed remote, signed again with the table.
+/// say so, through the one halt path (`Halting`): the channel's release republished halted, under
+/// the publish lock, with its release record. A folder whose head names no release index (`routes`
+/// without `--compress`, or written before heads) cannot be republished from a store: its manifest
+/// is rewritten in place, signed again with the table when signed, and a new head written over it.
 struct RolloutHalt {
     let remote: String
     let routesName: String
     let signKeys: [String]
 
     /// - Parameter releases: the fleet's counts, from its logs (`FleetTally`) or a warehouse (`FleetCounts`).
-    func apply(_ rule: HaltRule, to releases: [FleetTally.Release]) throws(CenariusError) -> FleetCommand.Summary.Halt {
+    func apply(_ rule: HaltRule, to releases: [FleetTally.Release]) throws -> FleetCommand.Summary.Halt {
         let tablePath = FileSystem.join(remote, routesName)
-        let manifestPath = tablePath + ".release"
-        let table = try FileSystem.readFile(tablePath)
-        let manifestBytes = try? FileSystem.readFile(manifestPath, limit: 64 << 10)
-        var manifest = try manifestBytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
+        let head = HeadWriter(directory: remote, routesName: routesName).current
+        let manifest: ReleaseManifest
+        if let head {
+            manifest = try Halting.manifest(of: head, source: remote)
+        } else {
+            let manifestPath = tablePath + ".release"
+            let bytes = try? FileSystem.readFile(manifestPath, limit: 64 << 10)
+            manifest = try bytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
+        }
         // Devices report a release by its manifest's name, else by a short hash of its table.
-        let name = manifest.release ?? FleetReport.releaseName(ofTable: table)
+        let name = try head.map { Halting.name(of: $0, manifest: manifest) }
+            ?? manifest.release ?? FleetReport.releaseName(ofTable: FileSystem.readFile(tablePath))
         let release = releases.first { $0.name == name }
         var halt = FleetCommand.Summary.Halt(release: name, tried: release?.tried ?? 0, failed: release?.failed ?? 0,
                                             failedPercent: 0, halted: false, reason: "")
@@ -29,32 +40,48 @@ struct RolloutHalt {
             halt.reason = "not halted: \(Self.percent(share)) of the \(halt.tried) devices that tried \(name) gave it up (limit \(Self.percent(rule.percent)))"
         case .halt(let share):
             halt.failedPercent = share
-            if manifest.rollout?.halted == true {
+            let why = "\(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it (limit \(Self.percent(rule.percent)))"
+            if head?.index == nil {
+                if manifest.rollout?.halted == true { return halt.already(share) }
+                let wrote = try haltInPlace(manifest, table: tablePath)
                 halt.halted = true
-                halt.reason = "\(name) was already halted: \(Self.percent(share)) of \(halt.tried) devices gave it up"
+                halt.reason = "halted \(name): \(why); \(wrote)"
                 return halt
             }
-            var rollout = manifest.rollout ?? .init(start: UnixTime(exactly: FileSystem.now().rounded(.down)) ?? 0, duration: .zero)
-            rollout.halted = true
-            manifest.rollout = rollout
-            let written = manifest.serialized()
-            let sidecar = tablePath + ".sig"
-            // Checked by the command too; here again, right before the write it protects.
-            try Self.checkKeys(signKeys, sidecar: sidecar)
-            try FileSystem.writeAtomically(written, to: manifestPath)
-            if !signKeys.isEmpty {
-                try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: remote)
+            var options = try RepublishOptions.parse([])
+            options.signKey = signKeys
+            let halting = Halting(remote: FolderDestination(root: remote), channel: ReleaseHead.defaultChannel, routesName: routesName, options: options)
+            switch try halting.set(true, origin: "fleet --halt-above", quiet: true, release: name) {
+            case .already:
+                return halt.already(share)
+            case .moved(let other):
+                halt.reason = "not halted: \(name) is no longer the release of \(remote) (\(other) was published since)"
+            case .republished(let summary):
+                halt.halted = true
+                halt.reason = "halted \(name): \(why); republished it halted as version \(summary.version)\(signKeys.isEmpty ? "" : ", re-signed")"
             }
-            // Devices that poll the head learn of the halt from it: a new head over the same table.
-            let heads = HeadWriter(directory: remote, routesName: routesName)
-            if heads.current != nil {
-                _ = try heads.write(table: table, manifest: written, index: heads.currentIndex, tableForm: heads.currentTableForm, sidecar: signKeys.isEmpty ? nil : sidecar, keys: signKeys)
-            }
-            halt.halted = true
-            halt.reason = "halted \(name): \(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it "
-                + "(limit \(Self.percent(rule.percent))); wrote \(manifestPath)\(signKeys.isEmpty ? "" : " and re-signed \(tablePath).sig")"
         }
         return halt
+    }
+
+    /// A remote without a head: its manifest halted where it lies and, when signed, its sidecar signed anew.
+    private func haltInPlace(_ manifest: ReleaseManifest, table tablePath: String) throws(CenariusError) -> String {
+        let manifestPath = tablePath + ".release"
+        let written = Halting.setting(true, in: manifest).serialized()
+        let sidecar = tablePath + ".sig"
+        // Checked by the command too; here again, right before the write it protects.
+        try Self.checkKeys(signKeys, sidecar: sidecar)
+        try FileSystem.writeAtomically(written, to: manifestPath)
+        let table = try FileSystem.readFile(tablePath)
+        if !signKeys.isEmpty {
+            try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: remote)
+        }
+        // Devices that poll the head learn of the halt from it: a new head over the same table.
+        let heads = HeadWriter(directory: remote, routesName: routesName)
+        if heads.current != nil {
+            _ = try heads.write(table: table, manifest: written, index: nil, tableForm: nil, sidecar: signKeys.isEmpty ? nil : sidecar, keys: signKeys)
+        }
+        return "wrote \(manifestPath)\(signKeys.isEmpty ? "" : " and re-signed \(sidecar)")"
     }
 
     /// Before anything is read or written: on a signed remote the keys given must be readable and
@@ -76,5 +103,14 @@ struct RolloutHalt {
     static func percent(_ value: Double) -> String {
         let tenths = Whole.clamped(value * 10)
         return "\(tenths / 10).\(tenths % 10)%"
+    }
+}
+
+extension FleetCommand.Summary.Halt {
+    fileprivate func already(_ share: Double) -> Self {
+        var halt = self
+        halt.halted = true
+        halt.reason = "\(release) was already halted: \(RolloutHalt.percent(share)) of \(tried) devices gave it up"
+        return halt
     }
 }

@@ -59,23 +59,15 @@ struct HaltTarget: ParsableArguments {
 
     /// The rollout's halt (G10) set or cleared in the channel's head, as a new version.
     func setHalt(_ halted: Bool) throws {
-        let remote = try remoteOptions.open(destination)
-        try PublishLocking.run(remote, dryRun: republish.dryRun) { lock in try setHalt(halted, remote: remote, lock: lock) }
-    }
-
-    private func setHalt(_ halted: Bool, remote: any Destination, lock: (any PublishLock)?) throws {
-        let state = try RemoteState.read(remote, channel: channel, routesName: remoteOptions.routesName, records: 6)
-        guard let head = state.head else { throw CenariusError.notFound("channel \(channel) of \(remote.description) has no head") }
-        var manifest = try head.release.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: state.headKey) } ?? ReleaseManifest()
-        guard (manifest.rollout?.halted ?? false) != halted else {
-            Output.line("the rollout of channel \(channel) is \(halted ? "already halted" : "not halted") (version \(head.version)); nothing uploaded")
-            return
+        let halting = Halting(remote: try remoteOptions.open(destination), channel: channel, routesName: remoteOptions.routesName, options: republish)
+        switch try halting.set(halted, origin: halted ? "halt" : "resume", quiet: json) {
+        case .already(let version):
+            Output.line("the rollout of channel \(channel) is \(halted ? "already halted" : "not halted") (version \(version)); nothing uploaded")
+        case .moved:
+            break
+        case .republished(let summary):
+            if json { Output.json(summary) } else { Output.line(summary.sentence) }
         }
-        var rollout = manifest.rollout ?? .init(start: UnixTime(exactly: FileSystem.now().rounded(.down)) ?? 0, duration: .zero)
-        rollout.halted = halted
-        manifest.rollout = rollout
-        try Republish(remote: remote, state: state, options: republish)
-            .run(head, manifest: manifest.serialized(), origin: halted ? "halt" : "resume", action: halted ? "halted" : "resumed", json: json, lock: lock)
     }
 }
 

@@ -32,6 +32,14 @@ struct Republish {
     /// `lock`: the destination's, taken before `state` was read (nil only for a dry run).
     func run(_ head: ReleaseHead, manifest: [UInt8]?, origin: String, action: String, json: Bool, lock: (any PublishLock)?,
              from source: (any Destination)? = nil) throws {
+        let summary = try publish(head, manifest: manifest, origin: origin, action: action, quiet: json, lock: lock, from: source)
+        if json { Output.json(summary); return }
+        Output.line(summary.sentence)
+    }
+
+    /// The same without a word on stdout: `fleet --halt-above` says it in its own summary.
+    func publish(_ head: ReleaseHead, manifest: [UInt8]?, origin: String, action: String, quiet: Bool, lock: (any PublishLock)?,
+                 from source: (any Destination)? = nil) throws -> Summary {
         let started = FileSystem.monotonic()
         let staging = try Staging()
         defer { staging.remove() }
@@ -39,15 +47,19 @@ struct Republish {
         publication.pointerMaxAge = options.pointerMaxAge
         publication.origin = origin
         let staged = try publication.republish(head, manifest: manifest, from: source ?? remote, in: staging)
-        if let lock, !options.dryRun { try publication.upload(staged.plan, json: json, lock: lock) }
+        if let lock, !options.dryRun { try publication.upload(staged.plan, json: quiet, lock: lock) }
         let name = manifest.flatMap { try? ReleaseManifest.parse($0, source: "manifest") }?.release
-        let summary = Summary(destination: remote.description, channel: state.channel, action: action, from: state.head?.version,
-                              version: staged.record.head.version, table: head.table, release: name, dryRun: options.dryRun,
-                              uploaded: staged.plan.uploads.count, uploadedBytes: staged.plan.bytes, forms: staged.forms,
-                              seconds: FileSystem.monotonic() - started)
-        if json { Output.json(summary); return }
-        let what = name.map { "release \($0) (table \(head.table.prefix(12)))" } ?? "table \(head.table.prefix(12))"
-        Output.line("\(options.dryRun ? "would put" : "channel \(state.channel) now serves") \(what) as version \(summary.version) (\(action)); "
-            + "\(options.dryRun ? "would upload" : "uploaded") \(summary.uploaded) objects (\(Output.bytes(summary.uploadedBytes))) in \(Output.seconds(summary.seconds))")
+        return Summary(destination: remote.description, channel: state.channel, action: action, from: state.head?.version,
+                       version: staged.record.head.version, table: head.table, release: name, dryRun: options.dryRun,
+                       uploaded: staged.plan.uploads.count, uploadedBytes: staged.plan.bytes, forms: staged.forms,
+                       seconds: FileSystem.monotonic() - started)
+    }
+}
+
+extension Republish.Summary {
+    var sentence: String {
+        let what = release.map { "release \($0) (table \(table.prefix(12)))" } ?? "table \(table.prefix(12))"
+        return "\(dryRun ? "would put" : "channel \(channel) now serves") \(what) as version \(version) (\(action)); "
+            + "\(dryRun ? "would upload" : "uploaded") \(uploaded) objects (\(Output.bytes(uploadedBytes))) in \(Output.seconds(seconds))"
     }
 }
