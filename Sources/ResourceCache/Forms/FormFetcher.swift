@@ -55,114 +55,80 @@ package struct FormFetcher {
     private var unpacker: Unpacker { Unpacker(temporary: temporary, maxFileSize: options.maxFileSize, basePath: basePath) }
 
     package func fetch(_ products: [Product], plan: FormPlan, cancel: CancelToken?) -> Outcome {
-        var outcome = Outcome()
-        var stage = [Int](repeating: 0, count: products.count)
-        func source(_ i: Int) -> FormSource { plan.sources[products[i].hash]?[stage[i]] ?? .plain }
-        func fail(_ i: Int, _ why: String) {
-            let remaining = (plan.sources[products[i].hash]?.count ?? 1) - stage[i] - 1
-            outcome.fallbacks.append("\(products[i].label): \(why)")
-            if policy.decide(remaining: remaining) == .next { stage[i] += 1 }
-        }
-        let formPolicy = policy.downloads(options)
-        let packPolicy = policy.packs(options)
+        var progress = FormProgress(products: products, plan: plan, policy: policy)
         while !(cancel?.isCancelled ?? false) {
-            let pending = products.indices.filter { !outcome.done.contains($0) && source($0) != .plain }
+            let pending = progress.pending
             guard !pending.isEmpty else { break }
-            // This round's downloads: each form once, and the pack once for all its frames.
-            var downloads: [FileDownload] = []
-            var position: [String: Int] = [:]
-            func want(_ path: String, label: String, expected: ContentHash, pack: Bool = false) {
-                guard position[path] == nil else { return }
-                position[path] = downloads.count
-                let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
-                var file = FileDownload(url: remote.base + "/" + path, destination: temporary + "/" + name + ".form",
-                                        expected: expected, label: label)
-                // A broken connection resumes the pack by Range rather than sending every file
-                // after it through a request of its own.
-                file.policy = pack ? packPolicy : formPolicy
-                file.checksHash = false
-                downloads.append(file)
-            }
-            var members: [Int: Int] = [:]
-            // A large pack comes in slices on connections of its own (prefetched when the head
-            // named it); a small one on this downloader's connection, which is open already.
-            let sliced = plan.pack.map { downloader.isPrefetching(packJob($0.hash, size: $0.size).url) || $0.size >= SlicedDownload.minSliced } ?? false
-            for i in pending {
-                guard let path = path(source(i), products[i].hash, plan: plan) else { continue }
-                if case .member(let ordinal) = source(i) {
-                    members[ordinal] = i
-                    if !sliced { want(path, label: "the release pack", expected: plan.pack!.hash, pack: true) }
-                } else {
-                    want(path, label: products[i].label, expected: products[i].hash)
-                }
-            }
-            // The pack's frames are decoded as its bytes arrive, on a thread of their own. It is
-            // not checked against its own hash: every file it gives is checked against the table's.
-            let slices = members.isEmpty || !sliced ? nil : plan.pack.map { pack in
-                downloader.sliced(packJob(pack.hash, size: pack.size, policy: packPolicy), cancel: cancel)
-            }
-            let packFile = slices?.file ?? (members.isEmpty ? nil : position[ReleaseIndex.packPath(plan.pack!.hash)].map { at in
-                GrowingFile(path: downloads[at].destination, cancel: cancel)
-            })
-            let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: members, products: products) }
-            let results = downloader.download(downloads, cancel: cancel)
-            let slicesOutcome = slices?.download.wait()
-            let unpacked = unpacking?.finish()
-            outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0)
-            if let slices { unlink(slices.file.path) }
-            func fetched(_ path: String) -> Result<String, CenariusError> {
-                if let slicesOutcome, let hash = plan.pack?.hash, path == ReleaseIndex.packPath(hash) {
-                    return slicesOutcome.failure.map { .failure($0) } ?? .success(path)
-                }
-                guard let at = position[path] else { return .failure(.internal("form not fetched")) }
-                return results[at].map { _ in downloads[at].destination }
-            }
-            for i in pending {
-                let product = products[i]
-                let current = source(i)
-                if current.isMember { continue }
-                guard let path = path(current, product.hash, plan: plan) else { continue }
-                switch fetched(path) {
-                case .failure(let error):
-                    fail(i, error.message)
-                case .success(let form):
-                    var base: String?
-                    if case .patch(let hash) = current {
-                        guard let held = basePath(hash) else {
-                            fail(i, "patch base \(hash) is gone")
-                            continue
-                        }
-                        base = held
-                    }
-                    let decoding = FormDecoding(source: form, base: base, limit: unpacker.limit(product.size), expected: product.hash)
-                    do {
-                        outcome.bytesHeld += try decoding.decode(to: product.destination)
-                        outcome.done.insert(i)
-                        if case .patch = current { outcome.patched += 1 } else { outcome.compressed += 1 }
-                    } catch {
-                        fail(i, error.description)
-                    }
-                }
-            }
-            if let unpacked, let pack = plan.pack {
-                // Frames decoded before a download failed are whole and verified: they are kept.
-                let download = fetched(ReleaseIndex.packPath(pack.hash))
-                for i in members.values {
-                    switch unpacked[i] {
-                    case .success(let frame)?:
-                        outcome.bytesHeld += frame.size
-                        if frame.patched { outcome.patched += 1 } else { outcome.compressed += 1 }
-                        outcome.done.insert(i)
-                    case .failure(let why)?:
-                        if case .failure(let error) = download { fail(i, error.message) } else { fail(i, why.reason) }
-                    case nil:
-                        fail(i, "pack frame not reached")
-                    }
-                }
-            }
-            for file in downloads { unlink(file.destination) }
+            run(FormRound(self, progress: progress, pending: pending), pending: pending, progress: &progress, cancel: cancel)
         }
-        return outcome
+        return progress.outcome
+    }
+
+    /// One round's downloads, then each file decoded from its form or its pack frame, or moved on.
+    private func run(_ round: FormRound, pending: [Int], progress: inout FormProgress, cancel: CancelToken?) {
+        let plan = progress.plan
+        let packPath = plan.pack.map { ReleaseIndex.packPath($0.hash) }
+        // The pack's frames are decoded as its bytes arrive, on a thread of their own. It is not
+        // checked against its own hash: every file it gives is checked against the table's.
+        let slices = round.members.isEmpty || !round.sliced ? nil : plan.pack.map { pack in
+            downloader.sliced(packJob(pack.hash, size: pack.size, policy: policy.packs(options)), cancel: cancel)
+        }
+        let packFile = slices?.file ?? (round.members.isEmpty ? nil : packPath.flatMap(round.destination(of:)).map {
+            GrowingFile(path: $0, cancel: cancel)
+        })
+        let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
+        let results = downloader.download(round.downloads, cancel: cancel)
+        let slicesOutcome = slices?.download.wait()
+        let unpacked = unpacking?.finish()
+        progress.outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0)
+        if let slices { unlink(slices.file.path) }
+        let fetched = { (path: String) in round.fetched(path, results: results, slices: slicesOutcome, packPath: packPath) }
+        for i in pending where !progress.source(i).isMember {
+            guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: plan) else { continue }
+            decode(i, from: fetched(path), progress: &progress)
+        }
+        if let unpacked, let packPath {
+            adopt(unpacked, members: round.members, download: fetched(packPath), progress: &progress)
+        }
+        for file in round.downloads { unlink(file.destination) }
+    }
+
+    /// File `i` decoded from its downloaded form (a patch over a base the device holds, or compressed).
+    private func decode(_ i: Int, from fetched: Result<String, CenariusError>, progress: inout FormProgress) {
+        let product = progress.products[i]
+        let current = progress.source(i)
+        let form: String
+        switch fetched {
+        case .failure(let error): return progress.fail(i, error.message)
+        case .success(let path): form = path
+        }
+        var base: String?
+        if case .patch(let hash) = current {
+            guard let held = basePath(hash) else { return progress.fail(i, "patch base \(hash) is gone") }
+            base = held
+        }
+        let decoding = FormDecoding(source: form, base: base, limit: unpacker.limit(product.size), expected: product.hash)
+        do {
+            let bytes = try decoding.decode(to: product.destination)
+            progress.done(i, bytes: bytes, patched: current.isPatch)
+        } catch {
+            progress.fail(i, error.description)
+        }
+    }
+
+    /// The pack's frames as they were decoded: frames decoded before a download failed are whole
+    /// and verified, and kept.
+    private func adopt(_ unpacked: PackUnpacking.Results, members: [Int: Int], download: Result<String, CenariusError>, progress: inout FormProgress) {
+        for i in members.values {
+            switch unpacked[i] {
+            case .success(let frame)?:
+                progress.done(i, bytes: frame.size, patched: frame.patched)
+            case .failure(let why)?:
+                if case .failure(let error) = download { progress.fail(i, error.message) } else { progress.fail(i, why.reason) }
+            case nil:
+                progress.fail(i, "pack frame not reached")
+            }
+        }
     }
 
     /// The download of the pack named `hash`: where a sync's prefetch (Syncer.prefetchPack) put it too.
@@ -176,7 +142,7 @@ package struct FormFetcher {
     }
 
     /// Where a source is on the remote; nil for the plain file.
-    private func path(_ source: FormSource, _ hash: ContentHash, plan: FormPlan) -> String? {
+    static func path(_ source: FormSource, _ hash: ContentHash, plan: FormPlan) -> String? {
         switch source {
         case .patch(let base): ReleaseIndex.patchPath(.init(target: hash, base: base))
         case .zstd: ReleaseIndex.formPath(hash)

@@ -16,6 +16,11 @@ package enum FormSource: Sendable, Equatable {
         if case .member = self { return true }
         return false
     }
+
+    var isPatch: Bool {
+        if case .patch = self { return true }
+        return false
+    }
 }
 
 /// Which forms each file to download is fetched through, decided without any I/O (B8): a patch

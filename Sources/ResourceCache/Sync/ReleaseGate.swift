@@ -71,6 +71,12 @@ struct ReleaseGate {
         meta.signedVersion = verified.version
         meta.signedAt = verified.signedAt
         meta.signatureExpires = verified.expires
+        try record(meta, of: generation)
+    }
+
+    /// The one writer of the generation in force's `meta.json` (a new generation's is built with
+    /// it): the effect announced, then the record replaced whole.
+    func record(_ meta: GenerationMeta, of generation: Generation) throws(CenariusError) {
         effects?.before(.metaRefreshed)
         try FileSystem.writeAtomically(meta.encoded(), to: generation.metaPath)
     }

@@ -130,8 +130,7 @@ extension SyncRun {
             meta.validators = validators
             meta.remote = poll.remoteName
             meta.entries = table.count
-            effect(.metaRefreshed)
-            try FileSystem.writeAtomically(meta.encoded(), to: current.metaPath)
+            try gate.record(meta, of: current)
         }
         syncer.clearPending()
         switch source {

@@ -1,0 +1,95 @@
+import RouteSync
+import Transport
+
+/// Where each file of a `FormFetcher.fetch` stands among the forms its plan offers (patch,
+/// compressed, pack member, then plain), and what the fetch has done so far.
+struct FormProgress {
+    let products: [FormFetcher.Product]
+    let plan: FormPlan
+    let policy: FormPolicy
+    private var stage: [Int]
+    var outcome = FormFetcher.Outcome()
+
+    init(products: [FormFetcher.Product], plan: FormPlan, policy: FormPolicy) {
+        self.products = products
+        self.plan = plan
+        self.policy = policy
+        stage = [Int](repeating: 0, count: products.count)
+    }
+
+    /// The form file `i` is fetched through now.
+    func source(_ i: Int) -> FormSource { plan.sources[products[i].hash]?[stage[i]] ?? .plain }
+
+    /// The files not yet at their destination whose source is still a form.
+    var pending: [Int] { products.indices.filter { !outcome.done.contains($0) && source($0) != .plain } }
+
+    /// Form `i` failed: said in the fallbacks, and the file moved on to its next source.
+    mutating func fail(_ i: Int, _ why: String) {
+        let remaining = (plan.sources[products[i].hash]?.count ?? 1) - stage[i] - 1
+        outcome.fallbacks.append("\(products[i].label): \(why)")
+        if policy.decide(remaining: remaining) == .next { stage[i] += 1 }
+    }
+
+    /// File `i` is at its destination, verified: `bytes` of it, from a patch or a compressed form.
+    mutating func done(_ i: Int, bytes: Int64, patched: Bool) {
+        outcome.bytesHeld += bytes
+        outcome.done.insert(i)
+        if patched { outcome.patched += 1 } else { outcome.compressed += 1 }
+    }
+}
+
+/// One round of a fetch: each pending file's current form downloaded once, and the pack once for
+/// all the frames asked of it.
+struct FormRound {
+    private(set) var downloads: [FileDownload] = []
+    private var position: [String: Int] = [:]
+    /// Pack frames asked for: the frame's ordinal to the file's index.
+    private(set) var members: [Int: Int] = [:]
+    /// Whether the pack comes in slices on connections of its own rather than as one download.
+    let sliced: Bool
+
+    init(_ fetcher: FormFetcher, progress: FormProgress, pending: [Int]) {
+        let plan = progress.plan
+        // A large pack comes in slices on connections of its own (prefetched when the head
+        // named it); a small one on this downloader's connection, which is open already.
+        sliced = plan.pack.map {
+            fetcher.downloader.isPrefetching(fetcher.packJob($0.hash, size: $0.size).url) || $0.size >= SlicedDownload.minSliced
+        } ?? false
+        let formPolicy = progress.policy.downloads(fetcher.options)
+        let packPolicy = progress.policy.packs(fetcher.options)
+        for i in pending {
+            let product = progress.products[i]
+            guard let path = FormFetcher.path(progress.source(i), product.hash, plan: plan) else { continue }
+            if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
+                members[ordinal] = i
+                if !sliced { want(path, fetcher, label: "the release pack", expected: pack.hash, policy: packPolicy) }
+            } else {
+                want(path, fetcher, label: product.label, expected: product.hash, policy: formPolicy)
+            }
+        }
+    }
+
+    private mutating func want(_ path: String, _ fetcher: FormFetcher, label: String, expected: ContentHash, policy: RetryPolicy) {
+        guard position[path] == nil else { return }
+        position[path] = downloads.count
+        let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
+        var file = FileDownload(url: fetcher.remote.base + "/" + path, destination: fetcher.temporary + "/" + name + ".form",
+                                expected: expected, label: label)
+        // A broken connection resumes the pack by Range rather than sending every file after it
+        // through a request of its own.
+        file.policy = policy
+        file.checksHash = false
+        downloads.append(file)
+    }
+
+    /// Where the download of `path` went, once the round's downloads ended.
+    func destination(of path: String) -> String? { position[path].map { downloads[$0].destination } }
+
+    /// What became of the download of `path`: the local file, or why there is none.
+    func fetched(_ path: String, results: [Result<Int64, CenariusError>], slices: (failure: CenariusError?, wire: Int64)?,
+                 packPath: String?) -> Result<String, CenariusError> {
+        if let slices, path == packPath { return slices.failure.map { .failure($0) } ?? .success(path) }
+        guard let at = position[path] else { return .failure(.internal("form not fetched")) }
+        return results[at].map { _ in downloads[at].destination }
+    }
+}
