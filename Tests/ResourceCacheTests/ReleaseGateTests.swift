@@ -11,10 +11,12 @@ import TestOrigin
     let table = Array(#"[{"uri": "index.html", "hash": "0123456789abcdef0123456789abcdef"}]"#.utf8)
 
     /// `sign` signs the head's sidecar (nil: the head is unsigned).
-    func head(version: Int64, signedAs signed: Int64? = nil, sign: ((inout TableSignature) throws -> Void)?) throws -> ReleaseHead {
-        var head = ReleaseHead(channel: "beta", version: version, table: ReleaseIndex.tableDigest(table), tableSize: Int64(table.count))
+    func head(version: Int64, signedAs signed: Int64? = nil, expires: Int64? = nil, channel: String = "beta",
+              sign: ((inout TableSignature) throws -> Void)?) throws -> ReleaseHead {
+        var head = ReleaseHead(channel: channel, version: version, table: ReleaseIndex.tableDigest(table), tableSize: Int64(table.count))
         if let sign {
-            var signature = try TableSignature.unsigned(covering: head.signedFiles(table: table, index: nil), version: signed ?? version)
+            var signature = try TableSignature.unsigned(covering: head.signedFiles(table: table, index: nil), version: signed ?? version,
+                                                        signedAt: expires.map { $0 - 60 }, expires: expires)
             try sign(&signature)
             head.signature = signature.serialized()
         }
@@ -22,10 +24,15 @@ import TestOrigin
     }
 
     func gate(_ verifier: TableSignatureVerifier?) async throws -> (ReleaseGate, Remote) {
+        let (gate, remote, _) = try await gateAndCache(verifier)
+        return (gate, remote)
+    }
+
+    func gateAndCache(_ verifier: TableSignatureVerifier?) async throws -> (ReleaseGate, Remote, CacheLayout) {
         var f = try await Fixture.registered()
         f.settings.tableVerifier = verifier
         try FileManager.default.createDirectory(atPath: f.settings.cache.root, withIntermediateDirectories: true)
-        return (ReleaseGate(f.settings), try Remote(f.origin.url, channel: "beta"))
+        return (ReleaseGate(f.settings), try Remote(f.origin.url, channel: "beta"), f.settings.cache)
     }
 
     @Test func onlyAVerifiedHeadMovesTheVersionSeen() async throws {
@@ -54,5 +61,52 @@ import TestOrigin
         var state = HeadState(url: "x", version: 10)
         gate.see(served, verified: nil, in: &state)
         #expect(state.version == 42)
+    }
+
+    /// Every refusal of a signed head, each with the message a `why` shows, and none moves the version seen.
+    @Test func everyRefusalOfASignedHeadSaysWhyAndMovesNothing() async throws {
+        let (key, publicKey) = SigningKeys.generate()
+        let (second, secondPublic) = SigningKeys.generate()
+        let (gate, remote) = try await gate(TableSignatureVerifier(key: publicKey))
+        let now = Int64(FileSystem.now())
+        var state = HeadState(url: "x", version: 20)
+        let cases: [(ReleaseHead, String)] = [
+            (try head(version: 19) { try $0.sign(with: key) }, "older than version 20 in force"),
+            (try head(version: 21, expires: now - 1) { try $0.sign(with: key) }, "expired"),
+            (try head(version: 21, channel: "default") { try $0.sign(with: key) }.onChannel("beta"), "channel file beside"),
+        ]
+        for (refused, why) in cases {
+            #expect { _ = try gate.accept(head: refused, table: table, index: nil, remote: remote, inForce: 20) } throws: { error in
+                (error as? CenariusError)?.message.contains(why) == true
+            }
+            gate.see(refused, verified: nil, in: &state)
+            #expect(state.version == 20, "\(why)")
+        }
+        // Two signatures required, one given.
+        let (pair, pairRemote) = try await self.gate(TableSignatureVerifier(keys: [publicKey, secondPublic], required: 2))
+        let once = try head(version: 21) { try $0.sign(with: key) }
+        #expect { _ = try pair.accept(head: once, table: table, index: nil, remote: pairRemote, inForce: 20) } throws: { error in
+            (error as? CenariusError)?.message.contains("1 valid signature from trusted keys, 2 required") == true
+        }
+        let twice = try head(version: 21) { try $0.sign(with: key); try $0.sign(with: second) }
+        #expect(try pair.accept(head: twice, table: table, index: nil, remote: pairRemote, inForce: 20)?.version == 21)
+    }
+
+    /// The release a device rolled back from is held back by its table's SHA-256, the name a head gives it.
+    @Test func theTableRolledBackFromIsHeldBackByItsDigest() async throws {
+        let (gate, _, cache) = try await gateAndCache(nil)
+        let digest = ReleaseIndex.tableDigest(table)
+        #expect(!gate.holdsBack(table: digest))
+        try ReleaseStore(layout: cache).update { $0.heldBack = digest }
+        #expect(gate.holdsBack(table: digest) && !gate.holdsBack(table: ReleaseIndex.tableDigest(table + [0x0a])))
+    }
+}
+
+extension ReleaseHead {
+    /// The same head claiming another channel than the one its signature covers.
+    fileprivate func onChannel(_ name: String) -> ReleaseHead {
+        var head = self
+        head.channel = name
+        return head
     }
 }

@@ -111,7 +111,7 @@ import TestOrigin
         let result = try LocalRelease.rollback(settings: f.settings)
         #expect(result.from == 2 && result.to == 1)
         let state = ReleaseStore(layout: layout).read()
-        #expect(state.heldBack == Rollback.fingerprint(left) && state.lastRollback?.from == 2)
+        #expect(state.heldBack == ReleaseIndex.tableDigest(left) && state.lastRollback?.from == 2)
         #expect(state.failedReleases.count == 1 && FailedReleases(layout: layout).names == state.failedReleases)
         for name in ["held-back", "failed-releases", "holds.json"] { #expect(!FileManager.default.fileExists(atPath: layout.root + "/" + name)) }
         #expect(try f.sync().outcome == .heldBack, "the remote still offers the release left")

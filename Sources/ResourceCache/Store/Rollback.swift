@@ -52,7 +52,7 @@ package enum Rollback {
         let target = record.to.map { store.generation($0) }
         if let target { _ = try target.table() }
         let bytes = try FileSystem.readFile(current.tablePath)
-        try recording(GivenUp(table: fingerprint(bytes), release: (try? current.meta())?.release ?? FleetReport.releaseName(ofTable: bytes)))
+        try recording(GivenUp(table: ReleaseIndex.tableDigest(bytes), release: (try? current.meta())?.release ?? FleetReport.releaseName(ofTable: bytes)))
         if let target {
             try store.activate(target, permit: permit)
         } else {
@@ -64,9 +64,5 @@ package enum Rollback {
     /// Generations still on disk, which an operator's rollback may go back to.
     package static func kept(_ layout: CacheLayout) -> Set<Int> {
         Set(GenerationStore(layout: layout).all().map(\.number))
-    }
-
-    static func fingerprint(_ table: [UInt8]) -> String {
-        StreamingHasher.sha256Hex(table)
     }
 }

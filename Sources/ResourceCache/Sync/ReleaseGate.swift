@@ -47,6 +47,12 @@ struct ReleaseGate {
         return verified
     }
 
+    /// Whether the table whose SHA-256 is `digest` is the release this device rolled back from
+    /// (held-back holds that digest, which a head names): nothing is fetched for it.
+    func holdsBack(table digest: String) -> Bool {
+        ReleaseStore(layout: layout).read().heldBack == digest
+    }
+
     /// A sidecar already fetched, checked against `files` by role.
     func accept(sidecar: [UInt8], files: [String: [UInt8]], remote: Remote, inForce: Int64?) throws(CenariusError) -> TableSignatureVerifier.Verified? {
         guard let verifier else { return nil }

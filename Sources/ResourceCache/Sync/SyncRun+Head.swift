@@ -49,7 +49,7 @@ extension SyncRun {
         // the head names): nothing is fetched for it, poll after poll, and nothing is verified. So
         // with keys, a head over it above the version seen is not recorded at all (it is asked
         // for whole again), and without them its version is taken as it is.
-        if let held = ReleaseStore(layout: layout).read().heldBack, held == head.table {
+        if gate.holdsBack(table: head.table) {
             gate.see(head, verified: nil, in: &polled.next)
             if polled.next != state, !gate.signs || head.version <= state.version { heads.write(polled.next) }
             return .ended(poll.ended(.heldBack, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, syncer))

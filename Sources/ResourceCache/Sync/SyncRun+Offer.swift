@@ -145,7 +145,7 @@ extension SyncRun {
         let (remote, current, currentMeta) = (poll.remote, poll.current, poll.currentMeta)
         let table: RouteTable
         do throws(CenariusError) { table = try RouteTable.parse(bytes, source: remote.tableURL) } catch { throw syncer.refused(bytes, manifest: nil, error, attempt: attempt) }
-        if let held = ReleaseStore(layout: layout).read().heldBack, held == Rollback.fingerprint(bytes) {
+        if gate.holdsBack(table: ReleaseIndex.tableDigest(bytes)) {
             return .ended(poll.ended(.heldBack, generation: current?.number, entries: table.count, syncer))
         }
         if let current, let currentBytes = try? FileSystem.readFile(current.tablePath), currentBytes == bytes, let meta = currentMeta {

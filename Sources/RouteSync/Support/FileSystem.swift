@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-package import Glibc
+import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -126,7 +126,7 @@ package enum FileSystem {
     }
 
     /// `mkdir -p`. Existing directories are fine; anything else in the way is an error.
-    package static func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(CenariusError) {
+    package static func makeDirectories(_ path: String, mode: UInt32 = 0o755) throws(CenariusError) {
         if mkdir(path, mode) == 0 { return }
         switch errno {
         case EEXIST:
@@ -168,7 +168,7 @@ package enum FileSystem {
     }
 
     /// "a FIFO", "a directory"...: for messages about something found where a file belongs.
-    package static func kindName(_ mode: mode_t) -> String {
+    package static func kindName(_ mode: UInt32) -> String {
         switch mode & S_IFMT {
         case S_IFIFO: "a FIFO"
         case S_IFDIR: "a directory"
@@ -181,7 +181,7 @@ package enum FileSystem {
     }
 
     /// lstat: links are reported as links, never followed.
-    package static func kind(_ path: String) -> mode_t? {
+    package static func kind(_ path: String) -> UInt32? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         return info.st_mode & S_IFMT
