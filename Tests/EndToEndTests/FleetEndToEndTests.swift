@@ -236,3 +236,38 @@ import TestOrigin
         #expect(plain.status == 0 && !plain.stdout.contains("from peers"), "\(plain.stdout)")
     }
 }
+
+/// In PublishTests' serialized suite, as every test of the shared object store is.
+extension PublishTests {
+    /// `fleet --halt-above` on a store remote takes `halt`'s path: the release republished halted
+    /// under the publish lock, recorded, seen by devices; the same verdict again changes nothing.
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func theFleetHaltsARolloutOnTheObjectStore() async throws {
+        let store = try await ObjectStore.shared()
+        let bucket = "halt-" + String(UUID().uuidString.prefix(8)).lowercased()
+        let base = try store.bucket(bucket)
+        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                      remoteFlags: ["--endpoint", store.endpoint])
+        try publisher.publish(1)
+        try publisher.publish(2)
+        var log = ""
+        for n in 0..<4 {
+            log += #"{"time":"1764000000.5","report":"device=\"d\#(n)\", release=\"r1\", state=confirmed\#(n < 3 ? #", failed=(\"r2\")"# : "")"}"# + "\n"
+        }
+        try publisher.dir.write("fleet.log", log)
+        let halt = ["fleet", publisher.dir.path("fleet.log"), "--halt-above", "50", "--min-devices", "3", "--remote", publisher.remote,
+                    "--sign-key", publisher.dir.path("k1.key"), "--json"] + publisher.remoteFlags
+        let first = try publisher.run(halt)
+        #expect(first.status == 0, "\(first.stderr)")
+        let verdict = try #require(try first.json()["halt"] as? [String: Any])
+        #expect(verdict["halted"] as? Bool == true && verdict["release"] as? String == "r2", "\(first.stdout)")
+        #expect((verdict["reason"] as? String)?.contains("republished it halted as version") == true, "\(first.stdout)")
+        #expect(try publisher.releases().first?["origin"] as? String == "fleet --halt-above")
+        #expect(try publisher.sync("a device after the halt")["outcome"] as? String == "deferred")
+
+        let again = try publisher.run(halt)
+        let reason = (try again.json()["halt"] as? [String: Any])?["reason"] as? String
+        #expect(again.status == 0 && reason == "r2 was already halted: 100.0% of 3 devices gave it up", "\(again.stdout)\(again.stderr)")
+        #expect(try publisher.releases().count == 3, "the second verdict publishes nothing")
+    }
+}

@@ -15,8 +15,7 @@ extension FleetCommand {
             releases: counts.releases.map(Summary.Release.init),
             why: counts.why, notOnNewest: nil, counts: path)
         if let haltAbove, let remote {
-            summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
-                .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: counts.releases)
+            summary.halt = try rolloutHalt(remote).apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: counts.releases)
         }
         if json { Output.json(summary) } else { print(summary) }
     }

@@ -10,25 +10,33 @@ import RouteSync
 /// without `--compress`, or written before heads) cannot be republished from a store: its manifest
 /// is rewritten in place, signed again with the table when signed, and a new head written over it.
 struct RolloutHalt {
+    /// A folder, `file:///PATH` or `s3://BUCKET/PREFIX`.
     let remote: String
     let routesName: String
     let signKeys: [String]
+    /// Opens `remote` with the command's store options (`--endpoint`, `--cacert`, …).
+    let open: (String) throws(CenariusError) -> any Destination
 
     /// - Parameter releases: the fleet's counts, from its logs (`FleetTally`) or a warehouse (`FleetCounts`).
     func apply(_ rule: HaltRule, to releases: [FleetTally.Release]) throws -> FleetCommand.Summary.Halt {
-        let tablePath = FileSystem.join(remote, routesName)
-        let head = HeadWriter(directory: remote, routesName: routesName).current
+        let destination = try open(remote)
+        let state = try RemoteState.read(destination, channel: ReleaseHead.defaultChannel, routesName: routesName, records: 0)
+        // A folder whose head names no index: the manifest beside its table, halted in place.
+        var folder: String?
+        if case .folder(let path) = try DestinationAddress(remote), state.head?.index == nil { folder = path }
         let manifest: ReleaseManifest
-        if let head {
+        if let head = state.head, folder == nil {
             manifest = try Halting.manifest(of: head, source: remote)
-        } else {
-            let manifestPath = tablePath + ".release"
+        } else if let folder {
+            let manifestPath = FileSystem.join(folder, routesName) + ".release"
             let bytes = try? FileSystem.readFile(manifestPath, limit: 64 << 10)
             manifest = try bytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
+        } else {
+            throw CenariusError.notFound("\(remote) has no head of channel \(ReleaseHead.defaultChannel): nothing to halt")
         }
         // Devices report a release by its manifest's name, else by a short hash of its table.
-        let name = try head.map { Halting.name(of: $0, manifest: manifest) }
-            ?? manifest.release ?? FleetReport.releaseName(ofTable: FileSystem.readFile(tablePath))
+        let name = try state.head.map { Halting.name(of: $0, manifest: manifest) }
+            ?? manifest.release ?? FleetReport.releaseName(ofTable: FileSystem.readFile(FileSystem.join(folder ?? remote, routesName)))
         let release = releases.first { $0.name == name }
         var halt = FleetCommand.Summary.Halt(release: name, tried: release?.tried ?? 0, failed: release?.failed ?? 0,
                                             failedPercent: 0, halted: false, reason: "")
@@ -41,16 +49,16 @@ struct RolloutHalt {
         case .halt(let share):
             halt.failedPercent = share
             let why = "\(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it (limit \(Self.percent(rule.percent)))"
-            if head?.index == nil {
+            if let folder {
                 if manifest.rollout?.halted == true { return halt.already(share) }
-                let wrote = try haltInPlace(manifest, table: tablePath)
+                let wrote = try haltInPlace(manifest, folder: folder)
                 halt.halted = true
                 halt.reason = "halted \(name): \(why); \(wrote)"
                 return halt
             }
             var options = try RepublishOptions.parse([])
             options.signKey = signKeys
-            let halting = Halting(remote: FolderDestination(root: remote), channel: ReleaseHead.defaultChannel, routesName: routesName, options: options)
+            let halting = Halting(remote: destination, channel: ReleaseHead.defaultChannel, routesName: routesName, options: options)
             switch try halting.set(true, origin: "fleet --halt-above", quiet: true, release: name) {
             case .already:
                 return halt.already(share)
@@ -65,7 +73,8 @@ struct RolloutHalt {
     }
 
     /// A remote without a head: its manifest halted where it lies and, when signed, its sidecar signed anew.
-    private func haltInPlace(_ manifest: ReleaseManifest, table tablePath: String) throws(CenariusError) -> String {
+    private func haltInPlace(_ manifest: ReleaseManifest, folder: String) throws(CenariusError) -> String {
+        let tablePath = FileSystem.join(folder, routesName)
         let manifestPath = tablePath + ".release"
         let written = Halting.setting(true, in: manifest).serialized()
         let sidecar = tablePath + ".sig"
@@ -74,10 +83,10 @@ struct RolloutHalt {
         try FileSystem.writeAtomically(written, to: manifestPath)
         let table = try FileSystem.readFile(tablePath)
         if !signKeys.isEmpty {
-            try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: remote)
+            try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: folder)
         }
         // Devices that poll the head learn of the halt from it: a new head over the same table.
-        let heads = HeadWriter(directory: remote, routesName: routesName)
+        let heads = HeadWriter(directory: folder, routesName: routesName)
         if heads.current != nil {
             _ = try heads.write(table: table, manifest: written, index: nil, tableForm: nil, sidecar: signKeys.isEmpty ? nil : sidecar, keys: signKeys)
         }

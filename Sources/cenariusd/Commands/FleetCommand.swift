@@ -1,5 +1,6 @@
 import ArgumentParser
 import Fleet
+import Publishing
 import RouteSync
 
 #if canImport(Glibc)
@@ -60,7 +61,11 @@ struct FleetCommand: AsyncParsableCommand {
     var haltAbove: Double?
     @Option(help: ArgumentHelp("Halt only on a sample of at least this many devices that tried the release.", valueName: "n"))
     var minDevices: Int = 20
-    @Option(help: ArgumentHelp("The remote folder whose release manifest --halt-above may halt.", valueName: "dir")) var remote: String?
+    @Option(help: ArgumentHelp("The remote whose release --halt-above may halt: a folder, file:///PATH or s3://BUCKET/PREFIX (with the store options below).", valueName: "dest"))
+    var remote: String?
+    @OptionGroup var store: StoreOptions
+    @Option(help: ArgumentHelp("S3: trust this CA bundle for the store's TLS certificate.", valueName: "file"))
+    var cacert: String?
     @Option(help: ArgumentHelp("Ed25519 private key: re-sign the table and the halted manifest (a signed remote; repeat it where several signatures are required).", valueName: "file"))
     var signKey: [String] = []
     @Option(help: ArgumentHelp("File name of the route table.", valueName: "name")) var routesName: String = "Routes.json"
@@ -81,7 +86,7 @@ struct FleetCommand: AsyncParsableCommand {
         if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
         if let haltAbove {
             guard haltAbove >= 0, haltAbove < 100 else { throw ValidationError("--halt-above must be a percentage in [0, 100)") }
-            guard remote != nil else { throw ValidationError("--halt-above needs --remote DIR (the folder whose manifest to halt)") }
+            guard remote != nil else { throw ValidationError("--halt-above needs --remote DEST (the folder or store whose release to halt)") }
         }
         guard minDevices >= 1 else { throw ValidationError("--min-devices must be at least 1") }
         guard maxDevices >= 1 else { throw ValidationError("--max-devices must be at least 1") }
@@ -89,7 +94,11 @@ struct FleetCommand: AsyncParsableCommand {
         // A halt rewrites the manifest, which a signed remote's sidecar covers: without a key
         // every device would refuse the remote from then on.
         if haltAbove != nil, let remote {
-            do { try RolloutHalt.checkKeys(signKey, sidecar: FileSystem.join(remote, routesName) + ".sig") } catch { throw ValidationError(error.message) }
+            do {
+                if case .folder(let folder) = try DestinationAddress(remote) {
+                    try RolloutHalt.checkKeys(signKey, sidecar: FileSystem.join(folder, routesName) + ".sig")
+                }
+            } catch { throw ValidationError(error.message) }
         }
     }
 
@@ -151,8 +160,7 @@ struct FleetCommand: AsyncParsableCommand {
             notOnNewest: tally.notOnNewest().map { .init(release: $0.release, devices: $0.devices, why: $0.why) })
         (summary.peerBytes, summary.originBytes) = (tally.totalBytes().peer, tally.totalBytes().origin)
         if let haltAbove, let remote {
-            summary.halt = try RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey)
-                .apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally.releases())
+            summary.halt = try rolloutHalt(remote).apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: tally.releases())
             if tally.droppedLines > 0 { summary.halt?.reason += " (\(tally.droppedLines) report lines were not counted: see the warning)" }
         }
         if json { Output.json(summary) } else { print(summary) }
@@ -164,6 +172,12 @@ struct FleetCommand: AsyncParsableCommand {
             Output.warn("\(tally.droppedForNames) report lines naming releases beyond the first \(FleetTally.maxNames) distinct names were not counted (forged reports?)")
         }
         if tally.malformed > 0 { Output.warn("\(tally.malformed) of \(tally.lines) lines were not access-log lines with a report (JSON, or an OpenStack Swift proxy's); skipped") }
+    }
+
+    func rolloutHalt(_ remote: String) -> RolloutHalt {
+        RolloutHalt(remote: remote, routesName: routesName, signKeys: signKey) { [store, cacert] (text: String) throws(CenariusError) in
+            try store.open(text, cacert: cacert)
+        }
     }
 
     /// "held-back 3, current 1": most first.
