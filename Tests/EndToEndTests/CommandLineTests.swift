@@ -44,11 +44,8 @@ import TestOrigin
     }
 
     @Test func everyExitCodeComesFromARealSituation() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, common) = try await OriginAndDevice.make()
         origin.publish(["a.txt": "a"])
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
 
         // 2: not in the table.
@@ -290,11 +287,8 @@ import TestOrigin
     }
 
     @Test func verifyDetectsACorruptedObject() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, common) = try await OriginAndDevice.make()
         origin.publish(["a.txt": "original"])
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
         let hash = TestOrigin.md5(Array("original".utf8))
         try dir.write("cache/objects/\(hash.prefix(2))/\(hash)", "bitrot")
@@ -353,11 +347,8 @@ import TestOrigin
     /// `resolve` has a hand-parsed fast path; anything it does not handle goes through the
     /// regular command line (a numeric option forces that). Both must print the same bytes.
     @Test func fastAndRegularPathsAgree() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, common) = try await OriginAndDevice.make()
         origin.publish(["a b/ü.txt": "x", "index.html": "i"])
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
         // A config file is read on the regular path only: an empty one changes nothing else.
         try dir.write("empty.json", "{}")

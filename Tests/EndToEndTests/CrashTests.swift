@@ -61,10 +61,7 @@ import TestOrigin
     }
 
     @Test func killDashNineDuringServeKeepsTheCacheServable() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let (origin, dir, common) = try await OriginAndDevice.make()
         var random = SplitMix(seed: 0x5EED)
         for round in 0..<max(3, Self.rounds / 3) {
             publish(origin, version: round)

@@ -60,7 +60,7 @@ import TestOrigin
         site.origin.put("Routes.beta.head", try forged(forgery, site: site, release: release1, head: genuine, expiring: expiring))
         let refused = try Binary.run(site.device)
         #expect(refused.status == 4, "\(forgery.rawValue): a forged head is refused: \(refused.stdout) \(refused.stderr)")
-        let why = try Binary.run(["why", "--json", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")])
+        let why = try site.run("why", ["--json"])
         #expect(try why.json()["reason"] as? String == "signature", "\(forgery.rawValue): \(why.stdout)")
         #expect(!(site.dir.read("device/cache/head.json") ?? "").contains(String(Self.farAhead)), "\(forgery.rawValue): the version seen never moves")
         #expect(site.dir.read("device/cache/head.json") == seen, "\(forgery.rawValue): nothing of the forged head is recorded")
@@ -76,13 +76,7 @@ import TestOrigin
     @Test func aForgedHeadOverTheHeldBackReleaseFreezesNothing() async throws {
         var site = try await HeadAndStoreTests.Site()
         site.channel = "beta"
-        try site.publish(1)
-        _ = try site.sync("committed", "release 1")
-        try site.publish(2)
-        _ = try site.sync("committed", "release 2")
-        let rollback = try Binary.run(["rollback", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")])
-        #expect(rollback.status == 0, "\(rollback.stderr)")
-        _ = try site.sync("held-back", "the head still offers release 2")
+        try site.rolledBackFromRelease2()
         let genuine = String(decoding: try #require(site.origin.file("Routes.beta.head")), as: UTF8.self)
         site.origin.put("Routes.beta.head", try Self.raisingVersion(genuine, to: Self.farAhead))
         _ = try site.sync("held-back", "a forged head over release 2")

@@ -46,9 +46,27 @@ import TestOrigin
             return folder
         }
 
+        /// The device's cache and preset, for any of its commands.
+        var places: [String] { ["--cache", dir.path("device/cache"), "--preset", dir.path("device/preset")] }
+
         var device: [String] {
-            ["sync", "--json", "--remote", origin.url, "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset"),
-             "--public-key", dir.path("k1.pub")] + following
+            ["sync", "--json", "--remote", origin.url] + places + ["--public-key", dir.path("k1.pub")] + following
+        }
+
+        /// `cenariusd COMMAND` on the device.
+        func run(_ command: String, _ arguments: [String] = []) throws -> Binary.Run {
+            try Binary.run([command] + arguments + places)
+        }
+
+        /// Releases 1 and 2 synced, then 2 rolled back: the head still offers the release held back.
+        func rolledBackFromRelease2() throws {
+            try publish(1)
+            _ = try sync("committed", "release 1")
+            try publish(2)
+            _ = try sync("committed", "release 2 through the head")
+            let rollback = try run("rollback")
+            #expect(rollback.status == 0, "\(rollback.stderr)")
+            _ = try sync("held-back", "the head still offers release 2")
         }
 
         /// `--channel C` when the site is a channel's.
@@ -96,7 +114,7 @@ import TestOrigin
             #expect(!paths.contains { $0.hasPrefix("_cenarius/t/") }, "release \(n): \(paths)")
             #expect(try site.served().hasPrefix("<h1>release \(n)</h1>"))
         }
-        #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
+        #expect(try site.run("verify").status == 0)
     }
 
     /// Files zstd cannot shrink come from the store (`_cenarius/f/<hash>`, an immutable name), and
@@ -117,20 +135,14 @@ import TestOrigin
         let paths = site.origin.requests.map(\.path)
         #expect(paths.contains("_cenarius/f/" + md5[0]) && !paths.contains("img/a.bin"), "\(paths)")
         #expect(paths.contains("_cenarius/f/" + md5[1]) && paths.contains("img/b.bin"), "the store lost b: its uri, after: \(paths)")
-        #expect(try Binary.run(["verify", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")]).status == 0)
+        #expect(try site.run("verify").status == 0)
     }
 
     /// A device that rolled a release back polls the head that still offers it with one
     /// conditional request, and fetches nothing for the release it will not apply again.
     @Test func aRolledBackReleaseCostsOneRequestPerPoll() async throws {
         let site = try await Site()
-        try site.publish(1)
-        _ = try site.sync("committed", "release 1")
-        try site.publish(2)
-        _ = try site.sync("committed", "release 2 through the head")
-        let rollback = try Binary.run(["rollback", "--cache", site.dir.path("device/cache"), "--preset", site.dir.path("device/preset")])
-        #expect(rollback.status == 0, "\(rollback.stderr)")
-        _ = try site.sync("held-back", "the head still offers release 2")
+        try site.rolledBackFromRelease2()
         site.origin.resetRequests()
         _ = try site.sync("held-back", "the next poll")
         #expect(site.origin.requests.map(\.path) == ["Routes.head"], "\(site.origin.requests.map(\.path))")

@@ -88,10 +88,7 @@ import TestOrigin
 
     /// An origin publishing index.html and app.js ("one"), and a cache synced from it once.
     static func syncedOnce() async throws -> (TestOrigin, Scratch, cache: String, common: [String]) {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let (origin, dir, common) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one"])
         let first = try Binary.run(["sync"] + common)
         try #require(first.status == 0, "\(first.stderr)")

@@ -70,10 +70,7 @@ import TestOrigin
 /// when read: not a storage error about an internal `.building` path half-way through a build.
 @Suite(.awaitsCleanups) struct UnholdableTableTests {
     @Test func aFileThatIsAFolderOrAnOverlongNameIsExit4() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         try #require(try Binary.run(["sync"] + common).status == 0)
 

@@ -65,11 +65,8 @@ import TestOrigin
     /// G5: bodies are capped (`--max-file-size`: exit 4, docs/commands.md), an endless body stops at the cap,
     /// a stalled one at `--timeout` (exit 3); nothing is committed.
     @Test func oversizedEndlessAndStalledBodiesAreRefused() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["big.bin": String(repeating: "x", count: 8192)])
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
 
         let capped = try Binary.run(["sync", "--max-file-size", "4096"] + common)
         #expect(capped.status == 4, "\(capped.stderr)")
@@ -91,11 +88,8 @@ import TestOrigin
 
     /// G7: a configurable User-Agent, and `Retry-After` on a 503 honoured before the retry.
     @Test func userAgentAndRetryAfterReachTheOrigin() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["a.txt": "a"])
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
         let defaultAgent = try #require(origin.requests(for: "Routes.json").first?.headers["user-agent"])
         #expect(defaultAgent.hasPrefix("cenariusd/"))

@@ -55,10 +55,7 @@ import TestOrigin
     }
 
     @Test func rollbackRestoresThePreviousGenerationAndHoldsTheBadTableBack() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let (origin, _, common) = try await OriginAndDevice.make()
         #expect(try Binary.run(["rollback"] + common).status == 2)
         origin.publish(["app.js": "good"])
         #expect(try Binary.run(["sync"] + common).status == 0)

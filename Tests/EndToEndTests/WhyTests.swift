@@ -36,11 +36,8 @@ import TestOrigin
     }
 
     @Test func fromNotPolledYetToCurrentAndOriginUnreachableAndUnchanged() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         func why(_ extra: [String] = []) throws -> (String?, Int32) {
             let run = try Binary.run(["why", "--json"] + extra + common)
             return ((try? run.json())?["reason"] as? String, run.status)
@@ -91,10 +88,7 @@ import TestOrigin
     /// A sync under way says so with its progress; a second writer meanwhile gives up on the
     /// cache's lock, and once the first is killed that failure is the answer: `lock`.
     @Test func aRunningDownloadIsDownloadingAndAWriterBehindItIsLock() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let (origin, _, common) = try await OriginAndDevice.make()
         func why() throws -> (reason: String?, status: Int32, json: [String: Any]) {
             let run = try Binary.run(["why", "--json"] + common)
             let json = (try? run.json()) ?? [:]
