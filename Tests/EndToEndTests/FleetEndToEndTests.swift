@@ -243,11 +243,7 @@ extension PublishTests {
     /// under the publish lock, recorded, seen by devices; the same verdict again changes nothing.
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func theFleetHaltsARolloutOnTheObjectStore() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "halt-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                      remoteFlags: ["--endpoint", store.endpoint])
+        let (_, _, publisher) = try await Publisher.onObjectStore("halt")
         try publisher.publish(1)
         try publisher.publish(2)
         var log = ""

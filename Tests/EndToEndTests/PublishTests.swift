@@ -27,6 +27,16 @@ import TestOrigin
         }
 
         /// Release `n`'s build folder: a bundle that changes a little, a page, files that never change.
+        /// A publisher of `s3://BUCKET/app` on the shared three-replica store, in a bucket of its own named `name-…`.
+        static func onObjectStore(_ name: String) async throws -> (store: ObjectStore, bucket: String, publisher: Publisher) {
+            let store = try await ObjectStore.shared()
+            let bucket = name + "-" + String(UUID().uuidString.prefix(8)).lowercased()
+            let base = try store.bucket(bucket)
+            let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
+                                          remoteFlags: ["--endpoint", store.endpoint])
+            return (store, bucket, publisher)
+        }
+
         func build(_ n: Int) throws -> String {
             let folder = dir.path("build-\(n)")
             guard !FileManager.default.fileExists(atPath: folder) else { return folder }
@@ -201,23 +211,19 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func aThreeReplicaObjectStoreThroughItsS3API() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "walk-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                      remoteFlags: ["--endpoint", store.endpoint])
+        let (store, bucket, publisher) = try await Publisher.onObjectStore("walk")
         let writesBefore = try Self.writes(store, bucket: bucket)
         try publisher.walk()
         #expect(try Self.writes(store, bucket: bucket) > writesBefore)
 
         // Cache lifetimes per class, as the store serves them to anyone.
-        let head = try Self.headers(base + "/app/Routes.head")
+        let head = try Self.headers(publisher.publicURL + "/Routes.head")
         #expect(head.contains("cache-control: public, max-age=60, must-revalidate") && head.contains("content-type: application/json"), "\(head)")
         let listed = try publisher.releases()
         let table = try #require(listed.first?["table"] as? String)
-        let object = try Self.headers(base + "/app/_cenarius/t/\(table).json")
+        let object = try Self.headers(publisher.publicURL + "/_cenarius/t/\(table).json")
         #expect(object.contains("cache-control: public, max-age=31536000, immutable"), "\(object)")
-        let page = try Self.headers(base + "/app/index.html")
+        let page = try Self.headers(publisher.publicURL + "/index.html")
         #expect(page.contains("content-type: text/html; charset=utf-8"), "\(page)")
 
         // Fleet from the store's own access log: the devices of this walk are counted by their reports.
@@ -227,22 +233,18 @@ import TestOrigin
 
         // The device's-eye check: through the public URL the store serves the head just written.
         let checked = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",
-                                         publisher.dir.path("k1.key"), "--json", "--public-url", base + "/app"] + publisher.remoteFlags)
+                                         publisher.dir.path("k1.key"), "--json", "--public-url", publisher.publicURL] + publisher.remoteFlags)
         let edge = try #require(try checked.json()["edge"] as? [String: Any], "\(checked.stdout) \(checked.stderr)")
         // The table, the index, the compressed table and a patch per earlier release prune kept.
         #expect(edge["serving"] as? Bool == true && (edge["objectsChecked"] as? Int ?? 0) >= 3 && edge["maxAge"] as? Int == 60, "\(edge)")
         let nowhere = try publisher.run(["publish", try publisher.build(4), "--to", publisher.remote, "--channel", "beta", "--sign-key",
-                                         publisher.dir.path("k1.key"), "--public-url", base + "/elsewhere"] + publisher.remoteFlags)
+                                         publisher.dir.path("k1.key"), "--public-url", store.publicBase + "/\(bucket)/elsewhere"] + publisher.remoteFlags)
         #expect(nowhere.status == 3 && nowhere.stderr.contains("no head served"), "\(nowhere.stderr)")
     }
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func onlyWhatIsNewIsWrittenAndAStoreThatLostAServerStillTakesARelease() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "lost-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                      remoteFlags: ["--endpoint", store.endpoint])
+        let (store, bucket, publisher) = try await Publisher.onObjectStore("lost")
         try publisher.publish(1)
         #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
 
@@ -269,11 +271,7 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func aPublishKilledAnywhereLeavesTheChannelWholeAndARerunFinishesIt() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "kill-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                      remoteFlags: ["--endpoint", store.endpoint])
+        let (_, _, publisher) = try await Publisher.onObjectStore("kill")
         try publisher.publish(1)
         #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
         for (n, instant) in zip(2...4, [0.05, 0.15, 0.3]) {
