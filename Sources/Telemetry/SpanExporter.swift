@@ -27,12 +27,7 @@ final class SpanExporter: Sendable {
         /// `timeout`: seconds to connect to the collector (twice that for a whole export).
         init(_ settings: TraceSettings, timeout: Int) {
             endpoint = settings.endpoint
-            var options = TransferOptions()
-            options.headers = settings.headers
-            if let host = Remote.authority(of: settings.endpoint) { options.headerHosts = [host] }
-            options.caFile = settings.caFile
-            options.timeout = timeout
-            self.options = options
+            options = .collector(settings.endpoint, headers: settings.headers, caFile: settings.caFile, timeout: timeout)
             delay = settings.delay
             resource = settings.resource.map { (key: $0.key, value: SpanAttribute.string($0.value)) }
         }

@@ -11,9 +11,10 @@ import TestOrigin
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let python = root.appendingPathComponent(".build/otlp-venv/bin/python").path
 
-    /// Each export the collector took, decoded: ExportTraceServiceRequest as JSON (ids in hex).
-    static func exports(_ origin: TestOrigin) throws -> [[String: Any]] {
-        let bodies = origin.requests(for: "v1/traces").filter { $0.method == "POST" }.map(\.body)
+    /// Each export the collector took, decoded: ExportTraceServiceRequest as JSON (ids in hex), or
+    /// ExportMetricsServiceRequest for `v1/metrics`.
+    static func exports(_ origin: TestOrigin, path: String = "v1/traces") throws -> [[String: Any]] {
+        let bodies = origin.requests(for: path).filter { $0.method == "POST" }.map(\.body)
         guard !bodies.isEmpty else { return [] }
         let dir = try Scratch()
         defer { dir.remove() }
