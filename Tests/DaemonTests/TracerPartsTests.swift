@@ -1,6 +1,7 @@
 import Foundation
 @testable import Telemetry
 import Testing
+import TestOrigin
 import Tracing
 
 /// The tracer's parts alone: the samplers by their standard names, `traceparent` both ways, the
@@ -128,5 +129,26 @@ import Tracing
         let point = try #require(((metrics[2]["histogram"] as? [String: Any])?["dataPoints"] as? [[String: Any]])?.first)
         #expect(point["bucketCounts"] as? [String] == ["1", "2", "1"] && point["count"] as? String == "4")
         #expect(point["explicitBounds"] as? [Double] == [0.00005, 0.001])
+    }
+
+    /// `forceFlush` sends what ended now, not after the exporter's delay (a minute here).
+    @Test func forceFlushWakesTheExporter() async throws {
+        let origin = try await TestOrigin()
+        origin.acceptPosts(on: "v1/traces")
+        var settings = TraceSettings(endpoint: origin.url + "/v1/traces")
+        settings.delay = 60
+        let queue = SpanQueue(capacity: 16)
+        let exporter = SpanExporter(SpanExporter.Target(settings, timeout: 2), queue: queue)
+        exporter.start()
+        let tracer = SpanTracer(sampler: SamplerSwitch(.default), queue: queue, exporter: exporter)
+        tracer.startSpan("cenarius.sync").end()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(origin.requests(for: "v1/traces").isEmpty && queue.count == 1)
+        tracer.forceFlush()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while origin.requests(for: "v1/traces").isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(origin.requests(for: "v1/traces").count == 1 && queue.count == 0)
+        exporter.shutdown(timeout: 1)
+        await origin.shutdown()
     }
 }
