@@ -1,5 +1,6 @@
 package import RouteSync
 package import Transport
+import Tracing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -104,10 +105,25 @@ package struct FormFetcher {
             let packFile = slices?.file ?? (members.isEmpty ? nil : position[ReleaseIndex.packPath(plan.pack!.hash)].map { at in
                 GrowingFile(path: downloads[at].destination, cancel: cancel)
             })
+            // A span a step of the round (decoding and patching apart from the downloads, issue 59):
+            // the pack's frames are decoded while its bytes arrive, so its span overlaps the downloads'.
+            let unpackSpan = packFile.map { _ in startSpan("cenarius.forms.unpack") }
             let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: members, products: products) }
-            let results = downloader.download(downloads, cancel: cancel)
-            let slicesOutcome = slices?.download.wait()
+            let (results, slicesOutcome) = Traced.span("cenarius.forms.download") { span in
+                let results = downloader.download(downloads, cancel: cancel)
+                let slicesOutcome = slices?.download.wait()
+                span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(downloads.count + (slices == nil ? 0 : 1)))
+                span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0))
+                return (results, slicesOutcome)
+            }
             let unpacked = unpacking?.finish()
+            if let unpackSpan, let unpacked {
+                let frames = unpacked.values.compactMap { if case .success(let frame) = $0 { frame } else { nil } }
+                unpackSpan.attributes["cenarius.files"] = SpanAttribute.int64(Int64(frames.count))
+                unpackSpan.attributes["cenarius.files.patched"] = SpanAttribute.int64(Int64(frames.filter(\.patched).count))
+                unpackSpan.attributes["cenarius.forms.fallbacks"] = SpanAttribute.int64(Int64(unpacked.count - frames.count))
+            }
+            unpackSpan?.end()
             outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0)
             if let slices { unlink(slices.file.path) }
             func fetched(_ path: String) -> Result<String, CenariusError> {
@@ -117,6 +133,8 @@ package struct FormFetcher {
                 guard let at = position[path] else { return .failure(.internal("form not fetched")) }
                 return results[at].map { _ in downloads[at].destination }
             }
+            let decodeSpan = position.count > (members.isEmpty || sliced ? 0 : 1) ? startSpan("cenarius.forms.decode") : nil
+            let decodedBefore = (patched: outcome.patched, compressed: outcome.compressed, fallbacks: outcome.fallbacks.count)
             for i in pending {
                 let product = products[i]
                 let current = source(i)
@@ -143,6 +161,12 @@ package struct FormFetcher {
                         fail(i, error.description)
                     }
                 }
+            }
+            if let decodeSpan {
+                decodeSpan.attributes["cenarius.files.patched"] = SpanAttribute.int64(Int64(outcome.patched - decodedBefore.patched))
+                decodeSpan.attributes["cenarius.files.compressed"] = SpanAttribute.int64(Int64(outcome.compressed - decodedBefore.compressed))
+                decodeSpan.attributes["cenarius.forms.fallbacks"] = SpanAttribute.int64(Int64(outcome.fallbacks.count - decodedBefore.fallbacks))
+                decodeSpan.end()
             }
             if let unpacked, let pack = plan.pack {
                 // Frames decoded before a download failed are whole and verified: they are kept.
