@@ -120,4 +120,37 @@ import TestOrigin
         #expect(daemon.terminate().status == 0)
         await origin.shutdown()
     }
+
+    /// SIGHUP names a collector for a daemon started without one, and takes it away again.
+    @Test func aReloadTurnsTheExportsOnAndOff() async throws {
+        let (origin, dir) = try await TelemetryTests.origin()
+        defer { dir.remove() }
+        origin.acceptPosts(on: "v1/metrics")
+        try dir.write("config.json", #"{"remote": "\#(origin.url)"}"#)
+        let daemon = try DaemonProcess(["--config", dir.path("config.json"), "--preset", dir.path("preset"), "--interval", "3600"],
+                                       cache: dir.path("cache"), environment: ["OTEL_METRIC_EXPORT_INTERVAL": "50"])
+        _ = try daemon.waitUntilServing()
+        func syncs() -> Int { origin.requests.filter { $0.path == "Routes.json" }.count }
+        func reload(_ config: String) throws {
+            let before = syncs()
+            try dir.write("config.json", config)
+            kill(daemon.process.processIdentifier, SIGHUP)
+            try waitUntil(timeout: 20) { syncs() > before }
+        }
+        try waitUntil(timeout: 20) { syncs() >= 1 }
+        usleep(300_000)
+        #expect(origin.requests(for: "v1/metrics").isEmpty)
+
+        try reload(#"{"remote": "\#(origin.url)", "otlp-metrics-endpoint": "\#(origin.url)/v1/metrics"}"#)
+        try waitUntil(timeout: 20) { ((try? Self.newest(origin))??.points["cenarius_syncs_total{outcome=\"unchanged\"}"] ?? 0) >= 1
+            || ((try? Self.newest(origin))??.points["cenarius_syncs_total{outcome=\"not-modified\"}"] ?? 0) >= 1 }
+
+        try reload(#"{"remote": "\#(origin.url)"}"#)
+        usleep(300_000)
+        let sent = origin.requests(for: "v1/metrics").count
+        usleep(500_000)
+        #expect(origin.requests(for: "v1/metrics").count == sent, "metrics went on after the reload took the collector away")
+        #expect(daemon.terminate().status == 0)
+        await origin.shutdown()
+    }
 }
