@@ -7,6 +7,7 @@ package import Logging
 package import ResourceCache
 package import RouteSync
 import Transport
+package import Telemetry
 import ServiceLifecycle
 import UnixSignals
 
@@ -54,6 +55,7 @@ package enum Daemon {
     package static func run(
         settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions,
         reload: @escaping @Sendable () async throws(CenariusError) -> ReloadableSettings,
+        metricExport: MetricExporter? = nil,
         onListening: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws(CenariusError) {
         let sessions = TLSSessionCache()
@@ -86,6 +88,8 @@ package enum Daemon {
         let parts = DaemonParts(settings: settings, develop: develop, options: options, holder: holder, logger: logger)
         let (state, coordinator, releases, watch, reports, router, info) =
             (parts.state, parts.coordinator, parts.releases, parts.rollout, parts.reports, parts.router, parts.info)
+        // OTLP metrics are `GET /metrics`'s own exposition, read at each export.
+        metricExport?.attach { state.metrics.exposition(settings: state.settings) }
         let watchdog = SystemdNotifier.watchdogPeriod()
         let liveness = Liveness(timeout: settings.transfer.timeout, period: watchdog ?? 0)
         await coordinator.watch(liveness)

@@ -13,6 +13,8 @@ package struct ResolvedSettings: Sendable {
     package var develop: ServedFolder?
     /// Where traces go; nil: nowhere (docs/telemetry.md).
     package var trace: TraceSettings?
+    /// Where the daemon's metrics go over OTLP; nil: nowhere (`serve` alone sets it).
+    package var metrics: MetricSettings?
 
     package func resolver() -> Resolver { Resolver(settings: sync, developFolder: develop) }
 

@@ -3,6 +3,7 @@ import Logging
 package import ResourceCache
 package import RouteSync
 package import Settings
+import Telemetry
 
 /// What `serve`'s settings mean for the daemon, read at start and again at every SIGHUP: the
 /// trial, the install policies, where events go, and what a reload hands the running daemon.
@@ -65,6 +66,7 @@ package enum ServeSettings {
     package static func resolved(_ source: SettingSource) throws(CenariusError) -> ResolvedSettings {
         var settings = try ResolvedSettings.make(source)
         settings.sync.install = try installPolicy(source)
+        settings.metrics = try MetricSettings.make(source, environment: ProcessEnvironment(), sync: settings.sync)
         if let listener = try peerOptions(source) {
             settings.sync.peers = PeerSources(urls: settings.sync.peers.urls.filter { !listener.isSelf($0) })
         }
@@ -120,6 +122,7 @@ package enum ServeSettings {
         let settings = try resolved(reread)
         var sync = settings.sync
         sync.cache = cache
-        return ReloadableSettings(sync: sync, trial: trialOptions(reread), trace: settings.trace, unchanged: start.startOnlyChanges(in: reread))
+        return ReloadableSettings(sync: sync, trial: trialOptions(reread), trace: settings.trace, metrics: settings.metrics,
+                                  unchanged: start.startOnlyChanges(in: reread))
     }
 }

@@ -34,7 +34,7 @@ extension TraceSettings {
     /// The device as its traces name it: its hashed id (never the id, as in the reports), its
     /// channel and cenariusd's version; `OTEL_RESOURCE_ATTRIBUTES` adds to them, and
     /// `OTEL_SERVICE_NAME` names the service.
-    private static func resource(environment: ProcessEnvironment, sync: SyncSettings) -> [(key: String, value: String)] {
+    static func resource(environment: ProcessEnvironment, sync: SyncSettings) -> [(key: String, value: String)] {
         let given = pairs(environment["OTEL_RESOURCE_ATTRIBUTES"] ?? "")
         let service = environment["OTEL_SERVICE_NAME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? given.first { $0.key == "service.name" }?.value ?? "cenariusd"
@@ -46,5 +46,29 @@ extension TraceSettings {
         ]
         for pair in given where !resource.contains(where: { $0.key == pair.key }) { resource.append(pair) }
         return resource
+    }
+}
+
+extension MetricSettings {
+    /// The daemon's OTLP metrics after precedence: `otlp-metrics-endpoint`, else OpenTelemetry's
+    /// standard variables unless `OTEL_METRICS_EXPORTER` leaves `otlp` out; nil when neither names
+    /// a collector. Headers, CA bundle and resource are the traces'.
+    package static func make(_ source: SettingSource, environment: ProcessEnvironment, sync: SyncSettings) throws(CenariusError) -> MetricSettings? {
+        let exporters = (environment["OTEL_METRICS_EXPORTER"] ?? "otlp").split(separator: ",").map(\.trimmingSpaces)
+        let given = source.string("otlp-metrics-endpoint").flatMap { $0.isEmpty ? nil : $0 }
+        guard let endpoint = given ?? (exporters.contains("otlp")
+            ? TraceSettings.endpoint(environment["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"], base: environment["OTEL_EXPORTER_OTLP_ENDPOINT"], path: "v1/metrics")
+            : nil)
+        else { return nil }
+        var settings = MetricSettings(endpoint: try ServeSettings.checkedHTTPURL(endpoint, setting: "otlp-metrics-endpoint"))
+        settings.headers = try (source.strings("otlp-header")
+            ?? TraceSettings.pairs(environment["OTEL_EXPORTER_OTLP_METRICS_HEADERS"] ?? environment["OTEL_EXPORTER_OTLP_HEADERS"] ?? "").map { "\($0.key): \($0.value)" })
+            .map { line throws(CenariusError) in try ResolvedSettings.checkedHeader(line, setting: "otlp-header") }
+        settings.caFile = environment["OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE"] ?? environment["OTEL_EXPORTER_OTLP_CERTIFICATE"]
+        if let interval = environment["OTEL_METRIC_EXPORT_INTERVAL"].flatMap(Double.init), interval >= 1, interval <= 3_600_000 {
+            settings.interval = interval / 1000
+        }
+        settings.resource = TraceSettings.resource(environment: environment, sync: sync)
+        return settings
     }
 }

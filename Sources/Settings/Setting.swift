@@ -167,7 +167,7 @@ package enum Settings {
         Setting("otlp-endpoint", .string, value: "url", defaultWords: "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces; none: no traces",
                 "An OpenTelemetry collector's OTLP/HTTP traces URL: each sync is sent there as a trace (docs/telemetry.md)."),
         Setting("otlp-header", .list, value: "'Name: value'", defaultWords: "those of $OTEL_EXPORTER_OTLP_HEADERS",
-                "Request header sent with each export of traces (a collector's API key); repeatable."),
+                "Request header sent with each export of traces and metrics (a collector's API key); repeatable."),
         Setting("trace-sampler", .string, value: "sampler", defaultWords: "$OTEL_TRACES_SAMPLER, else parentbased_always_on",
                 "Which syncs are traced: always_on, always_off or traceidratio:RATIO, each also with parentbased_ before it."),
         Setting("report-in", .string, value: "where", default: .string("header"),
@@ -225,6 +225,9 @@ package enum Settings {
                 "Peer connections at once; past it a new one is closed."),
         Setting("peer-max-rate", .int, 0...Double(ByteCount.limit), value: "bytes", default: .int(4 << 20), reloads: false,
                 "Bytes per second served to peers, all connections together (0: no cap)."),
+        Setting("otlp-metrics-endpoint", .string, value: "url",
+                defaultWords: "$OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, else $OTEL_EXPORTER_OTLP_ENDPOINT/v1/metrics unless $OTEL_METRICS_EXPORTER is none; none: no OTLP metrics",
+                "An OpenTelemetry collector's OTLP/HTTP metrics URL: the figures of GET /metrics are sent there every $OTEL_METRIC_EXPORT_INTERVAL ms, 60 s by default (docs/telemetry.md)."),
     ]
     package static let all = shared + serve
     package static let byKey = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })

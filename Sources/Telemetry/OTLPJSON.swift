@@ -65,7 +65,7 @@ enum OTLPJSON {
         }
     }
 
-    private static func attributes(_ pairs: [(key: String, value: SpanAttribute)], _ out: inout [UInt8]) {
+    static func attributes(_ pairs: [(key: String, value: SpanAttribute)], _ out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         var first = true
         for (key, value) in pairs {

@@ -16,7 +16,6 @@ final class SpanExporter: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
-    private let counts = Mutex<(exported: Int, failed: Int)>((0, 0))
 
     struct Target: Sendable {
         var endpoint: String
@@ -27,12 +26,7 @@ final class SpanExporter: Sendable {
         /// `timeout`: seconds to connect to the collector (twice that for a whole export).
         init(_ settings: TraceSettings, timeout: Int) {
             endpoint = settings.endpoint
-            var options = TransferOptions()
-            options.headers = settings.headers
-            if let host = Remote.authority(of: settings.endpoint) { options.headerHosts = [host] }
-            options.caFile = settings.caFile
-            options.timeout = timeout
-            self.options = options
+            options = .collector(settings.endpoint, headers: settings.headers, caFile: settings.caFile, timeout: timeout)
             delay = settings.delay
             resource = settings.resource.map { (key: $0.key, value: SpanAttribute.string($0.value)) }
         }
@@ -47,9 +41,6 @@ final class SpanExporter: Sendable {
     func retarget(_ target: Target) {
         self.target.withLock { $0 = target }
     }
-
-    var exported: Int { counts.withLock { $0.exported } }
-    var failedExports: Int { counts.withLock { $0.failed } }
 
     func start() {
         DispatchQueue(label: "cenariusd.trace-export").async { [self] in
@@ -67,6 +58,12 @@ final class SpanExporter: Sendable {
     /// Wakes the thread when a batch is full, so a burst does not wait out the delay.
     func spanEnded() {
         if queue.count >= Self.batchSize { wake.signal() }
+    }
+
+    /// Wakes the thread to export what is queued now, not at the end of the delay. A command's
+    /// exporter has no thread: it exports at exit (`exportNow`) whatever this says.
+    func flush() {
+        wake.signal()
     }
 
     /// What is queued, exported on the caller's thread: a command's one sync, at its exit (a thread
@@ -92,13 +89,11 @@ final class SpanExporter: Sendable {
             let body = OTLPJSON.request(batch, resource: target.resource, scopeVersion: CenariusVersion.string)
             switch HTTPPost.send(target.endpoint, body: body, contentType: "application/json", options: target.options) {
             case .success(let status) where (200..<300).contains(status):
-                counts.withLock { $0.exported += batch.count }
+                continue
             case .success(let status) where status != 429 && (400..<500).contains(status):
                 queue.drop(batch.count)
-                counts.withLock { $0.failed += 1 }
             default:
                 queue.putBack(batch)
-                counts.withLock { $0.failed += 1 }
                 return false
             }
         }

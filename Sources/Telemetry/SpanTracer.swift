@@ -32,7 +32,10 @@ package struct SpanTracer: Tracer {
         }
     }
 
-    package func forceFlush() {}
+    /// The spans ended so far go to the collector now (the exporter's thread wakes).
+    package func forceFlush() {
+        exporter.flush()
+    }
 
     /// `traceparent` for the span the context is in.
     package func inject<Carrier, Inject: Injector>(_ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject)

@@ -46,10 +46,6 @@ package final class Telemetry: Sendable {
         sampler.current = settings.sampler
     }
 
-    /// Spans lost to a full queue or refused by the collector (the metrics' `cenarius_trace_spans_dropped_total`).
-    package var droppedSpans: Int { queue.dropped }
-    package var exportedSpans: Int { exporter.exported }
-
     package func shutdown(timeout: Double = 3) {
         if background { exporter.shutdown(timeout: timeout) } else { exporter.exportNow() }
     }

@@ -31,9 +31,14 @@ package struct TraceSettings: Sendable, Equatable {
     /// The signal's URL from the standard variables: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it
     /// is, else `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces` after it.
     package static func endpoint(traces: String?, base: String?) -> String? {
-        if let traces, !traces.isEmpty { return traces }
+        endpoint(traces, base: base, path: "v1/traces")
+    }
+
+    /// A signal's URL: its own variable's as it is, else the base's with the signal's path after it.
+    package static func endpoint(_ given: String?, base: String?, path: String) -> String? {
+        if let given, !given.isEmpty { return given }
         guard let base, !base.isEmpty else { return nil }
-        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/v1/traces"
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + path
     }
 
     /// `key=value,key=value` with values percent-encoded (W3C Baggage's form, which both

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Telemetry
 import Testing
+import TestOrigin
 import Tracing
 
 /// The tracer's parts alone: the samplers by their standard names, `traceparent` both ways, the
@@ -91,5 +92,63 @@ import Tracing
         let attributes = try #require(encoded["attributes"] as? [[String: Any]])
         #expect((attributes.first { $0["key"] as? String == "bytes" }?["value"] as? [String: Any])?["intValue"] as? String == "5792")
         #expect((encoded["status"] as? [String: Any])?["code"] as? Int == 2)
+    }
+
+    /// What swift-prometheus writes, read back for OTLP: labels with escapes, integer counters
+    /// kept exact, a histogram's cumulative buckets turned into OTLP's per-bucket counts.
+    @Test func thePrometheusTextIsReadBackIntoTheSameFigures() throws {
+        let text = """
+            # TYPE cenarius_syncs_total counter
+            cenarius_syncs_total{outcome="committed"} 3
+            cenarius_syncs_total{outcome="odd \\"q\\" \\\\ x"} 9007199254740993
+            # TYPE cenarius_generation gauge
+            cenarius_generation 4.0
+            # TYPE cenarius_http_request_duration_seconds histogram
+            cenarius_http_request_duration_seconds_bucket{le="5e-05"} 1
+            cenarius_http_request_duration_seconds_bucket{le="0.001"} 3
+            cenarius_http_request_duration_seconds_bucket{le="+Inf"} 4
+            cenarius_http_request_duration_seconds_sum 2.5
+            cenarius_http_request_duration_seconds_count 4
+            # TYPE cenarius_unused counter
+
+            """
+        let families = MetricFamily.parse(Array(text.utf8))
+        #expect(families.map(\.name) == ["cenarius_syncs_total", "cenarius_generation", "cenarius_http_request_duration_seconds"])
+        #expect(families[0].points.map(\.labels.first?.value) == ["committed", #"odd "q" \ x"#])
+        #expect(families[0].points.map(\.value) == ["3", "9007199254740993"])
+        let histogram = try #require(families[2].points.first)
+        #expect(histogram.bounds == [0.00005, 0.001] && histogram.cumulative == [1, 3] && histogram.count == 4 && histogram.sum == 2.5)
+
+        let bytes = OTLPMetricsJSON.request(families, resource: [("service.name", .string("cenariusd"))], scopeVersion: "0.1.0", start: 1, now: 2)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        let metrics = try #require(((object["resourceMetrics"] as? [[String: Any]])?.first?["scopeMetrics"] as? [[String: Any]])?.first?["metrics"] as? [[String: Any]])
+        let sum = try #require(metrics[0]["sum"] as? [String: Any])
+        #expect(sum["isMonotonic"] as? Bool == true && sum["aggregationTemporality"] as? Int == 2)
+        #expect((sum["dataPoints"] as? [[String: Any]])?.last?["asInt"] as? String == "9007199254740993")
+        #expect(((metrics[1]["gauge"] as? [String: Any])?["dataPoints"] as? [[String: Any]])?.first?["asDouble"] as? Double == 4)
+        let point = try #require(((metrics[2]["histogram"] as? [String: Any])?["dataPoints"] as? [[String: Any]])?.first)
+        #expect(point["bucketCounts"] as? [String] == ["1", "2", "1"] && point["count"] as? String == "4")
+        #expect(point["explicitBounds"] as? [Double] == [0.00005, 0.001])
+    }
+
+    /// `forceFlush` sends what ended now, not after the exporter's delay (a minute here).
+    @Test func forceFlushWakesTheExporter() async throws {
+        let origin = try await TestOrigin()
+        origin.acceptPosts(on: "v1/traces")
+        var settings = TraceSettings(endpoint: origin.url + "/v1/traces")
+        settings.delay = 60
+        let queue = SpanQueue(capacity: 16)
+        let exporter = SpanExporter(SpanExporter.Target(settings, timeout: 2), queue: queue)
+        exporter.start()
+        let tracer = SpanTracer(sampler: SamplerSwitch(.default), queue: queue, exporter: exporter)
+        tracer.startSpan("cenarius.sync").end()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(origin.requests(for: "v1/traces").isEmpty && queue.count == 1)
+        tracer.forceFlush()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while origin.requests(for: "v1/traces").isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(origin.requests(for: "v1/traces").count == 1 && queue.count == 0)
+        exporter.shutdown(timeout: 1)
+        await origin.shutdown()
     }
 }

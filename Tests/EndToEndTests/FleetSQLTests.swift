@@ -40,6 +40,18 @@ import TestOrigin
         return out
     }
 
+    /// The bytes of `fleet --json` (per release with any, and in all) against the traffic's.
+    static func expectBytes(_ json: [String: Any], _ traffic: FleetTraffic, _ what: String) {
+        var releases: [String: [Int64]] = [:]
+        for release in json["releases"] as? [[String: Any]] ?? [] {
+            let bytes = [release["peerBytes"], release["originBytes"]].map { ($0 as? NSNumber)?.int64Value ?? -1 }
+            if let name = release["release"] as? String, bytes != [0, 0] { releases[name] = bytes }
+        }
+        #expect(releases == traffic.bytes.mapValues { [$0.peer, $0.origin] }, "\(what): \(releases)")
+        let total = [json["peerBytes"], json["originBytes"]].map { ($0 as? NSNumber)?.int64Value ?? -1 }
+        #expect(total == [traffic.bytes.values.map(\.peer).reduce(0, +), traffic.bytes.values.map(\.origin).reduce(0, +)] && total[0] > 0, "\(what): \(total)")
+    }
+
     @Test func everyLogFormatGivesTheSameKnownCounts() throws {
         let traffic = FleetTraffic()
         let dir = try Scratch()
@@ -53,6 +65,7 @@ import TestOrigin
                 #expect(json["devices"] as? Int == traffic.devices, "\(format): \(run.stdout)")
                 #expect(Self.releases(json) == traffic.expectedReleases, "\(format): \(run.stdout)")
                 #expect(json["why"] as? [String: Int] == traffic.why, "\(format): \(run.stdout)")
+                Self.expectBytes(json, traffic, "\(format)")
             }
         }
     }
@@ -85,6 +98,7 @@ import TestOrigin
             #expect(json["devices"] as? Int == traffic.devices, "\(engine) on \(format): \(counts.stdout)")
             #expect(Self.releases(json) == traffic.expectedReleases, "\(engine) on \(format): \(counts.stdout)")
             #expect(json["why"] as? [String: Int] == traffic.why, "\(engine) on \(format): \(counts.stdout)")
+            Self.expectBytes(json, traffic, "\(engine) on \(format)")
         }
     }
 

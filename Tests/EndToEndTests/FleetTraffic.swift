@@ -22,6 +22,8 @@ struct FleetTraffic {
     /// Per release: devices, confirmed, trial, deferred, held, failed (as `fleet --json` names them).
     private(set) var releases: [String: [String: Int]] = [:]
     private(set) var why: [String: Int] = [:]
+    /// Per release, the bytes its devices' latest reports say they took from LAN peers and from the origin.
+    private(set) var bytes: [String: (peer: Int64, origin: Int64)] = [:]
     let devices: Int
     private var random: SplitMix
 
@@ -48,7 +50,10 @@ struct FleetTraffic {
             if let why { text += ", why=\(why)" }
             return text
         }
-        let old = report("2026.11-a", "confirmed", why: "current")
+        // Every fifth device took bytes from peers (`peer=N, origin=M` in its latest report); the
+        // one after it did once, in an older report, which no longer counts.
+        let peer = Int64(n + 1) * 1_000_003, origin = Int64(n + 1) * 37
+        let old = report("2026.11-a", "confirmed", why: "current") + (n % 5 == 1 ? ", peer=999999, origin=1" : "")
         let history: [String]
         let final: (release: String, state: String, failed: [String], why: String)
         switch n % 6 {
@@ -62,7 +67,8 @@ struct FleetTraffic {
         case 2, 4: history = [old, report("2026.11-b", "trial", why: "trial")]
         default: history = [old]
         }
-        let polls = history + [report(final.release, final.state, failed: final.failed, why: final.why)]
+        let polls = history + [report(final.release, final.state, failed: final.failed, why: final.why) + (n % 5 == 0 ? ", peer=\(peer), origin=\(origin)" : "")]
+        if n % 5 == 0 { bytes[final.release] = ((bytes[final.release]?.peer ?? 0) + peer, (bytes[final.release]?.origin ?? 0) + origin) }
         // Five minutes apart, each device at its own second: no two reports of one device share a time.
         let offset = Int(random.next() * 250)
         let repeats = 2 + Int(random.next() * 3)

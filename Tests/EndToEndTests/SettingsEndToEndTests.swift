@@ -20,6 +20,7 @@ import Testing
             case ("public-key", _): .list([dir.path("one.pub"), dir.path("two.pub")])
             case ("header", _), ("otlp-header", _): .list(["X-One: 1", "X-Two: 2"])
             case ("otlp-endpoint", _): .string("http://127.0.0.1:9/v1/traces")
+            case ("otlp-metrics-endpoint", _): .string("http://127.0.0.1:9/v1/metrics")
             case ("trace-sampler", _): .string("parentbased_traceidratio:0.25")
             case ("cacert", _), ("client-cert", _), ("client-key", _): .string(dir.path("file.pem"))
             case ("native-version", _): .string("2.3.0")

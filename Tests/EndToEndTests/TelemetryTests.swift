@@ -11,9 +11,10 @@ import TestOrigin
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let python = root.appendingPathComponent(".build/otlp-venv/bin/python").path
 
-    /// Each export the collector took, decoded: ExportTraceServiceRequest as JSON (ids in hex).
-    static func exports(_ origin: TestOrigin) throws -> [[String: Any]] {
-        let bodies = origin.requests(for: "v1/traces").filter { $0.method == "POST" }.map(\.body)
+    /// Each export the collector took, decoded: ExportTraceServiceRequest as JSON (ids in hex), or
+    /// ExportMetricsServiceRequest for `v1/metrics`.
+    static func exports(_ origin: TestOrigin, path: String = "v1/traces") throws -> [[String: Any]] {
+        let bodies = origin.requests(for: path).filter { $0.method == "POST" }.map(\.body)
         guard !bodies.isEmpty else { return [] }
         let dir = try Scratch()
         defer { dir.remove() }
@@ -107,6 +108,47 @@ import TestOrigin
         }
         let bodies = origin.requests(for: "v1/traces").flatMap(\.body)
         #expect(!String(decoding: bodies, as: UTF8.self).contains("kiosk-7-serial-A1B2"))
+        await origin.shutdown()
+    }
+
+    /// The forms step in its parts: the forms' downloads, and their decoding and patching (the
+    /// pack's frames as they arrive, the other forms after), each with what it gave.
+    @Test func aReleaseWithPatchesShowsItsDecodingAndPatching() async throws {
+        let origin = try await TestOrigin()
+        origin.acceptPosts(on: "v1/traces")
+        let dir = try Scratch()
+        defer { dir.remove() }
+        let main = ReleaseBytesEndToEndTests.bundle(1, 200_000)
+        try dir.write("v1/index.html", "<script src=main.js></script>")
+        try dir.write("v1/main.js", main)
+        try dir.write("v1/style.css", ReleaseBytesEndToEndTests.bundle(2, 50_000))
+        #expect(try Binary.run(["routes", dir.path("v1"), "--compress"]).status == 0)
+        try dir.write("v2/index.html", "<script src=main.js></script>")
+        try dir.write("v2/main.js", main.replacingOccurrences(of: "render", with: "paint", options: [], range: main.range(of: "render")))
+        try dir.write("v2/style.css", ReleaseBytesEndToEndTests.bundle(3, 50_000))
+        #expect(try Binary.run(["routes", dir.path("v2"), "--delta-from", dir.path("v1")]).status == 0)
+        try ReleaseBytesEndToEndTests.upload(dir.path("v1"), to: origin)
+        #expect(try Self.sync(origin, dir, ["--otlp-endpoint", origin.url + "/v1/traces"]).status == 0)
+        try ReleaseBytesEndToEndTests.upload(dir.path("v2"), to: origin)
+        let second = try Self.sync(origin, dir, ["--otlp-endpoint", origin.url + "/v1/traces"])
+        let patched = try second.json()["patchedFiles"] as? Int ?? 0
+        #expect(second.status == 0 && patched >= 1, "\(second.stdout) \(second.stderr)")
+
+        let spans = Self.spans(try Self.exports(origin))
+        let roots = spans.filter { $0.span["name"] as? String == "cenarius.sync" }
+        try #require(roots.count == 2)
+        for (index, root) in roots.enumerated() {
+            let trace = spans.filter { $0.span["traceId"] as? String == root.span["traceId"] as? String }
+            let forms = try #require(trace.first { $0.span["name"] as? String == "cenarius.download.forms" })
+            let parts = trace.filter { $0.span["parentSpanId"] as? String == forms.span["spanId"] as? String }
+            let names = Set(parts.compactMap { $0.span["name"] as? String })
+            #expect(names.contains("cenarius.forms.download") && !names.isDisjoint(with: ["cenarius.forms.unpack", "cenarius.forms.decode"]), "\(names)")
+            let decoding = parts.filter { ["cenarius.forms.unpack", "cenarius.forms.decode"].contains($0.span["name"] as? String ?? "") }
+            func total(_ key: String) -> Int { decoding.map { Int(Self.attributes($0.span["attributes"])[key] ?? "") ?? 0 }.reduce(0, +) }
+            // The first install decodes compressed files; the second patches what changed.
+            if index == 0 { #expect(total("cenarius.files") + total("cenarius.files.compressed") >= 3, "\(decoding)") }
+            else { #expect(total("cenarius.files.patched") >= 1, "\(decoding)") }
+        }
         await origin.shutdown()
     }
 

@@ -32,6 +32,7 @@ import Testing
         case "native-version": "2.3.0"
         case "header", "otlp-header": "X-Fleet: kiosks"
         case "otlp-endpoint": "http://127.0.0.1:9/v1/traces"
+        case "otlp-metrics-endpoint": "http://127.0.0.1:9/v1/metrics"
         case "trace-sampler": "always_off"
         case "download-window", "switch-window": "daily 22:00-06:00"
         case "metered": "defer"
@@ -74,6 +75,7 @@ import Testing
         dump(settings.sync, to: &text)
         dump(settings.trial, to: &text)
         dump(settings.trace, to: &text)
+        dump(settings.metrics, to: &text)
         return (text, settings.unchanged)
     }
 

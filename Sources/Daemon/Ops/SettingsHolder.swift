@@ -9,13 +9,16 @@ package struct ReloadableSettings: Sendable {
     package var trial: TrialOptions
     /// Where traces go (docs/telemetry.md); applied by `serve`'s reload itself.
     package var trace: TraceSettings?
+    /// Where the daemon's metrics go over OTLP; applied by `serve`'s reload too.
+    package var metrics: MetricSettings?
     /// Settings read once at start whose value the reload found changed: said in the log, kept.
     package var unchanged: [String] = []
 
-    package init(sync: SyncSettings, trial: TrialOptions, trace: TraceSettings? = nil, unchanged: [String] = []) {
+    package init(sync: SyncSettings, trial: TrialOptions, trace: TraceSettings? = nil, metrics: MetricSettings? = nil, unchanged: [String] = []) {
         self.sync = sync
         self.trial = trial
         self.trace = trace
+        self.metrics = metrics
         self.unchanged = unchanged
     }
 }

@@ -32,6 +32,17 @@ package enum FleetPage {
                 .map { "<td>\($0)</td>" }.joined() + "</tr>\n"
         }
         page += "</table>\n"
+        let total = tally.totalBytes()
+        if total.peer > 0 || total.origin > 0 {
+            // What LAN peers kept off the uplink (docs/peers.md), by each device's latest report.
+            page += "<h2 id=\"uplink\">Bytes kept off the uplink: \(percent(total))% (\(total.peer) of \(FleetTally.sum(total.peer, total.origin)) from LAN peers)</h2>\n"
+                + "<table><tr><th>release</th><th>from peers</th><th>from the origin</th><th>kept off the uplink</th></tr>\n"
+            for release in releases where release.peerBytes > 0 || release.originBytes > 0 {
+                page += "<tr><td>\(escaped(release.name))</td><td>\(release.peerBytes)</td><td>\(release.originBytes)</td>"
+                    + "<td>\(percent(PeerBytes(peer: release.peerBytes, origin: release.originBytes)))%</td></tr>\n"
+            }
+            page += "</table>\n"
+        }
         if let notOn = tally.notOnNewest() {
             page += "<h2 id=\"why\">Not on \(escaped(notOn.release)), the newest: \(notOn.devices) devices</h2>\n<table><tr><th>why</th><th>devices</th></tr>\n"
             for (code, devices) in notOn.why.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
@@ -40,6 +51,12 @@ package enum FleetPage {
             page += "</table>\n"
         }
         return page + "</body></html>\n"
+    }
+
+    /// The share of the bytes that came from peers, in whole percent (rounded down, as `fleet` says it).
+    private static func percent(_ bytes: PeerBytes) -> Int {
+        let total = Double(bytes.peer) + Double(bytes.origin)
+        return total > 0 ? Int((Double(bytes.peer) / total * 100).rounded(.down)) : 0
     }
 
     /// A line chart of `series` over `times`, with its legend.

@@ -11,7 +11,14 @@ package struct FleetCounts: Sendable, Equatable {
     /// Devices: each is on one release.
     package var devices: Int { releases.reduce(0) { $0 + $1.seen } }
 
-    static let columns = ["kind", "name", "devices", "confirmed", "trial", "deferred", "held", "failed"]
+    static let columns = ["kind", "name", "devices", "confirmed", "trial", "deferred", "held", "failed", "peer_bytes", "origin_bytes"]
+
+    /// Bytes from LAN peers and from the origin over every release (the fleet's uplink saving).
+    package var bytes: PeerBytes {
+        releases.reduce(PeerBytes(peer: 0, origin: 0)) {
+            PeerBytes(peer: FleetTally.sum($0.peer, $1.peerBytes), origin: FleetTally.sum($0.origin, $1.originBytes))
+        }
+    }
 
     package static func parse(_ bytes: [UInt8], source: String) throws(CenariusError) -> FleetCounts {
         let text = String(decoding: bytes, as: UTF8.self)
@@ -54,6 +61,10 @@ package struct FleetCounts: Sendable, Equatable {
                 var release = FleetTally.Release(name: name)
                 (release.confirmed, release.trial, release.deferred, release.held, release.failed) =
                     (try number("confirmed"), try number("trial"), try number("deferred"), try number("held"), try number("failed"))
+                // A result of the query before it summed bytes has no such columns: no bytes, as then.
+                if row["peer_bytes"] != nil || row["origin_bytes"] != nil {
+                    (release.peerBytes, release.originBytes) = (Int64(try number("peer_bytes")), Int64(try number("origin_bytes")))
+                }
                 counts.releases.append(release)
             case "why":
                 counts.why[name, default: 0] += try number("devices")

@@ -5,10 +5,11 @@ import ReportHeader
 /// request, `report` the `Cenarius-Report` value as received (from the header, or the query
 /// string's `cenarius-report` percent-decoded); `view(of:)` makes that table of each log format.
 ///
-/// Its rows are `kind, name, devices, confirmed, trial, deferred, held, failed`: per release
-/// (`kind` = `release`) the devices on it by state and the devices that gave it up, and per `why`
-/// code (`kind` = `why`) the devices that report it, each device by its latest report; the same
-/// counts as `fleet --json`'s `releases` and `why`, and what `fleet --counts` reads back.
+/// Its rows are `kind, name, devices, confirmed, trial, deferred, held, failed, peer_bytes,
+/// origin_bytes`: per release (`kind` = `release`) the devices on it by state, the devices that gave
+/// it up, and the bytes its devices took from LAN peers and from the origin (`peer=N, origin=M`), and
+/// per `why` code (`kind` = `why`) the devices that report it, each device by its latest report; the
+/// same counts as `fleet --json`'s `releases` and `why`, and what `fleet --counts` reads back.
 /// No backslash and no single quote in any literal: every engine reads them alike.
 package enum FleetSQL {
     package enum Engine: String, CaseIterable, Sendable {
@@ -39,7 +40,9 @@ package enum FleetSQL {
                      \(field(#"release="([^"]*)""#)) AS release_name,
                      \(field("state=([a-z]+)")) AS state,
                      \(field(#"failed=[(]([^)]*)[)]"#)) AS failed,
-                     \(field("why=([a-z-]+)")) AS why
+                     \(field("why=([a-z-]+)")) AS why,
+                     \(d.bigint(field("peer=([0-9]+)"))) AS peer,
+                     \(d.bigint(field("origin=([0-9]+)"))) AS origin
               FROM \(linesTable)
               WHERE \(d.matches("report", #"(?:^|[ ,])release=""#))
             ), latest AS (
@@ -52,13 +55,16 @@ package enum FleetSQL {
             ), counts AS (
               SELECT 'release' AS kind, release_name AS name, count(*) AS devices,
                      \(stateSums.joined(separator: ",\n         ")),
-                     0 AS failed
+                     0 AS failed,
+                     -- A report says both or neither (docs/peers.md).
+                     sum(CASE WHEN peer IS NOT NULL AND origin IS NOT NULL THEN peer ELSE 0 END) AS peer_bytes,
+                     sum(CASE WHEN peer IS NOT NULL AND origin IS NOT NULL THEN origin ELSE 0 END) AS origin_bytes
               FROM latest GROUP BY release_name
-              UNION ALL SELECT 'release', name, 0, 0, 0, 0, 0, count(*) FROM gave_up GROUP BY name
-              UNION ALL SELECT 'why', why, count(*), 0, 0, 0, 0, 0 FROM latest WHERE why IN (\(whys)) GROUP BY why
+              UNION ALL SELECT 'release', name, 0, 0, 0, 0, 0, count(*), 0, 0 FROM gave_up GROUP BY name
+              UNION ALL SELECT 'why', why, count(*), 0, 0, 0, 0, 0, 0, 0 FROM latest WHERE why IN (\(whys)) GROUP BY why
             )
             SELECT kind, name, sum(devices) AS devices, sum(confirmed) AS confirmed, sum(trial) AS trial, sum(deferred) AS deferred,
-                   sum(held) AS held, sum(failed) AS failed
+                   sum(held) AS held, sum(failed) AS failed, sum(peer_bytes) AS peer_bytes, sum(origin_bytes) AS origin_bytes
             FROM counts GROUP BY kind, name ORDER BY kind, name
 
             """
@@ -163,6 +169,11 @@ private struct Dialect {
         case .clickhouse: return "JSONExtractString(\(json), '\(key)'" + (inner.map { ", '\($0)'" } ?? "") + ")"
         case .athena: return "json_extract_scalar(\(json), '\(path)')"
         }
+    }
+
+    /// Digits as a 64-bit number; NULL when there are none (the field is not in the report).
+    func bigint(_ text: String) -> String {
+        engine == .clickhouse ? "toInt64OrNull(\(text))" : "TRY_CAST(\(text) AS BIGINT)"
     }
 
     func double(_ text: String) -> String {

@@ -1,5 +1,6 @@
 package import RouteSync
 package import Transport
+import Tracing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,17 +77,29 @@ package struct FormFetcher {
         let packFile = slices?.file ?? (round.members.isEmpty ? nil : packPath.flatMap(round.destination(of:)).map {
             GrowingFile(path: $0, cancel: cancel)
         })
+        // A span a step of the round (decoding and patching apart from the downloads, issue 59):
+        // the pack's frames are decoded while its bytes arrive, so its span overlaps the downloads'.
+        let unpackSpan = packFile.map { _ in startSpan("cenarius.forms.unpack") }
         let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
-        let results = downloader.download(round.downloads, cancel: cancel)
-        let slicesOutcome = slices?.download.wait()
+        let (results, slicesOutcome) = Traced.span("cenarius.forms.download") { span in
+            let results = downloader.download(round.downloads, cancel: cancel)
+            let slicesOutcome = slices?.download.wait()
+            span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1)))
+            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0))
+            return (results, slicesOutcome)
+        }
         let unpacked = unpacking?.finish()
+        if let unpackSpan { FormSpans.unpacked(unpacked ?? [:], in: unpackSpan) }
         progress.outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0)
         if let slices { unlink(slices.file.path) }
         let fetched = { (path: String) in round.fetched(path, results: results, slices: slicesOutcome, packPath: packPath) }
+        let decodeSpan = round.forms > 0 ? startSpan("cenarius.forms.decode") : nil
+        let before = progress.outcome
         for i in pending where !progress.source(i).isMember {
             guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: plan) else { continue }
             decode(i, from: fetched(path), progress: &progress)
         }
+        if let decodeSpan { FormSpans.decoded(progress.outcome, since: before, in: decodeSpan) }
         if let unpacked, let packPath {
             adopt(unpacked, members: round.members, download: fetched(packPath), progress: &progress)
         }

@@ -1,4 +1,5 @@
 import RouteSync
+import Tracing
 import Transport
 
 /// Where each file of a `FormFetcher.fetch` stands among the forms its plan offers (patch,
@@ -82,6 +83,9 @@ struct FormRound {
         downloads.append(file)
     }
 
+    /// Forms downloaded on their own, the pack apart.
+    var forms: Int { downloads.count - (members.isEmpty || sliced ? 0 : 1) }
+
     /// Where the download of `path` went, once the round's downloads ended.
     func destination(of path: String) -> String? { position[path].map { downloads[$0].destination } }
 
@@ -91,5 +95,23 @@ struct FormRound {
         if let slices, path == packPath { return slices.failure.map { .failure($0) } ?? .success(path) }
         guard let at = position[path] else { return .failure(.internal("form not fetched")) }
         return results[at].map { _ in downloads[at].destination }
+    }
+}
+
+/// The attributes of a round's unpack and decode spans (docs/telemetry.md), each then ended.
+enum FormSpans {
+    static func unpacked(_ unpacked: PackUnpacking.Results, in span: any Span) {
+        let frames = unpacked.values.compactMap { if case .success(let frame) = $0 { frame } else { nil } }
+        span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(frames.count))
+        span.attributes["cenarius.files.patched"] = SpanAttribute.int64(Int64(frames.filter(\.patched).count))
+        span.attributes["cenarius.forms.fallbacks"] = SpanAttribute.int64(Int64(unpacked.count - frames.count))
+        span.end()
+    }
+
+    static func decoded(_ outcome: FormFetcher.Outcome, since before: FormFetcher.Outcome, in span: any Span) {
+        span.attributes["cenarius.files.patched"] = SpanAttribute.int64(Int64(outcome.patched - before.patched))
+        span.attributes["cenarius.files.compressed"] = SpanAttribute.int64(Int64(outcome.compressed - before.compressed))
+        span.attributes["cenarius.forms.fallbacks"] = SpanAttribute.int64(Int64(outcome.fallbacks.count - before.fallbacks.count))
+        span.end()
     }
 }

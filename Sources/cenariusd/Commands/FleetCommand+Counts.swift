@@ -14,6 +14,7 @@ extension FleetCommand {
             lines: 0, devices: counts.devices, malformed: 0, withoutReport: 0, droppedLines: 0,
             releases: counts.releases.map(Summary.Release.init),
             why: counts.why, notOnNewest: nil, counts: path)
+        (summary.peerBytes, summary.originBytes) = (counts.bytes.peer, counts.bytes.origin)
         if let haltAbove, let remote {
             summary.halt = try rolloutHalt(remote).apply(HaltRule(percent: haltAbove, minDevices: minDevices), to: counts.releases)
         }

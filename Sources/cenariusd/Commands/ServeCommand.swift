@@ -39,11 +39,13 @@ struct ServeCommand: AsyncParsableCommand {
         let (global, flags, cache) = (global, commandFlags, settings.sync.cache)
         let telemetry = TelemetryControl(settings.trace)
         defer { telemetry.shutdown() }
+        let metrics = MetricExporter(settings.metrics)
         try await Daemon.run(settings: settings.sync, develop: settings.develop, options: options, reload: { () throws(CenariusError) in
             // Everything again, flags included, as at start.
             let reloaded = try ServeSettings.reloaded(try await global.source(commandFlags: flags), start: source, cache: cache)
             telemetry.apply(reloaded.trace)
+            metrics.apply(reloaded.metrics)
             return reloaded
-        })
+        }, metricExport: metrics)
     }
 }

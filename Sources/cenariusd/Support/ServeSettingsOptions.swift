@@ -33,6 +33,7 @@ struct ServeSettingsOptions: ParsableArguments {
     @Option(help: .setting("peer-allow")) var peerAllow: [String] = []
     @Option(help: .setting("peer-max-connections")) var peerMaxConnections: Int?
     @Option(help: .setting("peer-max-rate")) var peerMaxRate: Int?
+    @Option(help: .setting("otlp-metrics-endpoint")) var otlpMetricsEndpoint: String?
 
     func validate() throws { try SettingFlags.validate(flagValues) }
 

@@ -45,5 +45,10 @@ import TestOrigin
         #expect(heading.contains("Not on 2026.11-b, the newest: 46 devices"), "\(heading)")
         let why = try text("#why + table")
         for code in ["held-back\t15", "deferred-moment\t15", "held\t15"] { #expect(why.contains(code), "\(why)") }
+        // What LAN peers kept off the uplink, per release, as each device's latest report says.
+        let saved = try text("#uplink")
+        #expect(saved.contains("Bytes kept off the uplink: 99%"), "\(saved)")
+        let uplink = try text("#uplink + table")
+        for (name, bytes) in traffic.bytes { #expect(uplink.contains("\(name)\t\(bytes.peer)\t\(bytes.origin)\t99%"), "\(uplink)") }
     }
 }
