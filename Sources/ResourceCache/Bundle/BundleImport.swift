@@ -35,7 +35,6 @@ package struct BundleImport: Sendable {
             }
             throw error
         }
-        defer { bundle.close() }
         let channel = settings.channel
         let result = Result { () throws(CenariusError) in try apply(bundle, channel: channel, cancel: cancel, progress: progress) }
         let imported = report(result, bundle: bundle.path, reportFolder: bundle.reportFolder, warn: warn)
@@ -88,10 +87,8 @@ package struct BundleImport: Sendable {
     private func sync(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let layout = settings.cache
         try checkVersion(bundle, channel: channel)
-        var remote = try Remote("file://" + bundle.folder, routesName: settings.preset.routesName, channel: channel)
-        remote.isBundle = true
         var settings = settings
-        settings.remote = remote
+        settings.remote = try bundle.remote(routesName: settings.preset.routesName, channel: channel)
         settings.mirrors = []
         settings.storeListing = bundle.listing
         // The bundle's own poll records would replace the origin's: kept aside and put back.
@@ -117,9 +114,8 @@ package struct BundleImport: Sendable {
     /// refused by its signature's version too (G8); this holds where nothing is signed.
     private func checkVersion(_ bundle: OpenedBundle, channel: String) throws(CenariusError) {
         let name = ReleaseHead.name(routesName: settings.preset.routesName, channel: channel)
-        let path = FileSystem.join(bundle.folder, name)
-        guard FileSystem.kind(path) == S_IFREG, let bytes = try? FileSystem.readFile(path, limit: ReleaseHead.maxBytes),
-              let head = try? ReleaseHead.parse(bytes, source: path),
+        guard let bytes = bundle.read(name, limit: ReleaseHead.maxBytes),
+              let head = try? ReleaseHead.parse(bytes, source: bundle.path + ": " + name),
               let inForce = (try? GenerationStore(layout: settings.cache).current()?.meta())??.headVersion else { return }
         if head.version < inForce {
             throw .integrity("\(bundle.path) carries version \(head.version) of channel \(channel), older than version \(inForce) in force: versions never go back, nothing applied")
