@@ -178,7 +178,16 @@ final class Transfer {
             guard room > 0 else { return given.count }
             if data.count > room { data = UnsafeRawBufferPointer(rebasing: data.prefix(Int(room))) }
         }
-        if let gate {
+        if let gate, url.hasPrefix("file:") {
+            // libcurl cannot pause a file:// transfer (a PAUSE fails it): the loop waits here, as
+            // a slow stick would make it wait, holding up only other reads of local files.
+            var wait = gate.wait()
+            while wait > 0 {
+                usleep(useconds_t(min(wait, 0.25) * 1_000_000))
+                wait = gate.wait()
+            }
+            gate.add(data.count)
+        } else if let gate {
             // Ahead of --max-rate: libcurl keeps this chunk and offers it again once the loop resumes the transfer.
             guard gate.wait() == 0 else {
                 paused = true

@@ -57,6 +57,13 @@ package struct BundleImport: Sendable {
         case .success(let report): outcome = report.outcome.rawValue
         case .failure: outcome = "failed"
         }
+        // A stick pulled out leaves its mount point behind: a report there would be on the device's
+        // own disk, where no technician takes it from.
+        guard FileSystem.exists(bundle) else {
+            imported.reportProblem = "no report was written: \(bundle) is gone (the stick was removed); the import's outcome stands"
+            warn(imported.reportProblem ?? "")
+            return imported
+        }
         let device = FleetReport.deviceHash(settings.rollout.device(layout: layout).id)
         let line = BundleReport.line(header: header, time: now, bundle: FileSystem.lastComponent(bundle), outcome: outcome, error: result.error)
         do {
@@ -102,6 +109,10 @@ package struct BundleImport: Sendable {
         syncer.switching = switching
         do {
             return try syncer.sync(cancel: cancel, progress: progress)
+        } catch where bundle.unreadable() != nil {
+            // The stick was pulled out, or fails: said as what it is, not as the damage it looks like.
+            throw CenariusError.remote("\(bundle.path) could not be read to its end (\(bundle.unreadable() ?? "")): the stick was removed or fails; "
+                + "nothing applied, the release in force stays")
         } catch where error.isMissingRemoteFile {
             // A form that did not decode left its file to a source the bundle does not hold: it was
             // altered, or cut short on the stick.

@@ -40,6 +40,24 @@ struct OpenedBundle {
         return try? reader.read(Int(range.size))
     }
 
+    /// Why the bundle cannot be read any more (a stick pulled out, or failing), or nil: each
+    /// member's last byte is read again, or the folder's manifest and head looked at.
+    func unreadable() -> String? {
+        guard let members else {
+            return FileSystem.kind(path) == S_IFDIR && FileSystem.listDirectory(path).contains(where: BundleLayout.isMember) ? nil : "its folder is gone"
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return FileSystem.errnoText() }
+        defer { Glibc.close(fd) }
+        var byte: UInt8 = 0
+        for range in members.ranges.values where range.size > 0 {
+            let n = pread(fd, &byte, 1, off_t(range.offset + range.size - 1))
+            if n < 0 { return FileSystem.errnoText() }
+            if n == 0 { return "it ends before its members do" }
+        }
+        return nil
+    }
+
     /// Where the device writes its report: `cenarius-reports/` beside the bundle.
     var reportFolder: String { Self.reportFolder(of: path) }
 
