@@ -99,4 +99,25 @@ import TestOrigin
         #expect(daemon.terminate().status == 0)
         #expect(try Binary.run(["verify"] + stick.deviceFlags("device")).status == 0)
     }
+
+    /// A full stick takes no report: said, and the import stands (FAT's own "full": its clusters).
+    @Test(.enabled(if: Requirement.inCI || Requirement.stickAndNoNetwork, "needs root, fusefat and mkfs.vfat, or a loop device and mkfs.ext4"))
+    func aFullStickTakesNoReportAndTheImportStands() throws {
+        let stick = try BundleTests.Stick()
+        let dir = stick.dir
+        try stick.publisher.publish(1)
+        let usb = Stick(image: dir.path("stick.img"), mountPoint: dir.path("media/STICK"))
+        try #require(usb.mount())
+        defer { Requirement.unmount(usb.mountPoint) }
+        #expect(try stick.bundle(["--output", usb.mountPoint + "/app.cenarius.tar"]).status == 0)
+        // Filled to its last byte.
+        #expect(FileManager.default.createFile(atPath: usb.mountPoint + "/filler", contents: nil))
+        let filler = try #require(FileHandle(forWritingAtPath: usb.mountPoint + "/filler"))
+        let chunk = Data(count: 64 << 10)
+        while (try? filler.write(contentsOf: chunk)) != nil {}
+        try? filler.close()
+        let full = try stick.importing(usb.mountPoint + "/app.cenarius.tar", device: "device")
+        #expect(full.status == 0 && full.stderr.contains("report was not written") && (full.stderr.contains("No space left") || full.stderr.contains("no space left")), "\(full.status) \(full.stderr)")
+        #expect(try stick.served("device") == "<h1>release 1</h1>")
+    }
 }
