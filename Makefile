@@ -43,7 +43,7 @@ deps:
 # its /usr/bin/swift, a python script, would shadow the toolchain on PATH; the last line fails if it does.
 STORE_PACKAGES = swift swift-proxy swift-account swift-container swift-object python3-swift memcached curl
 test-deps:
-	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs dosfstools strace man-db $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
+	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs dosfstools fusefat strace man-db $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
 	@$(call apt-ensure,$(STORE_PACKAGES), (for the object store tests),--no-install-recommends >/dev/null)
 	@! head -c2 /usr/bin/swift 2>/dev/null | grep -q '#!' || { echo "/usr/bin/swift (python3-swiftclient?) shadows the Swift toolchain: apt-get remove python3-swiftclient" >&2; exit 1; }
 	@$(MAKE) --no-print-directory otlp-deps

@@ -76,6 +76,7 @@ extension Downloader {
         switch transfer.sink {
         case .memory(let validators):
             if transfer.headOnly { _ = ccurl_setopt_long(handle, CURLOPT_NOBODY, 1) }
+            if let member = transfer.member { _ = ccurl_setopt_string(handle, CURLOPT_RANGE, Self.range(member, from: 0)) }
             if options.sessions != nil {
                 // A daemon's poll: its connection is kept for the next one or closed at once
                 // (KeptConnections), and probes of an idle connection that libcurl would not
@@ -96,7 +97,11 @@ extension Downloader {
                 headers = ccurl_slist_append(headers, "If-Modified-Since: \(date)")
             }
         case .file:
-            if let slice = transfer.slice, !transfer.url.hasPrefix("file:") {
+            if let member = transfer.member {
+                // A member of a tar read in place: its bytes from where the last attempt stopped
+                // (a slice of it takes it all, as a file:// URL's whole object).
+                _ = ccurl_setopt_string(handle, CURLOPT_RANGE, Self.range(member, from: resume?.range ?? 0))
+            } else if let slice = transfer.slice, !transfer.url.hasPrefix("file:") {
                 // The slice from where the last attempt stopped (its bytes from `start` are written).
                 let from = slice.start + (resume?.range ?? 0)
                 _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(from)-" + (slice.end.map { String($0 - 1) } ?? ""))
@@ -119,6 +124,13 @@ extension Downloader {
             return .failure(.internal("curl_multi_add_handle: \(String(cString: ccurl_multi_strerror(added)))"))
         }
         return .success((handle, headers))
+    }
+
+    /// The byte range of `member` from its byte `from`, for CURLOPT_RANGE. An empty member still
+    /// asks for one byte (libcurl has no empty range), which the transfer drops.
+    static func range(_ member: TarMembers.Range, from: Int64) -> String {
+        let start = member.offset + min(from, member.size)
+        return "\(start)-\(max(start, member.offset + member.size - 1))"
     }
 
     /// libcurl looks for proxy variables in the environment at every transfer (up to seven

@@ -81,7 +81,9 @@ package final class SlicedDownload: Sendable {
                 state.withLock { $0.failure = .internal("no downloader for a sliced download") }
                 return
             }
-            if let warming { downloader.warm(warming, connections: slices, cancel: stop) }
+            // A file:// remote (a bundle) has no connection to open: warming it only opens the file
+            // sixteen times over (a first install from a stick).
+            if let warming, !warming.hasPrefix("file:") { downloader.warm(warming, connections: slices, cancel: stop) }
             ready.wait()
             guard let job = state.withLock({ $0.job }), let file = state.withLock({ $0.file }), !stop.isCancelled else { return }
             run(job, file: file, on: downloader)

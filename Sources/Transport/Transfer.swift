@@ -78,6 +78,9 @@ final class Transfer {
     /// A slice of a larger object (FileDownload.Slice), and how much of it is in the file.
     var slice: FileDownload.Slice?
     var written: Int64 = 0
+    /// A member of a tar read in place (TarMembers): the attempt asks for its byte range, and
+    /// keeps no byte past its size.
+    private(set) var member: TarMembers.Range?
 
     // Kept across attempts so an interrupted body can resume with Range + If-Range (G4).
     var fd: Int32 = -1
@@ -127,6 +130,7 @@ final class Transfer {
     /// Resets per-attempt state; decides whether this attempt asks for the rest of a partial body.
     func beginAttempt() -> (range: Int64, ifRange: String)? {
         attempt += 1
+        member = TarMembers.range(of: url)
         headers = ResponseHeaders()
         failure = nil
         errorBytes = 0
@@ -165,8 +169,25 @@ final class Transfer {
     }
 
     /// Called from libcurl's write callback. Returning less than `count` aborts the transfer.
-    func receive(_ data: UnsafeRawBufferPointer) -> Int {
-        if let gate {
+    func receive(_ given: UnsafeRawBufferPointer) -> Int {
+        var data = given
+        if let member {
+            // libcurl's file:// reads at least one byte of a range (an empty member's), and its
+            // Content-Length is the whole tar's: the member's size is what counts.
+            let room = max(0, member.size - received)
+            guard room > 0 else { return given.count }
+            if data.count > room { data = UnsafeRawBufferPointer(rebasing: data.prefix(Int(room))) }
+        }
+        if let gate, url.hasPrefix("file:") {
+            // libcurl cannot pause a file:// transfer (a PAUSE fails it): the loop waits here, as
+            // a slow stick would make it wait, holding up only other reads of local files.
+            var wait = gate.wait()
+            while wait > 0 {
+                usleep(useconds_t(min(wait, 0.25) * 1_000_000))
+                wait = gate.wait()
+            }
+            gate.add(data.count)
+        } else if let gate {
             // Ahead of --max-rate: libcurl keeps this chunk and offers it again once the loop resumes the transfer.
             guard gate.wait() == 0 else {
                 paused = true
@@ -215,7 +236,7 @@ final class Transfer {
             }
         }
         received += Int64(data.count)
-        return data.count
+        return given.count
     }
 
     /// Writes what is buffered; false, with `failure` set, when the file cannot be written.
@@ -281,7 +302,7 @@ final class Transfer {
     /// `wholeLimit` and the budget has room, else the write chunk (or less, for a shorter body).
     private func newBuffer() -> BodyBuffer {
         var size = Self.writeChunk
-        if slice == nil, let length = headers.contentLength, length > 0, length <= Self.wholeLimit {
+        if slice == nil, let length = member?.size ?? headers.contentLength, length > 0, length <= Self.wholeLimit {
             if fd < 0, resumedFrom == 0, budget?.reserve(Int(length)) == true {
                 reserved = Int(length)
                 size = reserved

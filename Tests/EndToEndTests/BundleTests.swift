@@ -271,7 +271,7 @@ import TestOrigin
         #expect(try stick.served("old") == "<h1>release 2</h1>")
     }
 
-    /// On vfat where the kernel has it, else on ext4 (Requirement.stickFileSystem).
+    /// On vfat (the kernel's, else through FUSE), else on ext4 (Requirement.stickFileSystem).
     @Test(.enabled(if: Requirement.inCI || Requirement.stickAndNoNetwork, "needs root, a loop device, mkfs.vfat or mkfs.ext4, and unshare --net"))
     func aStickAppliedInANamespaceWithNoNetworkThenReadOnly() throws {
         let stick = try Stick()
@@ -281,7 +281,7 @@ import TestOrigin
         let image = dir.path("stick.img"), mountPoint = dir.path("media/CENARIUS")
         try #require(Requirement.mount(stickImage: image, megabytes: 16, at: mountPoint))
         defer { Requirement.unmount(mountPoint) }
-        print("stick: \(Requirement.stickFileSystem)")
+        print("stick: \(Requirement.stickDescription)")
         #expect(try stick.bundle(["--output", mountPoint + "/app.cenarius.tar"]).status == 0)
         // The device names its origin, and is where nothing can be reached: no route, not even loopback up.
         let offline = try Binary.run(["--net", Binary.path, "import", mountPoint + "/app.cenarius.tar", "--json", "--remote", "http://127.0.0.1:8701"]

@@ -24,14 +24,29 @@ enum Requirement {
         return true
     }()
 
-    /// A USB stick's file system, vfat, when the kernel has it (a VM's kernel may lack it: then
-    /// ext4, so that the rest of a stick test still runs).
+    /// A USB stick's file system: vfat, by the kernel when it has it, else through FUSE (`fusefat`,
+    /// a real FAT file system in user space: no symbolic links, 2 s timestamps); only without
+    /// either, ext4, so that the rest of a stick test still runs (this VM's kernel has no vfat).
     static let stickFileSystem: String = {
         let known = (try? String(contentsOfFile: "/proc/filesystems", encoding: .utf8)) ?? ""
-        return known.split(separator: "\n").contains { $0.hasSuffix("\tvfat") } ? "vfat" : "ext4"
+        let types = known.split(separator: "\n").map { $0.split(separator: "\t").last.map(String.init) ?? "" }
+        if types.contains("vfat") { return "vfat" }
+        if types.contains("fuse"), FileManager.default.fileExists(atPath: "/dev/fuse"), FileManager.default.isExecutableFile(atPath: fusefat) { return "fusefat" }
+        return "ext4"
     }()
 
-    /// A stick image can be made and loop-mounted here (root, a loop device, dosfstools or
+    static let fusefat = "/usr/bin/fusefat"
+
+    /// What the stick is, for a test's output.
+    static var stickDescription: String {
+        switch stickFileSystem {
+        case "vfat": return "vfat (the kernel's)"
+        case "fusefat": return "vfat through FUSE (fusefat: this kernel has no vfat in /proc/filesystems)"
+        default: return "ext4 (this kernel has no vfat, and fusefat or /dev/fuse is missing: make test-deps installs fusefat)"
+        }
+    }
+
+    /// A stick image can be made and mounted here (root, a loop device or FUSE, dosfstools or
     /// e2fsprogs), and `unshare --net` makes a network namespace with no route.
     static let stickAndNoNetwork: Bool = {
         let probe = NSTemporaryDirectory() + "cenarius-stick-probe-" + UUID().uuidString
@@ -51,14 +66,34 @@ enum Requirement {
 
     /// Makes a stick's image of `megabytes` (`stickFileSystem`) and mounts it at `mountPoint`.
     static func mount(stickImage image: String, megabytes: Int, at mountPoint: String, readOnly: Bool = false) -> Bool {
-        let vfat = stickFileSystem == "vfat"
+        let vfat = stickFileSystem != "ext4"
         try? FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         if !FileManager.default.fileExists(atPath: image) {
             guard FileManager.default.createFile(atPath: image, contents: nil), truncate(image, off_t(megabytes) << 20) == 0,
                   vfat ? run("/sbin/mkfs.vfat", ["-n", "CENARIUS", image]) == 0 : run("/sbin/mkfs.ext4", ["-q", "-F", image]) == 0 else { return false }
         }
+        if stickFileSystem == "fusefat" { return mount(fat: image, at: mountPoint, readOnly: readOnly) }
         let options = (readOnly ? "ro," : "") + "loop" + (vfat ? ",flush" : "")
         return run("/bin/mount", ["-t", stickFileSystem, "-o", options, image, mountPoint]) == 0
+    }
+
+    /// fusefat serving `image` at `mountPoint`, in the foreground of a process left running (`umount`
+    /// ends it): a daemon would keep the descriptor through which Foundation's Process sees its child
+    /// end, and `waitUntilExit` would never return.
+    private static func mount(fat image: String, at mountPoint: String, readOnly: Bool) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: fusefat)
+        process.arguments = ["-f", "-o", readOnly ? "ro" : "rw+", image, mountPoint]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        for _ in 0..<100 {
+            let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+            if mounts.split(separator: "\n").contains(where: { $0.split(separator: " ").dropFirst().first.map(String.init) == mountPoint }) { return true }
+            guard process.isRunning else { return false }
+            usleep(50_000)
+        }
+        return false
     }
 
     /// Makes a file system image of `megabytes` with `inodes` and mounts it at `mountPoint`.
@@ -97,6 +132,7 @@ enum Requirement {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return -1 }
         process.waitUntilExit()

@@ -20,10 +20,18 @@ struct BundleWatch: Service {
         await cancelWhenGracefulShutdown {
             var previous: [String: String] = [:]
             var done: [String] = []
+            // Bundles whose import failed, by path: tried again once they are gone and back (a
+            // stick pulled out mid-import and put back in, which may look the same to stat),
+            // never in a loop while they stay.
+            var failed: [String: String] = [:]
             var taken = BundleTaken(path: await coordinator.settings.cache.bundlesTaken)
             while !Task.isCancelled {
                 let folders = folders
                 let found = await onThread("cenariusd-bundles") { BundleScan.find(in: folders) }
+                for (path, identity) in failed where !found.contains(where: { $0.path == path }) {
+                    failed[path] = nil
+                    done.removeAll { $0 == identity }
+                }
                 for bundle in found where previous[bundle.path] == bundle.identity && !done.contains(bundle.identity) {
                     done.append(bundle.identity)
                     if done.count > Self.remembered { done.removeFirst() }
@@ -39,6 +47,7 @@ struct BundleWatch: Service {
                         logger.info("bundle imported", metadata: ["bundle": "\(bundle.path)", "outcome": "\(report.outcome.rawValue)",
                                                              "generation": "\(report.generation.map(String.init) ?? "-")"])
                     case .failure(let error):
+                        failed[bundle.path] = bundle.identity
                         logger.error("bundle not imported", metadata: ["bundle": "\(bundle.path)", "error": "\(error.code.name)", "message": "\(error.message)"])
                     }
                 }

@@ -35,7 +35,6 @@ package struct BundleImport: Sendable {
             }
             throw error
         }
-        defer { bundle.close() }
         let channel = settings.channel
         let result = Result { () throws(CenariusError) in try apply(bundle, channel: channel, cancel: cancel, progress: progress) }
         let imported = report(result, bundle: bundle.path, reportFolder: bundle.reportFolder, warn: warn)
@@ -57,6 +56,13 @@ package struct BundleImport: Sendable {
         switch result {
         case .success(let report): outcome = report.outcome.rawValue
         case .failure: outcome = "failed"
+        }
+        // A stick pulled out leaves its mount point behind: a report there would be on the device's
+        // own disk, where no technician takes it from.
+        guard FileSystem.exists(bundle) else {
+            imported.reportProblem = "no report was written: \(bundle) is gone (the stick was removed); the import's outcome stands"
+            warn(imported.reportProblem ?? "")
+            return imported
         }
         let device = FleetReport.deviceHash(settings.rollout.device(layout: layout).id)
         let line = BundleReport.line(header: header, time: now, bundle: FileSystem.lastComponent(bundle), outcome: outcome, error: result.error)
@@ -88,10 +94,8 @@ package struct BundleImport: Sendable {
     private func sync(_ bundle: OpenedBundle, channel: String, cancel: CancelToken?, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> SyncReport {
         let layout = settings.cache
         try checkVersion(bundle, channel: channel)
-        var remote = try Remote("file://" + bundle.folder, routesName: settings.preset.routesName, channel: channel)
-        remote.isBundle = true
         var settings = settings
-        settings.remote = remote
+        settings.remote = try bundle.remote(routesName: settings.preset.routesName, channel: channel)
         settings.mirrors = []
         settings.storeListing = bundle.listing
         // The bundle's own poll records would replace the origin's: kept aside and put back.
@@ -105,6 +109,10 @@ package struct BundleImport: Sendable {
         syncer.switching = switching
         do {
             return try syncer.sync(cancel: cancel, progress: progress)
+        } catch where bundle.unreadable() != nil {
+            // The stick was pulled out, or fails: said as what it is, not as the damage it looks like.
+            throw CenariusError.remote("\(bundle.path) could not be read to its end (\(bundle.unreadable() ?? "")): the stick was removed or fails; "
+                + "nothing applied, the release in force stays")
         } catch where error.isMissingRemoteFile {
             // A form that did not decode left its file to a source the bundle does not hold: it was
             // altered, or cut short on the stick.
@@ -117,9 +125,8 @@ package struct BundleImport: Sendable {
     /// refused by its signature's version too (G8); this holds where nothing is signed.
     private func checkVersion(_ bundle: OpenedBundle, channel: String) throws(CenariusError) {
         let name = ReleaseHead.name(routesName: settings.preset.routesName, channel: channel)
-        let path = FileSystem.join(bundle.folder, name)
-        guard FileSystem.kind(path) == S_IFREG, let bytes = try? FileSystem.readFile(path, limit: ReleaseHead.maxBytes),
-              let head = try? ReleaseHead.parse(bytes, source: path),
+        guard let bytes = bundle.read(name, limit: ReleaseHead.maxBytes),
+              let head = try? ReleaseHead.parse(bytes, source: bundle.path + ": " + name),
               let inForce = (try? GenerationStore(layout: settings.cache).current()?.meta())??.headVersion else { return }
         if head.version < inForce {
             throw .integrity("\(bundle.path) carries version \(head.version) of channel \(channel), older than version \(inForce) in force: versions never go back, nothing applied")

@@ -28,7 +28,7 @@ enum BundleReport {
 
     /// Writes the line into `folder` (made when missing) as `<device>-<seconds>.json`; the file's path.
     static func write(_ line: [UInt8], device: String, time: Double, into folder: String) throws(CenariusError) -> String {
-        if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw FileSystem.failure("cannot create", folder) }
+        if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw full(folder) ?? FileSystem.failure("cannot create", folder) }
         // A link planted where the folder belongs is not followed.
         let dir = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard dir >= 0 else { throw FileSystem.failure("cannot open", folder) }
@@ -38,7 +38,7 @@ enum BundleReport {
             let name = n == 1 ? stem + ".json" : "\(stem)-\(n).json"
             let fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd < 0 && errno == EEXIST { continue }
-            guard fd >= 0 else { throw FileSystem.failure("cannot create", folder + "/" + name) }
+            guard fd >= 0 else { throw full(folder) ?? FileSystem.failure("cannot create", folder + "/" + name) }
             let ok = FileSystem.writeAll(fd, line) && fsync(fd) == 0
             let code = errno
             close(fd)
@@ -50,5 +50,12 @@ enum BundleReport {
             return folder + "/" + name
         }
         throw .storage("\(folder) already holds 100 reports of this device for this second")
+    }
+
+    /// A full stick, said as such: FAT through FUSE answers a full disk's mkdir with EPERM.
+    private static func full(_ folder: String) -> CenariusError? {
+        var space = statvfs()
+        guard statvfs(FileSystem.parentDirectory(of: folder), &space) == 0, space.f_bavail == 0 else { return nil }
+        return .storage("cannot write into \(folder): no space left on the stick")
     }
 }

@@ -4,19 +4,59 @@ import Glibc
 import RouteSync
 
 /// A bundle ready to be synced from as a `file://` remote: a bundle folder read in place, or a
-/// bundle file unpacked into `import/` of the cache (the cache's own file system, so that what is
-/// verified there is linked into the store without a copy). Closing removes what was unpacked.
+/// bundle file read in place too, each member from its byte range in the tar (TarMembers): nothing
+/// is copied before the sync has verified it.
 struct OpenedBundle {
     /// The path the bundle was given as.
     let path: String
-    /// The folder the sync reads, as a remote.
-    let folder: String
     let manifest: BundleManifest?
-    /// What the folder's store holds (regular files only: a link or a FIFO planted in a bundle
+    /// What the bundle's store holds (regular files only: a link or a FIFO planted in a bundle
     /// folder is never read), the finder's answer the forms plan keeps to (FormPlan).
     let listing: Set<String>
-    /// What `close` removes: the unpacked copy of a bundle file.
-    let unpacked: String?
+    /// A bundle file's members; nil for a folder.
+    let members: TarMembers?
+
+    /// The remote the sync reads: the folder, or the tar whose members are had by their ranges.
+    func remote(routesName: String, channel: String) throws(CenariusError) -> Remote {
+        var remote = try Remote("file://" + Remote.escape(path), routesName: routesName, channel: channel)
+        remote.isBundle = true
+        remote.members = members
+        return remote
+    }
+
+    /// The bytes of the member `name` (at most `limit`), from the folder or the tar; nil when it
+    /// is not there as a regular file or cannot be read.
+    func read(_ name: String, limit: Int) -> [UInt8]? {
+        guard let members else {
+            let file = FileSystem.join(path, name)
+            return FileSystem.kind(file) == S_IFREG ? try? FileSystem.readFile(file, limit: limit) : nil
+        }
+        guard let range = members.ranges[name], range.size <= limit else { return nil }
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var reader = BlockReader(fd: fd, source: path, size: range.offset + range.size)
+        guard (try? reader.skip(range.offset)) != nil else { return nil }
+        return try? reader.read(Int(range.size))
+    }
+
+    /// Why the bundle cannot be read any more (a stick pulled out, or failing), or nil: each
+    /// member's last byte is read again, or the folder's manifest and head looked at.
+    func unreadable() -> String? {
+        guard let members else {
+            return FileSystem.kind(path) == S_IFDIR && FileSystem.listDirectory(path).contains(where: BundleLayout.isMember) ? nil : "its folder is gone"
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return FileSystem.errnoText() }
+        defer { Glibc.close(fd) }
+        var byte: UInt8 = 0
+        for range in members.ranges.values where range.size > 0 {
+            let n = pread(fd, &byte, 1, off_t(range.offset + range.size - 1))
+            if n < 0 { return FileSystem.errnoText() }
+            if n == 0 { return "it ends before its members do" }
+        }
+        return nil
+    }
 
     /// Where the device writes its report: `cenarius-reports/` beside the bundle.
     var reportFolder: String { Self.reportFolder(of: path) }
@@ -39,7 +79,7 @@ struct OpenedBundle {
         case S_IFDIR:
             return try folder(path)
         case S_IFREG:
-            return try unpack(fd, path: path, size: Int64(info.st_size), layout: layout, maxFileSize: maxFileSize)
+            return try indexed(fd, path: path, size: Int64(info.st_size), layout: layout, maxFileSize: maxFileSize)
         default:
             throw .integrity("\(path) is \(FileSystem.kindName(info.st_mode)): a bundle is a regular file or a folder")
         }
@@ -65,28 +105,14 @@ struct OpenedBundle {
                 }
             }
         }
-        return OpenedBundle(path: path, folder: path, manifest: manifest, listing: listing, unpacked: nil)
+        return OpenedBundle(path: path, manifest: manifest, listing: listing, members: nil)
     }
 
-    private static func unpack(_ fd: Int32, path: String, size: Int64, layout: CacheLayout, maxFileSize: Int64) throws(CenariusError) -> OpenedBundle {
-        // Blocking reads from here on (O_NONBLOCK only kept a FIFO from hanging the open).
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        let root = layout.imports
-        try FileSystem.makeDirectories(root, mode: 0o700)
-        sweep(root)
-        var space = statvfs()
-        if statvfs(root, &space) == 0, let free = Int64(exactly: space.f_bavail).map({ $0 * Int64(space.f_frsize) }), free < size + (16 << 20) {
-            throw .storage("not enough free space in \(layout.root) to unpack \(path): \(free) bytes free, it is \(size) bytes")
-        }
-        let folder = FileSystem.join(root, "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        guard mkdir(folder, 0o700) == 0 else { throw FileSystem.failure("cannot create directory", folder) }
-        do {
-            let manifest = try BundleExtraction.unpack(fd, source: path, into: folder, maxFileSize: maxFileSize)
-            return OpenedBundle(path: path, folder: folder, manifest: manifest, listing: Set(list(folder)), unpacked: folder)
-        } catch {
-            FileSystem.removeTree(folder)
-            throw error
-        }
+    private static func indexed(_ fd: Int32, path: String, size: Int64, layout: CacheLayout, maxFileSize: Int64) throws(CenariusError) -> OpenedBundle {
+        // What an import of an earlier version, unpacking bundle files there, left when killed.
+        sweep(layout.imports)
+        let (manifest, ranges) = try BundleIndexing.index(fd, source: path, size: size, maxFileSize: maxFileSize)
+        return OpenedBundle(path: path, manifest: manifest, listing: Set(ranges.keys.filter(BundleLayout.isStoreObject)), members: TarMembers(file: "file://" + Remote.escape(path), ranges: ranges))
     }
 
     /// Removes what an import that died left in `import/` (its process is gone).
@@ -107,10 +133,6 @@ struct OpenedBundle {
             }
         }
         return keys
-    }
-
-    func close() {
-        if let unpacked { FileSystem.removeTree(unpacked) }
     }
 }
 

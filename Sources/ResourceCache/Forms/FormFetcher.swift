@@ -150,7 +150,7 @@ package struct FormFetcher {
     }
 
     package static func packJob(remote: Remote, temporary: String, _ hash: ContentHash, size: Int64, policy: RetryPolicy? = nil) -> SlicedDownload.Job {
-        SlicedDownload.Job(url: remote.base + "/" + ReleaseIndex.packPath(hash), destination: temporary + "/" + hash.hex + ".pack",
+        SlicedDownload.Job(url: remote.objectURL(ReleaseIndex.packPath(hash)), destination: temporary + "/" + hash.hex + ".pack",
                            size: size, expected: hash, label: "the release pack", policy: policy)
     }
 
@@ -180,7 +180,7 @@ package enum ReleaseIndexLoader {
 
     /// The index under the table's hash at `remote`, unchecked; nil when it cannot be had.
     package static func fetch(table: [UInt8], remote: Remote, downloader: Downloader, cancel: CancelToken?) -> [UInt8]? {
-        let url = remote.base + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table))
+        let url = remote.objectURL(ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table)))
         guard case .content(let bytes, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: 32 << 20, cancel: cancel) else { return nil }
         return bytes
     }

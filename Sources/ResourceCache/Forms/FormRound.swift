@@ -74,7 +74,7 @@ struct FormRound {
         guard position[path] == nil else { return }
         position[path] = downloads.count
         let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
-        var file = FileDownload(url: fetcher.remote.base + "/" + path, destination: fetcher.temporary + "/" + name + ".form",
+        var file = FileDownload(url: fetcher.remote.objectURL(path), destination: fetcher.temporary + "/" + name + ".form",
                                 expected: expected, label: label)
         // A broken connection resumes the pack by Range rather than sending every file after it
         // through a request of its own.

@@ -63,8 +63,8 @@ package struct CacheLayout: Sendable {
     /// A stage's download under way (DownloadProgress), for `why` in another process.
     package var downloading: String { root + "/downloading.json" }
     package var daemonLock: String { root + "/daemon.lock" }
-    /// Bundle files unpacked for an import (OpenedBundle): on the cache's file system, so that
-    /// what is verified there is linked into the store without a copy.
+    /// Where imports before bundle files were read in place unpacked them; what a killed one left
+    /// is removed by the next import (OpenedBundle).
     package var imports: String { root + "/import" }
     /// The bundles `serve --bundle-dir` took (their manifests' SHA-256, one a line): a restart does not take them again.
     package var bundlesTaken: String { root + "/bundles-taken" }

@@ -9,7 +9,7 @@ extension SyncRun {
     /// table cannot be had: the plan stays as it was (the compressed forms, file by file).
     func carriedInstall(_ downloads: [RouteEntry], carried: ReleaseIndex.CarriedPack, index: ReleaseIndex, table: RouteTable, into objects: ObjectStore,
                         held: @escaping @Sendable (ContentHash) -> String?, report: inout SyncReport) throws(CenariusError) -> (downloads: [RouteEntry], plan: FormPlan)? {
-        let url = remote.base + "/" + ReleaseHead.tablePath(carried.from)
+        let url = remote.objectURL(ReleaseHead.tablePath(carried.from))
         guard case .content(let bytes, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: 64 << 20, cancel: cancel),
               ReleaseIndex.tableDigest(bytes) == carried.from, let earlier = try? RouteTable.parse(bytes, source: url) else { return nil }
         let delta = index.deltaPacks.first { $0.from == carried.from }

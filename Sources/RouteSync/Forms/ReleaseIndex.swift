@@ -275,5 +275,5 @@ extension RouteTable {
 
 extension Remote {
     /// The table's compressed form on this remote (B8): polled instead of the table once seen.
-    package var tableFormURL: String { base + "/" + ReleaseIndex.tablePath(routesName) }
+    package var tableFormURL: String { objectURL(ReleaseIndex.tablePath(routesName)) }
 }

@@ -25,6 +25,17 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
     /// names, and no Cenarius layout to fall back to.
     package var isBundle = false
 
+    /// A bundle file read in place: its members are had from their byte ranges in the tar, and
+    /// nothing else is there (`base` is the tar's URL).
+    package var members: TarMembers?
+
+    /// The URL of `relative` under the remote: in a tar read in place, its member's byte range.
+    private func located(_ relative: String) -> String {
+        guard let members else { return base + "/" + relative }
+        // What the tar does not hold is asked of a path under it, which no file system has: a 404.
+        return members.url(relative) ?? base + "/" + relative
+    }
+
     /// A channel other than the default: its table, manifest and signature come from its head,
     /// never from the Cenarius layout (which is the default channel's).
     package var followsChannel: Bool { channel != ReleaseHead.defaultChannel }
@@ -37,14 +48,14 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
     package var releaseSource: String { followsChannel ? headURL : tableURL }
 
     package var description: String { base }
-    package var tableURL: String { base + "/" + Remote.escape(routesName) }
-    package var signatureURL: String { tableURL + ".sig" }
+    package var tableURL: String { located(Remote.escape(routesName)) }
+    package var signatureURL: String { located(Remote.escape(routesName) + ".sig") }
     /// The release manifest beside the table (G10).
-    package var manifestURL: String { tableURL + ".release" }
+    package var manifestURL: String { located(Remote.escape(routesName) + ".release") }
     /// The channel's head beside the table (ReleaseHead).
-    package var headURL: String { base + "/" + Remote.escape(ReleaseHead.name(routesName: routesName, channel: channel)) }
+    package var headURL: String { located(Remote.escape(ReleaseHead.name(routesName: routesName, channel: channel))) }
     /// An object of the store (`_cenarius/...`), by its path under the remote.
-    package func objectURL(_ relative: String) -> String { base + "/" + relative }
+    package func objectURL(_ relative: String) -> String { located(relative) }
 
     /// `host[:port]` of an http(s) URL, lowercased, without user information; nil for other URLs.
     package static func authority(of url: String) -> String? {
@@ -54,7 +65,7 @@ package struct Remote: Sendable, Equatable, CustomStringConvertible {
         return authority.isEmpty ? nil : authority.lowercased()
     }
 
-    package func fileURL(_ uri: URIPath) -> String { base + "/" + Remote.escape(uri.value) }
+    package func fileURL(_ uri: URIPath) -> String { located(Remote.escape(uri.value)) }
 
     /// Percent-encodes everything but unreserved characters and `/`.
     package static func escape(_ path: String) -> String {

@@ -3,17 +3,18 @@ import Glibc
 #endif
 import RouteSync
 
-/// A bundle file (a POSIX tar, docs/bundles.md) unpacked into a private folder of the cache's own
-/// file system, where the sync then reads it as any `file://` remote. Streamed: one block of
-/// headers, then each member's data straight to its file. Every name must be one of the bundle's
-/// layout (BundleLayout) and every entry a regular file; a header that does not add up, a member
-/// cut short or a missing end is refused whole (exit 4), and nothing is written outside the folder.
-enum BundleExtraction {
-    /// Unpacks the tar read from `fd` into `folder` (made empty by the caller); returns the manifest.
-    static func unpack(_ fd: Int32, source: String, into folder: String, maxFileSize: Int64) throws(CenariusError) -> BundleManifest {
-        var reader = BlockReader(fd: fd, source: source)
+/// A bundle file (a POSIX tar, docs/bundles.md) indexed where it lies: its headers read once, each
+/// member's byte range kept (TarMembers) and its data stepped over, so that the sync reads the
+/// members in place as any `file://` remote's files, and nothing is written before they are
+/// verified. Every name must be one of the bundle's layout (BundleLayout) and every entry a
+/// regular file; a header that does not add up, a member cut short or a missing end is refused
+/// whole (exit 4).
+enum BundleIndexing {
+    /// The manifest, and where every other member lies, of the tar of `size` bytes read from `fd`.
+    static func index(_ fd: Int32, source: String, size: Int64, maxFileSize: Int64) throws(CenariusError) -> (BundleManifest, [String: TarMembers.Range]) {
+        var reader = BlockReader(fd: fd, source: source, size: size)
         var manifest: BundleManifest?
-        var written: [String: Int64] = [:]
+        var ranges: [String: TarMembers.Range] = [:]
         var pendingPath: String?, pendingSize: Int64?
         while true {
             let offset = reader.offset
@@ -24,12 +25,12 @@ enum BundleExtraction {
                 let second = try reader.read(TarHeader.block)
                 guard second.allSatisfy({ $0 == 0 }) else { throw .integrity("\(source): damaged at byte \(offset + 512): data after the archive's end mark") }
                 guard let manifest else { throw .integrity("\(source) holds no \(BundleManifest.name): not a cenarius bundle") }
-                try check(written, against: manifest, source: source)
-                return manifest
+                try check(ranges.mapValues(\.size), against: manifest, source: source)
+                return (manifest, ranges)
             case .pax(let size, let global):
                 guard size <= 64 << 10 else { throw .integrity("\(source): a pax header at byte \(offset) is \(size) bytes") }
                 let data = try reader.read(Int(size))
-                try reader.skip(TarHeader.padding(size).count)
+                try reader.skip(Int64(TarHeader.padding(size).count))
                 if !global { (pendingPath, pendingSize) = try TarHeader.paxValues(data, at: offset) }
             case .folder(let name):
                 let trimmed = name.hasSuffix("/") ? String(name.dropLast()) : name
@@ -42,20 +43,18 @@ enum BundleExtraction {
                 let size = pendingSize ?? headerSize
                 (pendingPath, pendingSize) = (nil, nil)
                 guard BundleLayout.isMember(name) else { throw .integrity("\(source): \(name) at byte \(offset) is not a member of a cenarius bundle") }
-                guard written[name] == nil else { throw .integrity("\(source): \(name) appears twice") }
+                guard ranges[name] == nil, !(name == BundleManifest.name && manifest != nil) else { throw .integrity("\(source): \(name) appears twice") }
                 guard size <= maxFileSize else { throw .integrity("\(source): \(name) is \(size) bytes, past --max-file-size \(maxFileSize)") }
                 if manifest == nil {
                     guard name == BundleManifest.name, size <= BundleManifest.maxBytes else {
                         throw .integrity("\(source): its first member is \(name), not \(BundleManifest.name): not a cenarius bundle")
                     }
-                    let bytes = try reader.read(Int(size))
-                    manifest = try BundleManifest.parse(bytes, source: source + ": " + BundleManifest.name)
-                    try write(bytes, to: FileSystem.join(folder, name))
+                    manifest = try BundleManifest.parse(try reader.read(Int(size)), source: source + ": " + BundleManifest.name)
                 } else {
-                    try copy(&reader, size: size, to: FileSystem.join(folder, name), name: name)
+                    ranges[name] = TarMembers.Range(offset: reader.offset, size: size)
+                    try reader.skip(size)
                 }
-                try reader.skip(TarHeader.padding(size).count)
-                written[name] = size
+                try reader.skip(Int64(TarHeader.padding(size).count))
             }
         }
     }
@@ -66,61 +65,46 @@ enum BundleExtraction {
             guard let size = found[member.name] else { throw .integrity("\(source) lacks \(member.name), which its manifest lists: an incomplete bundle") }
             guard size == member.size else { throw .integrity("\(source): \(member.name) is \(size) bytes where its manifest says \(member.size)") }
         }
-        let listed = Set(manifest.members.map(\.name) + [BundleManifest.name])
+        let listed = Set(manifest.members.map(\.name))
         if let extra = found.keys.sorted().first(where: { !listed.contains($0) }) { throw .integrity("\(source) holds \(extra), which its manifest does not list") }
-    }
-
-    private static func create(_ path: String) throws(CenariusError) -> Int32 {
-        try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FileSystem.failure("cannot create", path) }
-        return fd
-    }
-
-    private static func write(_ bytes: [UInt8], to path: String) throws(CenariusError) {
-        let fd = try create(path)
-        defer { close(fd) }
-        guard FileSystem.writeAll(fd, bytes) else { throw FileSystem.failure("cannot write", path) }
-    }
-
-    private static func copy(_ reader: inout BlockReader, size: Int64, to path: String, name: String) throws(CenariusError) {
-        let fd = try create(path)
-        defer { close(fd) }
-        var left = size
-        while left > 0 {
-            let chunk = try reader.read(Int(min(left, 1 << 20)))
-            guard FileSystem.writeAll(fd, chunk) else { throw FileSystem.failure("cannot write", path) }
-            left -= Int64(chunk.count)
-        }
     }
 }
 
-/// Reads exactly what is asked from a descriptor, or says where the file ended.
+/// Reads exactly what is asked from a file of a known size, or says where the file ends.
 struct BlockReader {
     let fd: Int32
     let source: String
+    let size: Int64
     private(set) var offset: Int64 = 0
 
-    init(fd: Int32, source: String) {
+    init(fd: Int32, source: String, size: Int64) {
         self.fd = fd
         self.source = source
+        self.size = size
+    }
+
+    private var truncated: CenariusError {
+        .integrity("\(source) is truncated: it ends at byte \(size), inside a member or before the archive's end")
     }
 
     mutating func read(_ count: Int) throws(CenariusError) -> [UInt8] {
+        guard offset + Int64(count) <= size else { throw truncated }
         var out = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
-            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, count - filled) }
+            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled)) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw FileSystem.failure("cannot read", source) }
-            guard n > 0 else { throw .integrity("\(source) is truncated: it ends at byte \(offset + Int64(filled)), inside a member or before the archive's end") }
+            guard n > 0 else { throw truncated }
             filled += n
         }
         offset += Int64(count)
         return out
     }
 
-    mutating func skip(_ count: Int) throws(CenariusError) {
-        if count > 0 { _ = try read(count) }
+    /// Steps over `count` bytes (a member's data, padding), which must be in the file.
+    mutating func skip(_ count: Int64) throws(CenariusError) {
+        guard offset + count <= size else { throw truncated }
+        offset += count
     }
 }
