@@ -101,6 +101,7 @@ private struct DiscoverySession {
     mutating func run(_ stopping: PeerDiscovery.Stopping, warned: Bool) -> Bool {
         var warned = warned
         for rule in AvahiClient.matches where !client.bus.addMatch(rule) {
+            directory.settle()
             logger.warning("the system bus refused a match rule: peers are not found by DNS-SD", metadata: ["rule": "\(rule)"])
             return true
         }
