@@ -139,6 +139,7 @@ Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $installed_size
 Depends: $depends
+Suggests: avahi-daemon
 Section: net
 Priority: optional
 Description: hot-deploy resource manager for web assets

@@ -45,6 +45,8 @@ package struct DaemonOptions: Sendable {
     package var bundleDirs: [String] = []
     /// `--peer-listen` and its caps: the LAN's listener (PeerListener); nil: none.
     package var peers: PeerServeOptions?
+    /// `--peer-discovery`: find peers by DNS-SD (and announce `peers`, when there is a listener).
+    package var peerDiscovery = false
 
     package init() {}
 }
@@ -85,7 +87,8 @@ package enum Daemon {
             logger.logLevel = options.logLevel
             return logger
         }()
-        let parts = DaemonParts(settings: settings, develop: develop, options: options, holder: holder, logger: logger)
+        let discovered = develop == nil && options.peerDiscovery ? PeerDirectory() : nil
+        let parts = DaemonParts(settings: settings, develop: develop, options: options, holder: holder, logger: logger, discovered: discovered)
         let (state, coordinator, releases, watch, reports, router, info) =
             (parts.state, parts.coordinator, parts.releases, parts.rollout, parts.reports, parts.router, parts.info)
         // OTLP metrics are `GET /metrics`'s own exposition, read at each export.
@@ -130,6 +133,9 @@ package enum Daemon {
         }
         if develop == nil, let peers = options.peers {
             services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), logger: logger))
+        }
+        if let discovered {
+            services.append(PeerDiscovery(directory: discovered, listener: options.peers, channel: settings.channel, layout: layout, logger: logger))
         }
         if develop == nil && !options.bundleDirs.isEmpty {
             services.append(BundleWatch(folders: options.bundleDirs, coordinator: coordinator, logger: logger))

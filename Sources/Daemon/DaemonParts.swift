@@ -20,7 +20,7 @@ struct DaemonParts {
     let reports: ReportService?
     let info: DaemonInfo
 
-    init(settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions, holder: SettingsHolder, logger: Logger) {
+    init(settings: SyncSettings, develop: ServedFolder?, options: DaemonOptions, holder: SettingsHolder, logger: Logger, discovered: PeerDirectory? = nil) {
         let metrics = DaemonMetrics()
         let layout = settings.cache
         let generation = CurrentGeneration()
@@ -57,7 +57,7 @@ struct DaemonParts {
                     ])
                 }
             },
-            releaseMark: { view.mark(for: $0) })
+            releaseMark: { view.mark(for: $0) }, discovered: discovered)
         let info = DaemonInfo(pid: getpid(), url: "http://\(options.bind):\(options.port)", startedAt: FileSystem.now(),
                               interval: options.interval, develop: develop != nil)
         let state = DaemonState(settings: settings, develop: develop, coordinator: coordinator, generation: generation,

@@ -36,6 +36,12 @@ package enum ServeSettings {
         options.bundleDirs = (source.strings("bundle-dir") ?? []).map(FileSystem.absolute)
         options.allowOrigins = (source.strings("allow-origin") ?? []).map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         options.peers = try peerOptions(source)
+        switch source.defaulted(source.string, "peer-discovery") {
+        case "auto": options.peerDiscovery = options.peers != nil
+        case "on": options.peerDiscovery = true
+        case "off": options.peerDiscovery = false
+        default: throw .usage("--peer-discovery must be auto, on or off")
+        }
         if !isLoopback(options.bind) && options.token == nil {
             throw .usage("binding \(options.bind) exposes the daemon beyond this machine: pass --token (or CENARIUS_TOKEN)")
         }

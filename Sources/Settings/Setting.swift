@@ -223,6 +223,8 @@ package enum Settings {
                 "Addresses (e.g. 192.168.1.0/24) allowed to take objects from --peer-listen; repeatable."),
         Setting("peer-max-connections", .int, 1...4096, value: "count", default: .int(8), reloads: false,
                 "Peer connections at once; past it a new one is closed."),
+        Setting("peer-discovery", .string, value: "when", default: .string("auto"), reloads: false,
+                "Find LAN peers by DNS-SD (_cenarius._tcp through avahi-daemon) and announce --peer-listen: auto (with --peer-listen), on, or off."),
         Setting("peer-max-rate", .int, 0...Double(ByteCount.limit), value: "bytes", default: .int(4 << 20), reloads: false,
                 "Bytes per second served to peers, all connections together (0: no cap)."),
         Setting("otlp-metrics-endpoint", .string, value: "url",

@@ -116,3 +116,89 @@ import Testing
         _ = recv(client, &rest, 64, 0)
     }
 }
+
+/// The marshalling against a real dbus-daemon (which checks every message's body against its
+/// signature, and drops a connection that sends one that does not match) and against busctl's
+/// (sd-bus's) marshalling: AddService's arguments as the discovery sends them to avahi-daemon
+/// reach another connection whole, and what busctl sends for `aayq` reads back.
+@Suite(.serialized) struct DBusBusTests {
+    static let daemon = "/usr/bin/dbus-daemon"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: daemon), "needs dbus-daemon (Debian's dbus-daemon)"))
+    func theBusTakesOurAAYAndWeReadBusctls() throws {
+        let dir = NSTemporaryDirectory() + "cenarius-bus-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus"
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>session</type><listen>unix:path=\(socket)</listen><auth>EXTERNAL</auth>
+            <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/></policy></busconfig>
+            """.write(toFile: dir + "/bus.conf", atomically: true, encoding: .utf8)
+        let bus = Process()
+        bus.executableURL = URL(fileURLWithPath: Self.daemon)
+        bus.arguments = ["--config-file=" + dir + "/bus.conf", "--nofork", "--nopidfile"]
+        try bus.run()
+        defer { kill(bus.processIdentifier, SIGKILL); bus.waitUntilExit() }
+        var receiver: DBusConnection?
+        for _ in 0..<100 where receiver == nil {
+            receiver = DBusConnection(path: socket, timeout: 2)
+            if receiver == nil { usleep(50_000) }
+        }
+        let listening = try #require(receiver)
+        var name = DBusWriter()
+        name.string("org.example.Cenarius")
+        name.uint32(0)
+        let owned = try #require(listening.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                                                member: "RequestName", body: name, timeout: 5))
+        #expect(owned.kind == .methodReturn)
+        func nextCall(_ member: String) -> DBusMessage? {
+            for _ in 0..<8 {
+                guard case .message(let message) = listening.next(timeout: 5) else { return nil }
+                if message.kind == .methodCall && message.member == member { return message }
+            }
+            return nil
+        }
+
+        // Ours, to the bus: AddService's arguments, with TXT records of 0, 1 and 9 bytes.
+        let sender = try #require(DBusConnection(path: socket, timeout: 2))
+        let txt = [Array("txtvers=1".utf8), [], Array("c".utf8)]
+        var body = DBusWriter()
+        body.int32(-1)
+        body.int32(-1)
+        body.uint32(0)
+        body.string("cenarius-5eed")
+        body.string("_cenarius._tcp")
+        body.string("")
+        body.string("")
+        body.uint16(8701)
+        body.byteArrays(txt)
+        #expect(body.signature == "iiussssqaay")
+        #expect(sender.send(destination: "org.example.Cenarius", path: "/x", interface: "org.example.Test", member: "AddService", body: body) != nil)
+        let call = try #require(nextCall("AddService"), "the bus passed it on (a malformed body would have cost the sender its connection)")
+        #expect(call.signature == "iiussssqaay")
+        var values = call.values
+        #expect(values.int32() == -1 && values.int32() == -1 && values.uint32() == 0 && values.string() == "cenarius-5eed")
+        #expect(values.string() == "_cenarius._tcp" && values.string() == "" && values.string() == "" && values.uint16() == 8701)
+        #expect(values.byteArrays() == txt && values.atEnd)
+        // An empty `aay`.
+        var none = DBusWriter()
+        none.byteArrays([])
+        none.uint16(7)
+        #expect(sender.send(destination: "org.example.Cenarius", path: "/x", interface: "org.example.Test", member: "Empty", body: none) != nil)
+        var empty = try #require(nextCall("Empty")).values
+        #expect(empty.byteArrays() == [] && empty.uint16() == 7)
+
+        // busctl's, read by us.
+        let busctl = Process()
+        busctl.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
+        busctl.arguments = ["--address=unix:path=" + socket, "call", "--expect-reply=no", "org.example.Cenarius", "/x", "org.example.Test",
+                            "Txt", "aayq", "2", "3", "97", "98", "99", "0", "8701"]
+        try busctl.run()
+        busctl.waitUntilExit()
+        #expect(busctl.terminationStatus == 0)
+        let theirs = try #require(nextCall("Txt"))
+        var read = theirs.values
+        #expect(theirs.signature == "aayq" && read.byteArrays() == [Array("abc".utf8), []] && read.uint16() == 8701)
+    }
+}

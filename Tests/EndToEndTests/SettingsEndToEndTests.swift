@@ -30,6 +30,7 @@ import Testing
             case ("peer", _): .list(["http://127.0.0.1:9", "http://[::1]:9"])
             case ("peer-listen", _): .string("127.0.0.1:9")
             case ("peer-allow", _): .list(["10.0.0.0/8", "fd00::/8"])
+            case ("peer-discovery", _): .string("off")
             case (_, .string): .string("/some/where/" + setting.key)
             case (_, .int): .int(Int(setting.range?.lowerBound ?? 0) + 1)
             case (_, .double): .double((setting.range?.lowerBound ?? 0) + 1.5)

@@ -42,6 +42,7 @@ import Testing
         case "peer": "http://127.0.0.1:9"
         case "peer-listen": "127.0.0.1:9"
         case "peer-allow": "10.0.0.0/8"
+        case "peer-discovery": "on"
         default:
             switch setting.kind {
             case .string, .list: "/somewhere/\(setting.key)"

@@ -34,6 +34,8 @@ package actor SyncCoordinator {
     private let onFinish: @Sendable (FinishedSync) async -> Void
     /// How a committed generation fared since, for receipts.
     private let releaseMark: @Sendable (Int) -> ReleaseMark?
+    /// The peers DNS-SD found (`--peer-discovery`), asked after the static ones; nil: none.
+    private let discovered: PeerDirectory?
     /// Told when a sync runs and shows progress, for the watchdog.
     var liveness: Liveness?
     func watch(_ liveness: Liveness) { self.liveness = liveness }
@@ -45,8 +47,9 @@ package actor SyncCoordinator {
     init(settings: SyncSettings, logger: Logger, metrics: DaemonMetrics?,
          onStart: @escaping @Sendable (String) async -> Void = { _ in },
          onFinish: @escaping @Sendable (FinishedSync) async -> Void = { _ in },
-         releaseMark: @escaping @Sendable (Int) -> ReleaseMark? = { _ in nil }) {
+         releaseMark: @escaping @Sendable (Int) -> ReleaseMark? = { _ in nil }, discovered: PeerDirectory? = nil) {
         self.settings = settings
+        self.discovered = discovered
         self.onStart = onStart
         self.onFinish = onFinish
         self.releaseMark = releaseMark
@@ -104,12 +107,16 @@ package actor SyncCoordinator {
         for id in ids { receipts[id]?.status = .running; receipts[id]?.startedAt = started }
         lastAttempt = FileSystem.monotonic()
         await onStart(reason)
-        let syncer = { var syncer = Syncer(settings: settings); syncer.switching = switching; return syncer }()
-        let cancel = cancel
-        let liveness = liveness
+        let (settings, discovered, cancel, liveness) = (settings, discovered, cancel, liveness)
         liveness?.progressed()
         let task = Task {
             await onThread("cenariusd-sync") {
+                var settings = settings
+                // The seam between DNS-SD and syncing: the peers found now join the static ones
+                // (the first sync waits a moment for the LAN's answers), and what the daemon
+                // learned of each (PeerHealth, by URL) stays as the list changes.
+                if let discovered { settings.peers.urls = discovered.joined(to: settings.peers.urls, settling: PeerDirectory.settleTime) }
+                let syncer = { var syncer = Syncer(settings: settings); syncer.switching = switching; return syncer }()
                 let result = Result(catching: { () throws(CenariusError) in
                     try syncer.sync(cancel: cancel, progress: liveness.map { liveness in { _ in liveness.progressed() } })
                 })

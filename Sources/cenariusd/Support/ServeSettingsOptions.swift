@@ -34,6 +34,7 @@ struct ServeSettingsOptions: ParsableArguments {
     @Option(help: .setting("peer-max-connections")) var peerMaxConnections: Int?
     @Option(help: .setting("peer-max-rate")) var peerMaxRate: Int?
     @Option(help: .setting("otlp-metrics-endpoint")) var otlpMetricsEndpoint: String?
+    @Option(help: .setting("peer-discovery")) var peerDiscovery: String?
 
     func validate() throws { try SettingFlags.validate(flagValues) }
 
