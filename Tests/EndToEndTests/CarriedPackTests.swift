@@ -79,7 +79,7 @@ import TestOrigin
         #expect(try publish(publisher, 1)["pack"] as? String == "made")
         let pack = try #require(solidPackSize(try head()), "release 1 names its solid pack")
         // The default channel's files are at their uris and in the solid pack: none has a store object of its own.
-        #expect(storeFiles(publisher) == 0, "a first publish uploads each file once")
+        #expect((storeFiles(publisher) ?? 0) == 0, "a first publish uploads each file once")
         _ = try installs(publisher, "on-pack", 1)
 
         // A one-file release: the head, table, index, page and delta packs; no new whole-site pack.
@@ -117,7 +117,7 @@ import TestOrigin
         // back to release 3 (its files in the carried pack of release 1), then to 4 (in its own pack).
         try rollback(publisher, to: 3, devices: ["on-pack", "fresh-4"])
         try rollback(publisher, to: 4, devices: ["on-pack", "middle"])
-        try rollback(publisher, to: 5, devices: ["on-pack", "fresh-5"])
+        try rollback(publisher, to: 5, devices: ["on-pack", "middle"])
         guard !publisher.remote.contains("://") else { return }
 
         // An offline first install of a carried release: the carried pack, its table and the delta pack, not every form.
