@@ -244,8 +244,10 @@ package struct FormPublisher {
                     continue
                 }
             }
-            let alone = packedAlone(entry.hash)
-            if alone, pack == nil, oldSets.allSatisfy({ $0.contains(entry.hash) }) {
+            // What changed since a base release keeps its form: a device on an older release, or a
+            // bundle from one, that no delta pack starts from fetches it on its own.
+            let alone = packedAlone(entry.hash) && oldSets.allSatisfy { $0.contains(entry.hash) }
+            if alone, pack == nil {
                 // Its pack is taken as it is and no delta pack wants its frame: nothing to compress.
                 index.plain.insert(entry.hash)
                 atURI.append(entry)
