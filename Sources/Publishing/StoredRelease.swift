@@ -31,7 +31,13 @@ package enum StoredRelease {
                                     formsInto: String? = nil) throws(CenariusError) -> Int64 {
         var read: Int64 = 0
         var bytesOf: [ContentHash: [UInt8]] = [:]
+        // Files the store holds in a solid pack rather than on their own (FormPublisher.formsAtURI).
+        var packed: [ContentHash: [RouteEntry]] = [:]
         for entry in parts.table.entries {
+            if !parts.index.storedPlain, parts.index.plain.contains(entry.hash) {
+                packed[entry.hash, default: []].append(entry)
+                continue
+            }
             let bytes: [UInt8]
             if let known = bytesOf[entry.hash] {
                 bytes = known
@@ -51,6 +57,15 @@ package enum StoredRelease {
             let path = FileSystem.join(folder, entry.uri.value)
             try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
             try FileSystem.writeAtomically(bytes, to: path, durable: false)
+        }
+        if !packed.isEmpty { read += try unpack(&packed, parts: parts, from: destination, into: folder) }
+        // What no pack held: its exact bytes under `f/`, as an index without `storedPlain` may still have them.
+        for entry in packed.values.joined() {
+            let stored = try fetch(entry.hash, plain: true, from: destination)
+            read += Int64(stored.read)
+            let path = FileSystem.join(folder, entry.uri.value)
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+            try FileSystem.writeAtomically(stored.bytes, to: path, durable: false)
         }
         return read
     }

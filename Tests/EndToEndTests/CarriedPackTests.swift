@@ -43,6 +43,22 @@ import TestOrigin
         return try run.json()
     }
 
+    /// How many file forms and plain copies a folder remote's store holds (nil for a store: not listed here).
+    static func storeFiles(_ publisher: PublishTests.Publisher) -> Int? {
+        guard !publisher.remote.contains("://") else { return nil }
+        return ["z", "f"].reduce(0) { $0 + ((try? FileManager.default.contentsOfDirectory(atPath: publisher.remote + "/_cenarius/" + $1))?.count ?? 0) }
+    }
+
+    /// `rollback --to` the version that published release `n`; every device goes to it.
+    static func rollback(_ publisher: PublishTests.Publisher, to n: Int, devices: [String]) throws {
+        let record = try #require(try publisher.releases().last { $0["release"] as? String == "r\(n)" }, "release \(n) is listed")
+        let version = try #require(record["version"] as? Int, "\(record)")
+        let run = try publisher.run(["rollback", "--channel", "default", "--to", String(version), publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                     "--json"] + publisher.remoteFlags)
+        #expect(run.status == 0, "rollback to release \(n): \(run.stderr)")
+        for device in devices { _ = try installs(publisher, device, n) }
+    }
+
     static func head(_ folder: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.head"))) as? [String: Any])
     }
@@ -62,6 +78,8 @@ import TestOrigin
     static func chain(_ publisher: PublishTests.Publisher, head: () throws -> [String: Any], writes: (() throws -> Int)? = nil) throws {
         #expect(try publish(publisher, 1)["pack"] as? String == "made")
         let pack = try #require(solidPackSize(try head()), "release 1 names its solid pack")
+        // The default channel's files are at their uris and in the solid pack: none has a store object of its own.
+        #expect((storeFiles(publisher) ?? 0) == 0, "a first publish uploads each file once")
         _ = try installs(publisher, "on-pack", 1)
 
         // A one-file release: the head, table, index, page and delta packs; no new whole-site pack.
@@ -95,6 +113,11 @@ import TestOrigin
         #expect((fresh4["bytesFetched"] as? Int ?? .max) <= newPack + 64, "right after a repack a first install is the pack: \(fresh4)")
         #expect(try publish(publisher, 5)["pack"] as? String == "carried")
         for device in ["on-pack", "fresh-3", "fresh-4", "fresh-5"] { _ = try installs(publisher, device, 5) }
+        // Rebuilt from the store alone, where files are in a pack and at uris a later release overwrote:
+        // back to release 3 (its files in the carried pack of release 1), then to 4 (in its own pack).
+        try rollback(publisher, to: 3, devices: ["on-pack", "fresh-4"])
+        try rollback(publisher, to: 4, devices: ["on-pack", "middle"])
+        try rollback(publisher, to: 5, devices: ["on-pack", "middle"])
         guard !publisher.remote.contains("://") else { return }
 
         // An offline first install of a carried release: the carried pack, its table and the delta pack, not every form.

@@ -80,6 +80,8 @@ package struct FormPublisher {
         package var reusedPacks = false
         /// No new solid pack: the earlier one was carried forward (Carry).
         package var carriedPack = false
+        /// Files given no object of their own in the store (`formsAtURI`): a pack holds them.
+        package var filesAtURI = 0
     }
 
     /// An earlier table's solid pack to carry forward instead of making a new one (`publish`):
@@ -129,6 +131,13 @@ package struct FormPublisher {
     /// The solid pack to carry forward when the delta pack from its table stays small; nil: a
     /// new one (as `routes` always makes). Its table must be one of `olds`.
     package var carry: Carry?
+    /// The default channel's Cenarius layout holds every file of the release at its uri, which the
+    /// head is written after (`publish`): a file that a pack of this release holds (made, reused or
+    /// carried) gets no form or plain copy of its own in the store, and the index lists it `plain`
+    /// with `storedPlain` false, so a device that does not take the pack fetches it at its uri — as
+    /// devices of every version do for such an index. A first publish then uploads each file once,
+    /// at its uri, besides the packs; `StoredRelease` rebuilds such files from the pack.
+    package var formsAtURI = false
     /// An object's bytes from the store (`publish`): a form or patch it holds is read and checked
     /// to decode to its file rather than made again, which for a large file costs seconds.
     package var storeRead: ((String) -> [UInt8]?)?
@@ -197,10 +206,29 @@ package struct FormPublisher {
         // The solid pack's files, kept while the site fits in memory (SolidPack.maxContent).
         var solid: [[UInt8]]? = reusedSolid == nil && !carrying && reusedCarried == nil ? [] : nil
         var solidBytes = 0
-        for entry in files {
-            let bytes = try verifiedBytes(entry)
+        // A pack of this very table is made or taken as it is: files it holds may stay at their uris alone.
+        let siteBytes = files.reduce(Int64(0)) { $0 + ($1.size ?? Int64(SolidPack.maxContent)) }
+        let packsHoldAll = formsAtURI && !carrying && reusedCarried == nil && (reusedSolid != nil || solid != nil && siteBytes <= SolidPack.maxContent)
+        // A file that the store holds in a pack alone: in this table's solid pack, or, for a release
+        // that carried one (a rollback to it), where the earlier index of this table said it was.
+        let packedAlone = { (hash: ContentHash) in
+            !holds(ReleaseIndex.formPath(hash)) && (packsHoldAll || formsAtURI && reusedCarried != nil && earlier?.storedPlain == false && earlier?.plain.contains(hash) == true)
+        }
+        var atURI: [RouteEntry] = []
+        // The solid pack (most of a first publish's CPU) is compressed on another core while the
+        // files' forms are made here: the site is read first, as the pack holds it in memory anyway.
+        var solidMade: Pending<[UInt8]>?
+        if solid != nil, siteBytes <= SolidPack.maxContent, !files.isEmpty {
+            var contents: [[UInt8]] = []
+            for entry in files { contents.append(try verifiedBytes(entry)) }
+            let site = contents
+            solidMade = Pending { () throws(CenariusError) in try SolidPack.make(site) }
+            solid = contents
+        }
+        for (ordinal, entry) in files.enumerated() {
+            let bytes = try solidMade != nil ? solid![ordinal] : verifiedBytes(entry)
             solidBytes += bytes.count
-            if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil }
+            if solidMade == nil { if solidBytes <= SolidPack.maxContent { solid?.append(bytes) } else { solid = nil } }
             summary.files += 1
             summary.plainBytes += Int64(bytes.count)
             if carrying, oldSets.allSatisfy({ $0.contains(entry.hash) }) {
@@ -209,6 +237,21 @@ package struct FormPublisher {
                     index.plain.insert(entry.hash)
                     continue
                 }
+                if formsAtURI {
+                    // The carried pack, whose table is one of `olds`, holds it.
+                    index.plain.insert(entry.hash)
+                    atURI.append(entry)
+                    continue
+                }
+            }
+            // What changed since a base release keeps its form: a device on an older release, or a
+            // bundle from one, that no delta pack starts from fetches it on its own.
+            let alone = packedAlone(entry.hash) && oldSets.allSatisfy { $0.contains(entry.hash) }
+            if alone, pack == nil {
+                // Its pack is taken as it is and no delta pack wants its frame: nothing to compress.
+                index.plain.insert(entry.hash)
+                atURI.append(entry)
+                continue
             }
             let compressed: [UInt8]
             if let stored = storedForm(entry.hash, of: bytes, root: root) {
@@ -220,7 +263,11 @@ package struct FormPublisher {
             // The packs hold every file as a frame, even one zstd cannot shrink: the frames are found
             // by decoding, one after another, so none may be missing.
             try pack?.append(compressed)
-            if compressed.count < bytes.count {
+            if alone {
+                // In the packs and at its uri: an object of its own only if no pack is kept after all (below).
+                index.plain.insert(entry.hash)
+                atURI.append(entry)
+            } else if compressed.count < bytes.count {
                 try write(compressed, to: ReleaseIndex.formPath(entry.hash), root: root)
                 summary.compressedForms += 1
                 summary.compressedBytes += Int64(compressed.count)
@@ -278,7 +325,8 @@ package struct FormPublisher {
         }
         // What a first install fetches: the pack's files with the context of those before each.
         if let solid, !files.isEmpty {
-            let bytes = try SolidPack.make(solid)
+            let bytes: [UInt8]
+            if let solidMade { bytes = try solidMade.wait() } else { bytes = try SolidPack.make(solid) }
             if bytes.count < (index.pack?.size ?? summary.plainBytes) {
                 let hash = StreamingHasher.hash(bytes, algorithm)
                 try write(bytes, to: ReleaseIndex.packPath(hash), root: root)
@@ -298,12 +346,18 @@ package struct FormPublisher {
                 index.deltaPacks.append(delta)
             }
         }
+        if index.solidPack == nil && index.carriedPack == nil {
+            // No solid pack kept (a site zstd cannot shrink): the store holds every file whole after all.
+            for entry in atURI { try writeForm(of: entry, index: &index, summary: &summary, root: root) }
+        } else {
+            summary.filesAtURI = atURI.count
+        }
         // The table compressed, with this index as its second frame: the store object a head names
         // (`_cenarius/t/<O>.zst`, which HeadWriter writes), a first install's table and index in one request.
         let table = try Zstd.compress(tableBytes)
         index.tableForm = tableFormBeside && table.count < tableBytes.count
         index.head = head
-        index.storedPlain = true
+        index.storedPlain = summary.filesAtURI == 0
         let indexBytes = index.serialized()
         // Under the table's hash, for devices that predate heads: written once, like every name
         // under `_cenarius/`. A release of a table published before keeps that index there (its
@@ -339,6 +393,21 @@ package struct FormPublisher {
             if let stored = storedForm(entry.hash, of: bytes, root: root, fromStore: false) { try pack.append(stored) } else { try pack.append(try Zstd.compress(bytes)) }
         }
         return (pack, solid)
+    }
+
+    /// A file's form, or its exact bytes when zstd cannot shrink it, under its store name.
+    private func writeForm(of entry: RouteEntry, index: inout ReleaseIndex, summary: inout Summary, root: String) throws(CenariusError) {
+        let bytes = try verifiedBytes(entry)
+        var compressed = storedForm(entry.hash, of: bytes, root: root) ?? []
+        if compressed.isEmpty { compressed = try Zstd.compress(bytes) }
+        if compressed.count < bytes.count {
+            index.plain.remove(entry.hash)
+            try write(compressed, to: ReleaseIndex.formPath(entry.hash), root: root)
+            summary.compressedForms += 1
+            summary.compressedBytes += Int64(compressed.count)
+        } else {
+            try write(bytes, to: ReleaseIndex.plainPath(entry.hash), root: root)
+        }
     }
 
     /// The form an earlier run wrote for this file (or the store holds), when it decodes to exactly its bytes.

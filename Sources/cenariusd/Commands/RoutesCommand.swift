@@ -169,7 +169,8 @@ struct RoutesCommand: AsyncParsableCommand {
 
     /// Writes a whole release of DIR into `root` (DIR itself, or `--out-dir`, where `publish`
     /// stages): the table, the manifest, the forms, the signature and, last, the head.
-    func write(into root: String, quiet: Bool, forms source: Forms = .made) throws -> Summary {
+    /// `formsAtURI`: the release's files are uploaded at their uris too (`publish` to the default channel, FormPublisher.formsAtURI).
+    func write(into root: String, quiet: Bool, forms source: Forms = .made, formsAtURI: Bool = false) throws -> Summary {
         let target = FileSystem.join(root, routesName)
         try refuseUnsigning(root: root, sidecar: target + ".sig")
         let result = try builder.build()
@@ -200,6 +201,7 @@ struct RoutesCommand: AsyncParsableCommand {
             var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
             publisher.routesName = routesName
             publisher.outputRoot = root
+            publisher.formsAtURI = formsAtURI
             if case .remade(let earlier, let storeHolds) = source {
                 publisher.reusing = earlier
                 publisher.storeHolds = storeHolds

@@ -18,6 +18,23 @@ enum PublishLocking {
         return try body(lock)
     }
 
+    /// The same, with `meanwhile` run while the lock is being taken; `body` gets its result, or nil
+    /// when it failed (`body` then does it again under the lock, where its failure counts).
+    /// `discard` undoes what `meanwhile` left when the lock cannot be taken.
+    static func run<T, R>(_ remote: any Destination, meanwhile: () throws -> T, discard: (T) -> Void,
+                          _ body: (any PublishLock, T?) throws -> R) throws -> R {
+        let taking = Pending { () throws(CenariusError) in try remote.lock { Output.warn($0) } }
+        let early = try? meanwhile()
+        let lock: any PublishLock
+        do { lock = try taking.wait() } catch {
+            early.map(discard)
+            throw error
+        }
+        defer { lock.release() }
+        TestPause.at("locked")
+        return try body(lock, early)
+    }
+
     /// The same for a command that may be a dry run, which writes nothing and takes no lock.
     static func run<T>(_ remote: any Destination, dryRun: Bool, _ body: ((any PublishLock)?) throws -> T) throws -> T {
         if dryRun { return try body(nil) }

@@ -84,7 +84,7 @@ struct Publication {
             baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
             routes.deltaFrom.append(folder)
         }
-        let written = try routes.write(into: staging.release, quiet: true, forms: forms)
+        let written = try routes.write(into: staging.release, quiet: true, forms: forms, formsAtURI: state.isDefaultChannel)
         guard written.forms?.index != nil || !forms.isMade, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
         guard written.table == FileSystem.join(staging.release, routesName), ReleaseIndex.tableDigest(try FileSystem.readFile(written.table)) == digest else {
             throw CenariusError.integrity("\(build) changed while it was published: run publish again")
@@ -149,7 +149,9 @@ struct Publication {
     /// and delta packs from the channel's last releases made. Made whole when the store lacks some.
     private func storedForms(_ head: ReleaseHead, parts: StoredRelease.Parts, from source: any Destination) throws -> RoutesCommand.Forms {
         let objects = state.objects
-        guard parts.index.objects(for: parts.table).allSatisfy({ objects[$0] != nil }) else { return .made }
+        // Without `storedPlain`, a plain file is at its uri and in a pack, not under `f/` (FormPublisher.formsAtURI).
+        let needed = parts.index.objects(for: parts.table).filter { parts.index.storedPlain || !$0.hasPrefix(ReleaseIndex.folder + "/f/") }
+        guard needed.allSatisfy({ objects[$0] != nil }) else { return .made }
         guard let current = state.head, current.table == head.table, current.index == head.index else {
             return .remade(earlier: parts.index, storeHolds: { objects[$0] != nil })
         }

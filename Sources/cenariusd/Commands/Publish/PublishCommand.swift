@@ -96,12 +96,19 @@ struct PublishCommand: AsyncParsableCommand {
         // Read without the lock first: an unchanged build writes nothing at all, not even the lock.
         var state = try readState(remote)
         if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
-        if dryRun { return try publish(built, digest: digest, state: state, remote: remote, lock: nil, started: started) }
-        try PublishLocking.run(remote) { lock in
+        if dryRun { return try publish(built, digest: digest, staged: try stage(built, state: state, remote: remote), remote: remote, lock: nil, started: started) }
+        // Staged on what the destination held before the lock while the lock is taken (a store's lease settles for 1.5 s).
+        try PublishLocking.run(remote, meanwhile: { try stage(built, state: state, remote: remote) }, discard: { $0.staging.remove() }) { lock, early in
             // What the destination holds now that nobody else writes it: another publish may have finished meanwhile.
-            var state = try readState(remote)
-            if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
-            try publish(built, digest: digest, state: state, remote: remote, lock: lock, started: started)
+            var now = try readState(remote)
+            // The early release is the one staging now would make only if the destination holds exactly what it was staged on.
+            let reusable = early.flatMap { $0.state.holdsTheSame(as: now) ? $0 : nil }
+            if reusable == nil { early?.staging.remove() }
+            if try isPublished(state: &now, remote: remote, digest: digest, built: built) {
+                reusable?.staging.remove()
+                return try unchanged(now, remote: remote, digest: digest, started: started)
+            }
+            try publish(built, digest: digest, staged: try reusable ?? stage(built, state: now, remote: remote), remote: remote, lock: lock, started: started)
         }
     }
 
@@ -123,18 +130,36 @@ struct PublishCommand: AsyncParsableCommand {
         try report(summary.edge)
     }
 
-    /// Stages the release against `state` and uploads it (under `lock`; none for a dry run, which uploads nothing).
-    private func publish(_ built: RouteTableBuilder.Result, digest: String, state: RemoteState, remote: any Destination, lock: (any PublishLock)?,
-                         started: Double) throws {
-        var summary = summary(remote, state: state, digest: digest)
+    /// A release staged against `state`, in a staging folder of its own.
+    private struct Early {
+        var state: RemoteState
+        var staging: Staging
+        var publication: Publication
+        var staged: Publication.Staged
+    }
+
+    private func stage(_ built: RouteTableBuilder.Result, state: RemoteState, remote: any Destination) throws -> Early {
         let staging = try Staging()
-        defer { staging.remove() }
-        var publication = Publication(remote: remote, state: state, releaseOptions: releaseOptions)
-        publication.patches = patches
-        publication.pointerMaxAge = pointerMaxAge
-        publication.algorithm = algorithm
-        publication.carry = !repack
-        let staged = try publication.stage(build, table: built.table, files: built.table.count, bytes: built.bytes, in: staging)
+        do {
+            var publication = Publication(remote: remote, state: state, releaseOptions: releaseOptions)
+            publication.patches = patches
+            publication.pointerMaxAge = pointerMaxAge
+            publication.algorithm = algorithm
+            publication.carry = !repack
+            let staged = try publication.stage(build, table: built.table, files: built.table.count, bytes: built.bytes, in: staging)
+            return Early(state: state, staging: staging, publication: publication, staged: staged)
+        } catch {
+            staging.remove()
+            throw error
+        }
+    }
+
+    /// Uploads a staged release (under `lock`; none for a dry run, which uploads nothing).
+    private func publish(_ built: RouteTableBuilder.Result, digest: String, staged early: Early, remote: any Destination, lock: (any PublishLock)?,
+                         started: Double) throws {
+        let (state, publication, staged) = (early.state, early.publication, early.staged)
+        defer { early.staging.remove() }
+        var summary = summary(remote, state: state, digest: digest)
         let (plan, record) = (staged.plan, staged.record)
         summary.baseBytesRead = staged.baseBytesRead
         summary.pack = staged.forms == "carried" ? "carried" : "made"
