@@ -63,6 +63,7 @@ package enum Daemon {
             reloaded.sync = DaemonTransport.prepare(reloaded.sync, sessions: sessions)
             // What the daemon learned of its peers outlives a reload (docs/peers.md).
             reloaded.sync.peers.health = settings.peers.health
+            reloaded.sync.peers.fetching = settings.peers.fetching
             return reloaded
         }
         let holder = SettingsHolder(ReloadableSettings(sync: settings, trial: options.trial))
@@ -125,7 +126,7 @@ package enum Daemon {
             logger.warning("no remote configured: serving the preset and cache without syncing")
         }
         if develop == nil, let peers = options.peers {
-            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), logger: logger))
+            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), fetching: settings.peers.fetching, logger: logger))
         }
         if develop == nil && !options.bundleDirs.isEmpty {
             services.append(BundleWatch(folders: options.bundleDirs, coordinator: coordinator, logger: logger))

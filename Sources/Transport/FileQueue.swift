@@ -90,7 +90,7 @@ final class FileQueue: Sendable {
         if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
             let label = files[index].label
             let skipped = error.retryAfter.map { CenariusError(.remote, "\(label)'s source \(source) is busy", retryAfter: $0) }
-                ?? .remote("not asked of \(source), which failed another transfer (\(label))")
+                ?? CenariusError(.remote, "not asked of \(source), which failed another transfer (\(label))", cause: error.cause == .refused ? .refused : nil)
             failedSources.withLock { failed in if failed[source]?.retryAfter != nil || failed[source] == nil { failed[source] = skipped } }
         }
     }

@@ -16,6 +16,8 @@ final class PeerObjectHandler: ChannelInboundHandler {
     /// Bytes per write: small enough that the rate cap is smooth, large enough for sendfile.
     static let chunk: Int64 = 64 << 10
     let objects: ObjectStore
+    /// What this device's sync is fetching: asked for one of those, the answer is "not yet".
+    let fetching: PeerFetching
     let rate: PeerRate
     /// Past `--peer-max-connections`: every request is told to come back later.
     let busy: Bool
@@ -24,8 +26,9 @@ final class PeerObjectHandler: ChannelInboundHandler {
     private var request: HTTPRequestHead?
     private var sending = false
 
-    init(objects: ObjectStore, rate: PeerRate, busy: Bool) {
+    init(objects: ObjectStore, fetching: PeerFetching, rate: PeerRate, busy: Bool) {
         self.objects = objects
+        self.fetching = fetching
         self.rate = rate
         self.busy = busy
     }
@@ -60,8 +63,13 @@ final class PeerObjectHandler: ChannelInboundHandler {
         guard head.method == .GET || head.method == .HEAD else {
             return answer(.methodNotAllowed, "only GET and HEAD of store objects\n", head: head, context: context)
         }
-        guard let hash = Self.object(head.uri), objects.contains(hash) else {
+        guard let hash = Self.object(head.uri) else {
             return answer(.notFound, "not an object this device holds\n", head: head, context: context)
+        }
+        guard objects.contains(hash) else {
+            // Still on its way here: the asker waits a second rather than take it from the origin too.
+            guard fetching.contains(hash) else { return answer(.notFound, "not an object this device holds\n", head: head, context: context) }
+            return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
         }
         // No link is followed: objects are files the cache wrote itself (G5).
         let fd = open(objects.path(hash), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
