@@ -80,18 +80,23 @@ extension SyncRun {
         // Peers: this device's share first (asked once of a peer that may hold it already, else
         // from the origin, for the others too), then the rest from their owners, waiting for what
         // they are still fetching. When an owner failed (killed, hostile), its objects are shared
-        // again over the peers left, once; what no peer gives is planned again from the origin's forms and packs.
+        // again over the peers left (three rounds at most); what no peer gives is planned again from the origin's forms and packs.
         settings.peers.fetching.begin(plan.downloads.map(\.hash))
         defer { settings.peers.fetching.end() }
         var wanted = plan.downloads
-        for pass in 0..<2 where !wanted.isEmpty {
-            let usable = usablePeers.count
+        for pass in 0..<3 where !wanted.isEmpty {
+            let usable = usablePeers
             let shares = peerShares(wanted)
             let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, into: objects, report: &report, progress: progress) : shares.mine
             try fromOrigin(mine, forms: formPlan(mine, offer: offer, index: index, held: held), offer: offer, index: index, held: held,
                            into: objects, report: &report, progress: progress)
+            // A peer failed while asked for this device's share: the rest is shared again before it is asked.
+            guard usablePeers == usable else {
+                wanted = shares.theirs
+                continue
+            }
             wanted = try fromPeersTraced(shares.theirs, waiting: true, into: objects, report: &report, progress: progress)
-            if usablePeers.count == usable { break }
+            if usablePeers == usable { break }
         }
         let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, offer: offer, index: index, held: held)
         try fromOrigin(wanted, forms: left, offer: offer, index: index, held: held, into: objects, report: &report, progress: progress)
