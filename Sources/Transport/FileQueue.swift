@@ -68,8 +68,10 @@ final class FileQueue: Sendable {
                 outcome.filesDone += 1
             }
         } while true
+        // A peer's body may be zstd that libcurl decodes: no more than the file's signed size is written.
+        let limit = file.source != nil ? min(maxBytes, file.size ?? maxBytes) : maxBytes
         let transfer = Transfer(index: index, url: file.url, label: file.label,
-                                sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
+                                sink: .file(path: file.destination, expected: file.expected), maxBytes: limit)
         transfer.mirrors = file.mirrors
         transfer.policy = file.policy
         transfer.checksHash = file.checksHash
