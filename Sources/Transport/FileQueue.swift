@@ -73,6 +73,7 @@ final class FileQueue: Sendable {
         let transfer = Transfer(index: index, url: file.url, label: file.label,
                                 sink: .file(path: file.destination, expected: file.expected), maxBytes: limit)
         transfer.mirrors = file.mirrors
+        transfer.fromPeer = file.source != nil
         transfer.policy = file.policy
         transfer.checksHash = file.checksHash
         transfer.slice = file.slice

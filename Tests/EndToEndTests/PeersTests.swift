@@ -185,6 +185,8 @@ import TestOrigin
             #expect(leftovers.isEmpty, "\(leftovers)")
         }
         #expect(hostile.requests.filter { $0.path.hasPrefix("_cenarius/f/") }.count >= 2, "the hostile peer was asked")
+        // Peers are asked for zstd (their listener compresses on the fly); the origin's files are not.
+        #expect(hostile.requests.filter { $0.path.hasPrefix("_cenarius/f/") }.allSatisfy { $0.headers["accept-encoding"] == "zstd" })
     }
 
     /// Objects by hash and nothing else: not the site, not the control API, not a table, not a
