@@ -24,6 +24,7 @@ import footprint
 import b8 as release_bytes
 import b9 as publish_bench
 import b10 as fleet_logs
+import b11 as lan
 import b12 as bundles
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -299,6 +300,7 @@ def markdown(results, args):
     lines += [""] + release_bytes.markdown(results["B8"]) if "B8" in results else []
     lines += [""] + publish_bench.markdown(results["B9"]) if "B9" in results else []
     lines += [""] + fleet_logs.markdown(results["B10"]) if "B10" in results else []
+    lines += [""] + lan.markdown(results["B11"]) if "B11" in results else []
     lines += [""] + bundles.markdown(results["B12"]) if "B12" in results else []
     return "\n".join(lines) + "\n"
 
@@ -310,7 +312,8 @@ def main():
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--bin", default=os.path.join(ROOT, ".build/release/cenariusd"))
     p.add_argument("--port", type=int, default=18780)
-    p.add_argument("--only", default="B1,B2,B3,B4,B5,B6,B7,B8,B9,B10,B12,F", help="comma-separated scenarios to run")
+    p.add_argument("--only", default=None, help="comma-separated scenarios to run (default: all; --smoke leaves out B11, "
+                   "whose eight daemons in namespaces take minutes: --smoke --only B11 runs it with three)")
     p.add_argument("--event-clients", type=int, default=None, help="event streams held open during B5 (default 200, smoke 20)")
     # On a disk, B1's times mostly measured the kernel's writeback of the previous round's
     # 100 MiB (medians 2.5x the minimums, for every tool): tmpfs leaves the tools' own work.
@@ -318,6 +321,7 @@ def main():
                    help="where B1 writes the downloaded files (default: tmpfs when there is one)")
     args = p.parse_args()
     args.rounds = args.rounds or (1 if args.smoke else 5)
+    args.only = args.only or ("B1,B2,B3,B4,B5,B6,B7,B8,B9,B10,B12,F" if args.smoke else "B1,B2,B3,B4,B5,B6,B7,B8,B9,B10,B11,B12,F")
     OUT = os.path.join(HERE, "out")
     BIN = args.bin
     os.makedirs(OUT, exist_ok=True)
@@ -341,7 +345,7 @@ def main():
         only = set(args.only.split(","))
         name = "results-smoke" if args.smoke else "results"
         previous = os.path.join(HERE, name + ".json")
-        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B12", "F"} and os.path.exists(previous) else {}
+        results = json.load(open(previous)) if only != {"B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "B12", "F"} and os.path.exists(previous) else {}
         if "B1" in only: print("B1 cold seed", flush=True); results["B1"] = b1(nginx, args.rounds, args.b1_dest or os.path.join(OUT, "dest"))
         if "B2" in only: print("B2 no-change sync", flush=True); results["B2"] = b2(nginx, args.rounds)
         if "B3" in only: print("B3 incremental", flush=True); results["B3"] = b3(nginx, int(changed[0]), int(changed[1]))
@@ -361,6 +365,9 @@ def main():
         if "B9" in only: print("B9 publish", flush=True); results["B9"] = publish_bench.b9(BIN, OUT, args.smoke)
         # `fleet` over generated nginx JSON logs against DuckDB's SQL and zcat (smoke: 10^5 lines, no 10^7 log).
         if "B10" in only: print("B10 fleet logs", flush=True); results["B10"] = fleet_logs.b10(BIN, OUT, timed, args.smoke, args.rounds)
+        # 8 devices in network namespaces behind one 20 Mbit/s uplink, B8's notebook pair: alone, without peers,
+        # with peers, behind nginx proxy_cache, with a hostile peer (smoke: 3 devices).
+        if "B11" in only: print("B11 LAN", flush=True); results["B11"] = lan.b11(BIN, OUT, args.smoke)
         # Offline bundles of B8's pairs: their sizes against the solid pack and B8's release bytes, their import.
         if "B12" in only: print("B12 bundle", flush=True); results["B12"] = bundles.b12(
             BIN, OUT, args.smoke, results.get("B8"), "this run" if "B8" in only else results.get("measured", {}).get("B8"))

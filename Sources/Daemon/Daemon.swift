@@ -67,6 +67,7 @@ package enum Daemon {
             reloaded.sync = DaemonTransport.prepare(reloaded.sync, sessions: sessions)
             // What the daemon learned of its peers outlives a reload (docs/peers.md).
             reloaded.sync.peers.health = settings.peers.health
+            reloaded.sync.peers.fetching = settings.peers.fetching
             return reloaded
         }
         let holder = SettingsHolder(ReloadableSettings(sync: settings, trial: options.trial))
@@ -132,7 +133,7 @@ package enum Daemon {
             logger.warning("no remote configured: serving the preset and cache without syncing")
         }
         if develop == nil, let peers = options.peers {
-            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), logger: logger))
+            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), fetching: settings.peers.fetching, logger: logger))
         }
         if let discovered {
             services.append(PeerDiscovery(directory: discovered, listener: options.peers, channel: settings.channel, layout: layout, logger: logger))

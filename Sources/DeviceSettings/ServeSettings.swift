@@ -74,7 +74,9 @@ package enum ServeSettings {
         settings.sync.install = try installPolicy(source)
         settings.metrics = try MetricSettings.make(source, environment: ProcessEnvironment(), sync: settings.sync)
         if let listener = try peerOptions(source) {
-            settings.sync.peers = PeerSources(urls: settings.sync.peers.urls.filter { !listener.isSelf($0) })
+            // Its own address in the list is not asked: it names the share this device fetches for the others.
+            let urls = settings.sync.peers.urls
+            settings.sync.peers = PeerSources(urls: urls.filter { !listener.isSelf($0) }, me: urls.first(where: listener.isSelf))
         }
         return settings
     }

@@ -109,6 +109,8 @@ extension Downloader {
             } else if let resume {
                 _ = ccurl_setopt_string(handle, CURLOPT_RANGE, "\(resume.range)-")
                 headers = ccurl_slist_append(headers, "If-Range: \(resume.ifRange)")
+            } else if transfer.fromPeer {
+                _ = ccurl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "zstd")
             }
         }
         // libcurl's "Accept: */*" says what no header says too (RFC 9110, 12.5.1).

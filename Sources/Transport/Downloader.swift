@@ -290,7 +290,7 @@ package final class Downloader {
                  CURLE_SSL_CONNECT_ERROR:
                 // Some of a successful answer's body arrived: this file broke, not the way to the origin.
                 let cut = transfer.isSuccessStatus && transfer.received > 0
-                return .transient(CenariusError(.remote, message, cause: cut ? .cutShort : nil))
+                return .transient(CenariusError(.remote, message, cause: cut ? .cutShort : code == CURLE_COULDNT_CONNECT ? .refused : nil))
             case CURLE_FILE_COULDNT_READ_FILE:
                 return .permanent(CenariusError(.remote, "\(transfer.label): cannot read \(transfer.url)", cause: .missingFile))
             default:

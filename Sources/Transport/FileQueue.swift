@@ -68,9 +68,12 @@ final class FileQueue: Sendable {
                 outcome.filesDone += 1
             }
         } while true
+        // A peer's body may be zstd that libcurl decodes: no more than the file's signed size is written.
+        let limit = file.source != nil ? min(maxBytes, file.size ?? maxBytes) : maxBytes
         let transfer = Transfer(index: index, url: file.url, label: file.label,
-                                sink: .file(path: file.destination, expected: file.expected), maxBytes: maxBytes)
+                                sink: .file(path: file.destination, expected: file.expected), maxBytes: limit)
         transfer.mirrors = file.mirrors
+        transfer.fromPeer = file.source != nil
         transfer.policy = file.policy
         transfer.checksHash = file.checksHash
         transfer.slice = file.slice
@@ -90,7 +93,7 @@ final class FileQueue: Sendable {
         if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
             let label = files[index].label
             let skipped = error.retryAfter.map { CenariusError(.remote, "\(label)'s source \(source) is busy", retryAfter: $0) }
-                ?? .remote("not asked of \(source), which failed another transfer (\(label))")
+                ?? CenariusError(.remote, "not asked of \(source), which failed another transfer (\(label))", cause: error.cause == .refused ? .refused : nil)
             failedSources.withLock { failed in if failed[source]?.retryAfter != nil || failed[source] == nil { failed[source] = skipped } }
         }
     }

@@ -62,6 +62,9 @@ final class Transfer {
     /// a few hundred bytes, the objects are compressed already), and it is 42 bytes of every
     /// unchanged poll (B7).
     var acceptsEncoding = true
+    /// A LAN peer's file: `Accept-Encoding: zstd`, which its listener compresses on the fly and
+    /// libcurl decodes before the hash check (a whole body, never a range).
+    var fromPeer = false
     /// A HEAD request: what opens a connection ahead of the requests that will use it (Downloader.warm).
     var headOnly = false
     /// The start of an error response's body (nginx names a refused client certificate only there).

@@ -185,6 +185,8 @@ import TestOrigin
             #expect(leftovers.isEmpty, "\(leftovers)")
         }
         #expect(hostile.requests.filter { $0.path.hasPrefix("_cenarius/f/") }.count >= 2, "the hostile peer was asked")
+        // Peers are asked for zstd (their listener compresses on the fly); the origin's files are not.
+        #expect(hostile.requests.filter { $0.path.hasPrefix("_cenarius/f/") }.allSatisfy { $0.headers["accept-encoding"] == "zstd" })
     }
 
     /// Objects by hash and nothing else: not the site, not the control API, not a table, not a
@@ -206,6 +208,26 @@ import TestOrigin
             #expect(try listener.get(target).status == 404, "\(target)")
         }
         #expect(try listener.request("POST", "/_cenarius/sync").status == 405)
+        // A peer that accepts zstd gets a compressible object compressed (a third of the LAN's bytes
+        // in B11); `zstd -d` gives back its exact bytes. Without the header, the bytes as they are.
+        let script = Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/js/app.11111111.js")))
+        let packed = try listener.get("/_cenarius/f/\(TestOrigin.md5(script))", headers: ["Accept-Encoding": "deflate, gzip, zstd"])
+        #expect(packed.status == 200 && packed.headers["content-encoding"] == "zstd" && packed.body.count < script.count / 2,
+                "\(packed.status) \(packed.headers) \(packed.body.count) of \(script.count)")
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zstd") {
+            let unpack = Process()
+            unpack.executableURL = URL(fileURLWithPath: "/usr/bin/zstd")
+            unpack.arguments = ["-d", "-c"]
+            let (input, output) = (Pipe(), Pipe())
+            (unpack.standardInput, unpack.standardOutput) = (input, output)
+            try unpack.run()
+            input.fileHandleForWriting.write(Data(packed.body))
+            try input.fileHandleForWriting.close()
+            #expect(Array(output.fileHandleForReading.readDataToEndOfFile()) == script)
+            unpack.waitUntilExit()
+        }
+        let plain = try listener.get("/_cenarius/f/\(TestOrigin.md5(script))")
+        #expect(plain.headers["content-encoding"] == nil && plain.body == script)
         _ = daemon.terminate()
 
         // Caps: two connections served at once, 64 more told 503 (come back later), the next

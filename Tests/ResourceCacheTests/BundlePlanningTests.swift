@@ -30,6 +30,24 @@ import Testing
         #expect(patched.pack == nil && patched.sources[h("1")] == [.patch(base: h("9")), .plain])
     }
 
+    /// A device fetching its share of a release for its LAN peers (docs/peers.md) takes the delta
+    /// pack only when most of it is its share: else every device would fetch the whole release.
+    @Test func aShareTakesTheDeltaPackOnlyWhenItIsMostOfIt() throws {
+        let one = RouteEntry(uri: try URIPath(validating: "a.js"), hash: h("1"), size: 60)
+        let two = RouteEntry(uri: try URIPath(validating: "b.js"), hash: h("2"), size: 40)
+        let table = try RouteTable(entries: [two, one])
+        var index = ReleaseIndex(table: "", patches: [.init(target: h("1"), base: h("9"))], pack: .init(hash: h("e"), size: 70, files: 2))
+        index.deltaPacks = [.init(from: "held", hash: h("d"), size: 10, bases: [h("9"), nil])]
+        let held = FormPlan.Held(digest: "held", hashes: [h("9")])
+        let holds = { (hash: ContentHash) in hash == h("9") }
+        // 60 of the pack's 100 bytes: its own patch, not the pack.
+        let part = FormPlan(downloads: [one], table: table, index: index, held: held, holds: holds, share: true)
+        #expect(part.pack == nil && part.sources[h("1")]?.first == .patch(base: h("9")))
+        // All of it: the pack, as for a device alone.
+        let all = FormPlan(downloads: [one, two], table: table, index: index, held: held, holds: holds, share: true)
+        #expect(all.pack?.hash == h("d"))
+    }
+
     @Test func aLongNameGoesInAPaxHeaderAndReadsBack() throws {
         let name = "_cenarius/p/" + String(repeating: "a", count: 64) + "-" + String(repeating: "b", count: 64) + ".zst"
         let blocks = TarHeader.file(name, size: 5, mtime: 1_795_000_000)

@@ -18,14 +18,30 @@ import Testing
         #expect(PeerHealth.faultPause == 60 && PeerHealth.wrongBytesPause == 1800, "docs/peers.md says these")
     }
 
-    @Test func objectsAreSpreadOverThePeersFromTheStartGiven() {
-        #expect(PeerChoice.assign(5, to: ["a", "b"], start: 1) == ["b", "a", "b", "a", "b"])
-        #expect(PeerChoice.assign(3, to: [], start: 0).isEmpty)
-        let spread = PeerChoice.assign(300, to: ["a", "b", "c"], start: 2)
-        #expect(["a", "b", "c"].allSatisfy { peer in spread.filter { $0 == peer }.count == 100 })
+    /// Rendezvous hashing: every device reckons the same owner for an object whatever the order of
+    /// its list; the objects spread evenly; a peer leaving moves only the objects it owned.
+    @Test func eachObjectHasOneOwnerEveryDeviceAgreesOn() {
+        let peers = (1...8).map { "http://10.0.0.\($0):8701" }
+        let objects = (0..<4000).map { n in String(repeating: String(n % 10), count: 4) + "\(n)" }
+        let owners = objects.map { PeerChoice.owner(of: $0, among: peers) }
+        #expect(objects.map { PeerChoice.owner(of: $0, among: peers.reversed()) } == owners)
+        for peer in peers {
+            let share = owners.filter { $0 == peer }.count
+            #expect(share > 400 && share < 600, "\(peer) owns \(share) of 4000")
+        }
+        let fewer = Array(peers.dropFirst())
+        for (object, owner) in zip(objects, owners) where owner != peers[0] {
+            #expect(PeerChoice.owner(of: object, among: fewer) == owner)
+        }
+        #expect(PeerChoice.owner(of: "a", among: []) == nil)
+        #expect(PeerChoice.ranked("a", among: peers).first == PeerChoice.owner(of: "a", among: peers))
+        // A fixed function, the same in every process and build (never the seeded Hasher): devices
+        // of different builds must still agree. The value is FNV-1a then SplitMix64, worked out apart.
+        #expect(PeerChoice.weight("0123", "http://a:1") == 2_293_093_033_091_426_013)
     }
 
     @Test func peersAreBaseURLs() {
         #expect(PeerSources(urls: ["http://a:1/", "http://b:2"]).urls == ["http://a:1", "http://b:2"])
+        #expect(PeerSources(urls: [], me: "http://c:3/").me == "http://c:3")
     }
 }

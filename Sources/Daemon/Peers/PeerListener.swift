@@ -12,6 +12,7 @@ import ServiceLifecycle
 struct PeerListener: Service {
     let options: PeerServeOptions
     let objects: ObjectStore
+    let fetching: PeerFetching
     let logger: Logger
     /// Connections with nothing read or written this long are closed.
     static let idleTimeout: TimeAmount = .seconds(15)
@@ -22,7 +23,7 @@ struct PeerListener: Service {
         let allowed = options.allowed.isEmpty ? LANSubnets.of(bind: options.host) : options.allowed
         let slots = PeerSlots(maximum: options.maxConnections)
         let rate = PeerRate(bytesPerSecond: options.maxRate)
-        let objects = self.objects
+        let (objects, fetching) = (self.objects, self.fetching)
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -40,7 +41,7 @@ struct PeerListener: Service {
                         let pipeline = channel.pipeline.syncOperations
                         try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                         try pipeline.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
-                        try pipeline.addHandler(PeerObjectHandler(objects: objects, rate: rate, busy: admission == .busy))
+                        try pipeline.addHandler(PeerObjectHandler(objects: objects, fetching: fetching, rate: rate, busy: admission == .busy))
                     }
                 }
                 .bind(host: options.host, port: options.port).get()

@@ -16,16 +16,19 @@ final class PeerObjectHandler: ChannelInboundHandler {
     /// Bytes per write: small enough that the rate cap is smooth, large enough for sendfile.
     static let chunk: Int64 = 64 << 10
     let objects: ObjectStore
+    /// What this device's sync is fetching: asked for one of those, the answer is "not yet".
+    let fetching: PeerFetching
     let rate: PeerRate
     /// Past `--peer-max-connections`: every request is told to come back later.
     let busy: Bool
     /// Seconds a busy listener asks a peer to wait.
     static let retryAfter = 10
     private var request: HTTPRequestHead?
-    private var sending = false
+    var sending = false
 
-    init(objects: ObjectStore, rate: PeerRate, busy: Bool) {
+    init(objects: ObjectStore, fetching: PeerFetching, rate: PeerRate, busy: Bool) {
         self.objects = objects
+        self.fetching = fetching
         self.rate = rate
         self.busy = busy
     }
@@ -60,9 +63,22 @@ final class PeerObjectHandler: ChannelInboundHandler {
         guard head.method == .GET || head.method == .HEAD else {
             return answer(.methodNotAllowed, "only GET and HEAD of store objects\n", head: head, context: context)
         }
-        guard let hash = Self.object(head.uri), objects.contains(hash) else {
+        guard let hash = Self.object(head.uri) else {
             return answer(.notFound, "not an object this device holds\n", head: head, context: context)
         }
+        guard objects.contains(hash) else {
+            // Still on its way here: the asker waits a second rather than take it from the origin too.
+            guard fetching.contains(hash) else { return answer(.notFound, "not an object this device holds\n", head: head, context: context) }
+            return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+        }
+        if head.method == .GET, Self.acceptsZstd(head), Zstd.isAvailable {
+            return sendCompressed(hash, head: head, context: context)
+        }
+        sendFile(hash, head: head, context: context)
+    }
+
+    /// The object's exact bytes, by sendfile.
+    func sendFile(_ hash: ContentHash, head: HTTPRequestHead, context: ChannelHandlerContext) {
         // No link is followed: objects are files the cache wrote itself (G5).
         let fd = open(objects.path(hash), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         var status = stat()
@@ -112,7 +128,7 @@ final class PeerObjectHandler: ChannelInboundHandler {
         if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
     }
 
-    private func answer(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead, context: ChannelHandlerContext,
+    func answer(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead, context: ChannelHandlerContext,
                         extra: [(String, String)] = []) {
         var headers = HTTPHeaders([("Content-Length", "\(text.utf8.count)"), ("Content-Type", "text/plain; charset=utf-8")] + extra)
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
@@ -121,7 +137,7 @@ final class PeerObjectHandler: ChannelInboundHandler {
         finish(head, context: context)
     }
 
-    private func finish(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+    func finish(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let keepAlive = head.isKeepAlive
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in

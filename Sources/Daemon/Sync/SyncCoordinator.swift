@@ -115,7 +115,11 @@ package actor SyncCoordinator {
                 // The seam between DNS-SD and syncing: the peers found now join the static ones
                 // (the first sync waits a moment for the LAN's answers), and what the daemon
                 // learned of each (PeerHealth, by URL) stays as the list changes.
-                if let discovered { settings.peers.urls = discovered.joined(to: settings.peers.urls, settling: PeerDirectory.settleTime) }
+                if let discovered {
+                    settings.peers.urls = discovered.joined(to: settings.peers.urls, settling: PeerDirectory.settleTime)
+                    // Shares are dealt over the peers and this device: found peers need its own place too.
+                    if settings.peers.me == nil { settings.peers.me = discovered.ownURL }
+                }
                 let syncer = { var syncer = Syncer(settings: settings); syncer.switching = switching; return syncer }()
                 let result = Result(catching: { () throws(CenariusError) in
                     try syncer.sync(cancel: cancel, progress: liveness.map { liveness in { _ in liveness.progressed() } })

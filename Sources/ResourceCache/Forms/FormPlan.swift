@@ -72,8 +72,10 @@ package struct FormPlan: Sendable, Equatable {
     ///   - available: the store objects the remote is known to hold (an offline bundle's listing:
     ///     a finder's answer), nil when it may hold any; a form it lacks is never planned, and a
     ///     pack it holds is taken whenever a file has no other source there.
+    ///   - share: the downloads are this device's share of a release for its LAN peers: a delta pack
+    ///     only when most of it is wanted (the others fetch the rest of it).
     package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, held: Held? = nil, holds: (ContentHash) -> Bool,
-                 available: ((String) -> Bool)? = nil) {
+                 available: ((String) -> Bool)? = nil, share: Bool = false) {
         guard let index else {
             for entry in downloads { sources[entry.hash] = [.plain] }
             return
@@ -99,7 +101,11 @@ package struct FormPlan: Sendable, Equatable {
         // A release in one request: the frames a device holding the older table needs.
         if let held, let delta = index.deltaPacks.first(where: { $0.from == held.digest }), has(ReleaseIndex.packPath(delta.hash)) {
             let frames = order.filter { !held.hashes.contains($0.hash) }
-            if frames.count == delta.bases.count, frames.contains(where: { wantedHashes.contains($0.hash) }),
+            // A device fetching its share of a release for its LAN peers (docs/peers.md) takes its
+            // files' own patches unless most of the pack is its share, not every device's whole release.
+            let frameBytes = frames.reduce(0.0) { $0 + Double($1.size ?? 1) }
+            let wantedBytes = frames.reduce(0.0) { $0 + (wantedHashes.contains($1.hash) ? Double($1.size ?? 1) : 0) }
+            if frames.count == delta.bases.count, wantedBytes > 0, !share || wantedBytes >= Self.packShare * frameBytes,
                delta.bases.allSatisfy({ $0.map(holds) ?? true }) {
                 choose(pack: (delta.hash, delta.size), frames: Array(zip(frames, delta.bases)), wanted: wantedHashes)
                 for case let base? in delta.bases { bases.insert(base) }

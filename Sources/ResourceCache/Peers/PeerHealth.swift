@@ -32,12 +32,30 @@ package final class PeerHealth: Sendable {
     }
 }
 
-/// Which peer each object is asked of: spread over the usable peers in turn, starting at a
-/// place of the caller's choosing (a random one per sync, so that devices do not all start with
-/// the same peer). Pure, so it is tested without a network.
+/// Which peer each object is asked of. Pure, so it is tested without a network.
 package enum PeerChoice {
-    package static func assign(_ count: Int, to peers: [String], start: Int) -> [String] {
-        guard !peers.isEmpty else { return [] }
-        return (0..<count).map { peers[(start + $0) % peers.count] }
+    /// Each object's owner among `peers` (this device among them, as they name it): the one
+    /// whose weight for the object's hash is highest (rendezvous hashing). Every device given
+    /// the same list reckons the same owner for each object, so the owners fetch the release
+    /// from the origin once between them and the others ask them; a peer leaving moves only
+    /// its own objects, to the next weight. The weight is a fixed function of the two strings
+    /// (FNV-1a, then a SplitMix64 finish), never the process's seeded `Hasher`.
+    package static func owner(of object: String, among peers: [String]) -> String? {
+        ranked(object, among: peers).first
+    }
+
+    /// `peers` in the order of their weight for `object`, highest first.
+    package static func ranked(_ object: String, among peers: [String]) -> [String] {
+        peers.sorted { weight(object, $0) > weight(object, $1) || (weight(object, $0) == weight(object, $1) && $0 > $1) }
+    }
+
+    package static func weight(_ object: String, _ peer: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in object.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        hash = (hash ^ 0x2f) &* 0x100_0000_01b3
+        for byte in peer.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        return hash ^ (hash >> 31)
     }
 }

@@ -3,8 +3,14 @@
 package struct PeerSources: Sendable {
     /// Base URLs (`http://192.168.1.20:8701`), without a trailing slash.
     package var urls: [String] = []
+    /// This device as its peers name it: the `--peer` that is its own `--peer-listen` (every device
+    /// can be given the same list). It takes a share of each release from the origin for the others
+    /// (PeerChoice.owners); nil (a `sync`, or a device not in the list): it takes its all from peers.
+    package var me: String?
     /// Shared by the copies of the settings; a daemon's reload hands the old one on.
     package var health = PeerHealth()
+    /// What this device's sync is fetching now: its listener says "not yet" for those.
+    package var fetching = PeerFetching()
 
     /// Seconds to connect, and seconds below `lowSpeedBytes` per second before a peer's transfer
     /// is given up for the origin: a killed or stalled peer costs this, not a failed sync.
@@ -13,12 +19,17 @@ package struct PeerSources: Sendable {
     /// Connections a device opens to its peers at once (ChromeOS allows 3 LAN downloads): with a
     /// peer's default cap of 8, four devices take from one peer at once.
     package static let connections = 2
-    /// Files a busy peer turned away are asked again after `busyWait` seconds, at most this many
-    /// times, before they go to the origin.
-    package static let busyRounds = 5
-    package static let busyWait = 1.0
+    /// Seconds a device waits, asking every half second, for objects their owner says it is still
+    /// fetching (503 "not yet") before it takes them from the origin: devices that start together
+    /// fetch their shares at once, so the owners' ends are seconds apart, and a peer that says
+    /// "not yet" forever costs this much, not a failed sync.
+    package static let notYetWait = 12.0
+    package static let notYetRetry = 0.5
 
-    package init(urls: [String] = []) {
-        self.urls = urls.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+    package init(urls: [String] = [], me: String? = nil) {
+        self.urls = urls.map(Self.base)
+        self.me = me.map(Self.base)
     }
+
+    private static func base(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
 }

@@ -94,7 +94,7 @@ extension SyncRun {
         let heldTable = downloads.isEmpty ? nil : syncer.heldTable()
         let listing = settings.storeListing
         return FormPlan(downloads: downloads, table: offer.table, index: downloads.isEmpty ? nil : index, held: heldTable, holds: { held($0) != nil },
-                        available: listing.map { listing in { listing.contains($0) } })
+                        available: listing.map { listing in { listing.contains($0) } }, share: !settings.peers.urls.isEmpty)
     }
 
     /// The release index of a sync with downloads, which says the remote's forms (one request,

@@ -1,3 +1,4 @@
+import Tracing
 import RouteSync
 import Transport
 #if canImport(Glibc)
@@ -11,21 +12,57 @@ import Glibc
 /// table names before it is adopted (a wrong byte never reaches the store). Whatever a peer does
 /// not give — missing, failed, stalled, wrong — is left for the origin in the same sync.
 extension SyncRun {
-    /// Gets what the usable peers hold of `entries` into the store; returns what is left. Files a
-    /// busy peer (503, `Retry-After`) turned away are asked again after a second, a few times, before
-    /// they are left for the origin: a LAN of devices installing at once then waits its turn at the
-    /// peers rather than all taking the uplink (ChromeOS waits for a LAN slot the same way).
-    func fromPeers(_ entries: [RouteEntry], into objects: ObjectStore, report: inout SyncReport,
+    /// `entries` split into this device's share (the objects it owns among its peers, which it
+    /// takes from the origin for them) and the rest (asked of their owners). Without `me` in the
+    /// list, or with no usable peer, nothing is its own: what peers do not give is the origin's anyway.
+    func peerShares(_ entries: [RouteEntry]) -> (mine: [RouteEntry], theirs: [RouteEntry]) {
+        guard let me = settings.peers.me, !usablePeers.isEmpty else { return ([], entries) }
+        let everyone = usablePeers + [me]
+        var shares: (mine: [RouteEntry], theirs: [RouteEntry]) = ([], [])
+        for entry in entries {
+            if PeerChoice.owner(of: entry.hash.hex, among: everyone) == me { shares.mine.append(entry) } else { shares.theirs.append(entry) }
+        }
+        return shares
+    }
+
+    var usablePeers: [String] {
+        settings.peers.health.usable(settings.peers.urls, now: FileSystem.monotonic())
+    }
+
+    /// `fromPeers` in a span of its own.
+    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, into objects: ObjectStore, report: inout SyncReport,
+                         progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
+        guard !entries.isEmpty else { return entries }
+        return try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
+            let before = report.bytesFromPeers
+            let wanted = try fromPeers(entries, waiting: waiting, into: objects, report: &report, progress: progress)
+            span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(entries.count - wanted.count))
+            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers - before)
+            return wanted
+        }
+    }
+
+    /// Gets what the usable peers hold of `entries` into the store; returns what is left. Each
+    /// object is asked of the peer of highest weight for it (PeerChoice: its owner, when this
+    /// device is in the list). With `waiting`, objects a peer turned away with "later" (503,
+    /// `Retry-After`: it is busy, or still fetching them itself) are asked again every half second
+    /// for up to `notYetWait` seconds before they are left for the origin: devices installing at
+    /// once wait for each other's shares rather than all take the uplink (ChromeOS waits for a LAN
+    /// slot the same way). Without it (this device's own share, asked once in case a peer already
+    /// holds it) "later" means the origin, now.
+    func fromPeers(_ entries: [RouteEntry], waiting: Bool, into objects: ObjectStore, report: inout SyncReport,
                    progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer)) else { return entries }
+        let deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
         var left: [RouteEntry] = []
-        for round in 0...PeerSources.busyRounds {
-            let peers = settings.peers.health.usable(settings.peers.urls, now: FileSystem.monotonic())
-            guard !wanted.isEmpty, !peers.isEmpty, !isCancelled else { break }
-            if round > 0 { usleep(UInt32(PeerSources.busyWait * 1e6)) }
-            let busy = try fromPeers(wanted, peers: peers, downloader: downloader, into: objects, report: &report, progress: progress, left: &left)
-            wanted = busy
+        var round = 0
+        while !wanted.isEmpty, !isCancelled, round == 0 || FileSystem.monotonic() < deadline {
+            let peers = usablePeers
+            guard !peers.isEmpty else { break }
+            if round > 0 { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
+            wanted = try fromPeers(wanted, peers: peers, downloader: downloader, into: objects, report: &report, progress: progress, left: &left)
+            round += 1
         }
         return left + wanted
     }
@@ -33,7 +70,7 @@ extension SyncRun {
     /// One round: `left` gains what failed or is missing, and what busy peers turned away is returned.
     private func fromPeers(_ entries: [RouteEntry], peers: [String], downloader: Downloader, into objects: ObjectStore, report: inout SyncReport,
                            progress: ((TransferProgress) -> Void)?, left: inout [RouteEntry]) throws(CenariusError) -> [RouteEntry] {
-        let chosen = PeerChoice.assign(entries.count, to: peers, start: Int.random(in: 0..<peers.count))
+        let chosen = entries.map { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? peers[0] }
         let files = zip(entries, chosen).map { entry, peer in
             var file = FileDownload(url: peer + "/" + ReleaseIndex.plainPath(entry.hash), destination: objects.temporaryPath(entry.hash),
                                     expected: entry.hash, label: entry.uri.value, size: entry.size)
@@ -63,7 +100,9 @@ extension SyncRun {
                     left.append(entries[index])
                     if error.code == .integrity {
                         settings.peers.health.record(.wrongBytes, peer: chosen[index], now: FileSystem.monotonic())
-                    } else if !error.isMissingRemoteFile {
+                    } else if !error.isMissingRemoteFile && error.cause != .refused {
+                        // A refused connection costs nothing: a peer not listening yet (a device
+                        // that started a moment later) or any more is asked again at the next sync.
                         settings.peers.health.record(.fault, peer: chosen[index], now: FileSystem.monotonic())
                     }
                 }

@@ -64,7 +64,7 @@ extension SyncRun {
         let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); self.progress?(done) } } ?? self.progress
         let held = syncer.heldCopies(objects: objects, preset: preset)
         let index = formIndex(plan.downloads, offer: offer)
-        var forms = formPlan(plan.downloads, offer: offer, index: index, held: held)
+        let forms = formPlan(plan.downloads, offer: offer, index: index, held: held)
         if !syncer.hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
@@ -74,16 +74,42 @@ extension SyncRun {
         }
         try syncer.checkFreeSpace(needed: plan.downloadBytes)
         report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
-        // Peers first; what they do not give is planned again from the origin's forms and packs.
-        let wanted = try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
-            let wanted = try fromPeers(plan.downloads, into: objects, report: &report, progress: progress)
-            span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(plan.downloads.count - wanted.count))
-            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers)
-            return wanted
+        guard !settings.peers.urls.isEmpty else {
+            return try fromOrigin(plan.downloads, forms: forms, offer: offer, index: index, held: held, into: objects, report: &report, progress: progress)
         }
-        if wanted.count < plan.downloads.count { forms = formPlan(wanted, offer: offer, index: index, held: held) }
+        // Peers: this device's share first (asked once of a peer that may hold it already, else
+        // from the origin, for the others too), then the rest from their owners, waiting for what
+        // they are still fetching. When an owner failed (killed, hostile), its objects are shared
+        // again over the peers left (three rounds at most); what no peer gives is planned again from the origin's forms and packs.
+        settings.peers.fetching.begin(plan.downloads.map(\.hash))
+        defer { settings.peers.fetching.end() }
+        var wanted = plan.downloads
+        for pass in 0..<3 where !wanted.isEmpty {
+            let usable = usablePeers
+            let shares = peerShares(wanted)
+            let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, into: objects, report: &report, progress: progress) : shares.mine
+            try fromOrigin(mine, forms: formPlan(mine, offer: offer, index: index, held: held), offer: offer, index: index, held: held,
+                           into: objects, report: &report, progress: progress)
+            // A peer failed while asked for this device's share: the rest is shared again before it is asked.
+            guard usablePeers == usable else {
+                wanted = shares.theirs
+                continue
+            }
+            wanted = try fromPeersTraced(shares.theirs, waiting: true, into: objects, report: &report, progress: progress)
+            if usablePeers == usable { break }
+        }
+        let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, offer: offer, index: index, held: held)
+        try fromOrigin(wanted, forms: left, offer: offer, index: index, held: held, into: objects, report: &report, progress: progress)
+    }
+
+    /// `downloads` from the origin and its mirrors: the forms (patches, compressed files, packs),
+    /// then the plain files.
+    private func fromOrigin(_ downloads: [RouteEntry], forms: FormPlan, offer: Offer, index: ReleaseIndex?, held: @escaping @Sendable (ContentHash) -> String?, into objects: ObjectStore,
+                            report: inout SyncReport, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
+        defer { report.bytesFromOrigin = report.bytesFetched - report.bytesFromPeers }
+        guard !downloads.isEmpty else { return }
+        var (downloads, forms) = (downloads, forms)
         // A first install of a release that carries an earlier pack: that pack's files, then the delta pack.
-        var downloads = wanted
         if let carried = forms.carried, let index, let next = try carriedInstall(downloads, carried: carried, index: index, table: offer.table, into: objects,
                                                                                  held: held, report: &report) {
             (downloads, forms) = next
@@ -100,7 +126,6 @@ extension SyncRun {
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(plain.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFetched - before)
         }
-        report.bytesFromOrigin = report.bytesFetched - report.bytesFromPeers
     }
 
     /// Copies of preset files into the store, each verified against its hash; how many.

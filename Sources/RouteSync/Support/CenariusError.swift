@@ -39,6 +39,9 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
         case cancelled
         /// The origin answered, and the body broke off before its end.
         case cutShort
+        /// No connection could be made (refused: nothing listens there, or not yet). Costs no time,
+        /// so a LAN peer that refuses is not avoided for it (PeerHealth).
+        case refused
     }
 
     package var code: Code

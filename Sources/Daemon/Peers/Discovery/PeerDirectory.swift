@@ -26,6 +26,7 @@ package final class PeerDirectory: Sendable {
     package static let settleTime = 3.0
     /// The version of the head the release in force here came from (nil: none yet).
     private let mine = Mutex<Int64?>(nil)
+    private let me = Mutex<String?>(nil)
 
     package init() {}
 
@@ -40,6 +41,10 @@ package final class PeerDirectory: Sendable {
     func remove(_ key: String) { found.withLock { _ = $0.removeValue(forKey: key) } }
     func clear() { found.withLock { $0.removeAll() } }
     func hold(_ version: Int64?) { mine.withLock { $0 = version } }
+    func claim(_ url: String) { me.withLock { $0 = url } }
+
+    /// This daemon's own announcement as resolved on the LAN (its URL to its peers), once seen.
+    package var ownURL: String? { me.withLock { $0 } }
     func settle() { settled.store(true, ordering: .relaxed) }
 
     /// The URLs a sync asks: the static ones, then the found ones it should ask (`chosen`), once

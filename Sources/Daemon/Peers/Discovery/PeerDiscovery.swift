@@ -221,12 +221,18 @@ private struct DiscoverySession {
             logger.debug("a peer did not resolve", metadata: ["name": "\(item.name)", "error": "\(error)"])
             return
         }
-        guard resolved.flags & AvahiClient.ourOwn == 0, let said = PeerAnnouncement(txt: resolved.txt),
+        let url = "http://\(resolved.address):\(resolved.port)"
+        let said = PeerAnnouncement(txt: resolved.txt)
+        if let said, said.instance == discovery.instance, Subnet.address(resolved.address) != nil {
+            // This daemon as the LAN sees it: its own place among the peers when shares are dealt.
+            directory.claim(url)
+            return
+        }
+        guard resolved.flags & AvahiClient.ourOwn == 0, let said,
               said.instance != discovery.instance, said.channel == discovery.channel, Subnet.address(resolved.address) != nil else {
             logger.debug("a peer not for this device", metadata: ["name": "\(item.name)"])
             return
         }
-        let url = "http://\(resolved.address):\(resolved.port)"
         if let listener = discovery.listener, listener.isSelf(url) { return }
         directory.set(item.key, PeerDirectory.Found(url: url, version: said.version))
         logger.info("found a peer", metadata: ["url": "\(url)", "release": "\(said.release ?? "-")"])

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// Devices that sync at the same moment share one download (docs/peers.md "Devices that start
+/// together"): daemons started together, each given the same `--peer` list (itself among them),
+/// fetch each object from the origin about once between them, a first install and then a release;
+/// one killed mid-release leaves the others to finish from the origin; a hostile peer among them
+/// gets no wrong byte written.
+@Suite(.awaitsCleanups) struct PeersSwarmTests {
+    /// The origin's object requests by the hash they name, whatever the form (`f/`, `z/`, `p/`).
+    static func objectCounts(_ origin: TestOrigin) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for path in origin.requests.map(\.path) where ["_cenarius/f/", "_cenarius/z/", "_cenarius/p/"].contains(where: { path.hasPrefix($0) }) {
+            counts[String(path.split(separator: "/").last ?? ""), default: 0] += 1
+        }
+        return counts
+    }
+
+    /// Every object a published folder holds answers after `seconds`: devices' shares take a while
+    /// from the origin, as across an uplink, so that devices started together overlap.
+    static func slowObjects(_ folder: String, on origin: TestOrigin, seconds: Double) throws {
+        for form in ["f", "z", "p"] {
+            let dir = folder + "/_cenarius/" + form
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                origin.inject(.delay(seconds), on: "_cenarius/\(form)/\(name)")
+            }
+        }
+    }
+
+    static func noiseFiles(_ release: Int, count: Int) -> [String: Data] {
+        var files: [String: Data] = [:]
+        for n in 0..<count {
+            var state = UInt64(release * 1000 + n)
+            files["media/noise-\(n).bin"] = Data((0..<(40_000 + n)).map { _ -> UInt8 in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            })
+        }
+        return files
+    }
+
+    /// `count` daemons on caches d0…, listening for peers on free loopback ports, each given every listener.
+    static func swarm(_ site: HeadAndStoreTests.Site, _ count: Int, extraPeers: [String] = []) throws -> [(daemon: DaemonProcess, name: String)] {
+        let ports = try (0..<count).map { _ in try TLSOrigin.freePort() }
+        let peers = ports.flatMap { ["--peer", "http://127.0.0.1:\($0)"] } + extraPeers.flatMap { ["--peer", $0] }
+        return try ports.enumerated().map { n, port in
+            let name = "d\(n)"
+            try FileManager.default.createDirectory(atPath: site.dir.path(name), withIntermediateDirectories: true)
+            let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("\(name)/preset"), "--public-key", site.dir.path("k1.pub"),
+                                            "--peer-listen", "127.0.0.1:\(port)"] + peers, cache: site.dir.path("\(name)/cache"))
+            return (daemon, name)
+        }
+    }
+
+    /// `status --json`'s `sync`: the bytes from peers and from the origin since the daemon started.
+    static func synced(_ site: HeadAndStoreTests.Site, _ name: String) throws -> [String: Any] {
+        let status = try Binary.run(["status", "--json", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")])
+        return try status.json()["sync"] as? [String: Any] ?? [:]
+    }
+
+    static func verified(_ site: HeadAndStoreTests.Site, _ name: String) throws -> Bool {
+        try Binary.run(["verify", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")]).status == 0
+    }
+
+    @Test func devicesStartedTogetherFetchEachObjectOnceBetweenThem() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let first = try site.publish(1, extra: Self.noiseFiles(1, count: 12))
+        try Self.slowObjects(first, on: site.origin, seconds: 1)
+        let devices = try Self.swarm(site, 3)
+        defer { for device in devices { _ = device.daemon.terminate() } }
+        for device in devices { _ = try device.daemon.waitUntilServing() }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
+        var counts = Self.objectCounts(site.origin)
+        #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 1 }, "each object once from the origin: \(counts)")
+        let install = try devices.map { try Self.synced(site, $0.name) }
+        #expect(install.allSatisfy { $0["bytesFromPeers"] as? Int ?? 0 > 100_000 }, "every device took most of the release from its peers: \(install)")
+
+        // The release, all three told at once.
+        let second = try site.publish(2, extra: Self.noiseFiles(2, count: 12))
+        try Self.slowObjects(second, on: site.origin, seconds: 1)
+        site.origin.resetRequests()
+        for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
+        counts = Self.objectCounts(site.origin)
+        #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 1 }, "each object of the release once: \(counts) \(site.origin.requests.map { "\($0.path) \($0.headers["range"] ?? "")" }) \(devices.map { (try? Self.synced(site, $0.name)) ?? [:] })")
+        for device in devices { #expect(try Self.verified(site, device.name)) }
+
+        // A third, with one of them killed while it fetches its share: the others finish, its share from the origin.
+        let third = try site.publish(3, extra: Self.noiseFiles(3, count: 12))
+        try Self.slowObjects(third, on: site.origin, seconds: 1.5)
+        for device in devices { _ = try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync") }
+        usleep(700_000)
+        kill(devices[0].daemon.process.processIdentifier, SIGKILL)
+        let started = Date()
+        for device in devices.dropFirst() { try waitUntil(timeout: 60) { try PeersTests.served(site, device.name) == "<h1>release 3</h1>" } }
+        #expect(Date().timeIntervalSince(started) < 30, "a killed peer cost \(Date().timeIntervalSince(started)) s")
+        for device in devices.dropFirst() { #expect(try Self.verified(site, device.name)) }
+    }
+
+    @Test func aHostilePeerAmongThemGetsNoWrongByteWritten() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let hostile = try await TestOrigin()
+        Cleanups.add { await hostile.shutdown() }
+        /// Wrong bytes of the right length for every object of the release.
+        func poison(_ folder: String) throws {
+            let table = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.json"))) as? [[String: Any]])
+            for entry in table {
+                let (uri, hash) = (try #require(entry["uri"] as? String), try #require(entry["hash"] as? String))
+                hostile.put("_cenarius/f/\(hash)", Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + uri))))
+                hostile.inject(.corrupt, on: "_cenarius/f/\(hash)")
+            }
+        }
+        try poison(try site.publish(1, extra: Self.noiseFiles(1, count: 12)))
+        let started = Date()
+        let devices = try Self.swarm(site, 2, extraPeers: [hostile.url])
+        defer { for device in devices { _ = device.daemon.terminate() } }
+        for device in devices { _ = try device.daemon.waitUntilServing() }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
+        #expect(Date().timeIntervalSince(started) < 20, "\(Date().timeIntervalSince(started)) s")
+        #expect(hostile.requests.contains { $0.path.hasPrefix("_cenarius/f/") }, "the hostile peer was asked")
+        for device in devices { #expect(try Self.verified(site, device.name)) }
+
+        try poison(try site.publish(2, extra: Self.noiseFiles(2, count: 12)))
+        for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
+        for device in devices {
+            #expect(try Self.verified(site, device.name))
+            let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: site.dir.path("\(device.name)/cache/tmp"))) ?? []
+            #expect(leftovers.isEmpty, "\(leftovers)")
+        }
+    }
+}

@@ -1,0 +1,348 @@
+"""B11 LAN: 8 devices behind one 20 Mbit/s uplink installing a real site at once, then a release.
+
+The network (all in namespaces this scenario makes and removes; nothing leaves the machine):
+
+    origin ns (nginx)  --  link ns (tbf 20 Mbit/s each way + 50 ms each way delay line)  --  LAN ns (a bridge)
+                                                                                             |-- b11d1 .. b11d8 (devices)
+
+bench/link.py's three namespaces are the origin, the uplink and the LAN's switch: its device namespace
+holds a bridge with the uplink's veth and one veth per device namespace (10.213.8.11-18). Each device
+runs the real daemon (`serve`, release build) on a cache of its own. Five runs, each on fresh caches,
+each a first install of OLD (every daemon started at the same moment) and then the release to NEW
+(every daemon told at the same moment, SIGHUP):
+
+- one device alone (the reference: its time and the origin's bytes for it);
+- 8 devices without peers (the uplink's bytes 8×);
+- 8 devices with peers: every daemon `--peer-listen`s on its address and is given the same eight `--peer`s,
+  itself among them (its share of each release: docs/peers.md);
+- 8 devices behind nginx `proxy_cache` (`proxy_cache_lock on`) in the LAN's namespace: the box a site
+  with infrastructure would install, the baseline peers must beat without one;
+- 7 devices with peers and a hostile eighth that answers every object with wrong bytes of the right length.
+
+The origin's bytes are its access log's `$body_bytes_sent` for the run; a device's time is from the
+moment its daemon was started (or signalled) to the moment its cache's `current` names the new
+generation. After each run every device's cache is verified (`verify`): a wrong byte kept fails it.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from b8 import PAIRS, SMOKE_PAIRS, PORT, Origin, fetch_site, publish, run
+from link import DEV, Link, SRV_ADDR, ip
+
+N = 8
+LAN = "10.213.8."
+PEER_PORT = 8701
+PROXY_PORT = 8081
+FAST_RATE = 12 << 20
+
+
+def device_addr(i):
+    return f"{LAN}{10 + i}"
+
+
+class Lan:
+    """A bridge in the link's device namespace with `n` device namespaces on it."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.remove()
+        ip("ip", "link", "add", "b11br", "type", "bridge", ns=DEV)
+        ip("ip", "addr", "del", LAN + "2/24", "dev", "b8d0", ns=DEV)
+        ip("ip", "link", "set", "b8d0", "master", "b11br", ns=DEV)
+        ip("ip", "addr", "add", LAN + "2/24", "dev", "b11br", ns=DEV)
+        ip("ip", "link", "set", "b11br", "up", ns=DEV)
+        ip("ip", "route", "replace", "default", "via", LAN + "1", ns=DEV)
+        for i in range(1, self.n + 1):
+            ns = f"b11d{i}"
+            ip("ip", "netns", "add", ns)
+            ip("ip", "link", "set", "lo", "up", ns=ns)
+            ip("ip", "link", "add", f"b11p{i}", "netns", DEV, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            ip("ip", "link", "set", f"b11p{i}", "master", "b11br", ns=DEV)
+            ip("ip", "link", "set", f"b11p{i}", "up", ns=DEV)
+            ip("ip", "addr", "add", device_addr(i) + "/24", "dev", "eth0", ns=ns)
+            ip("ip", "link", "set", "eth0", "up", ns=ns)
+            ip("ip", "route", "add", "default", "via", LAN + "1", ns=ns)
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+    def remove(self):
+        for i in range(1, N + 1):
+            ip("ip", "netns", "del", f"b11d{i}", check=False)
+
+
+class Proxy:
+    """nginx proxy_cache in the LAN's namespace: `_cenarius/` (immutable names) cached, the rest passed on."""
+
+    def __init__(self, out):
+        self.dir = os.path.join(out, "proxy")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.conf = os.path.join(self.dir, "nginx.conf")
+        open(self.conf, "w").write(f"""
+worker_processes 1;
+pid {self.dir}/nginx.pid;
+error_log {self.dir}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
+  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
+  proxy_cache_path {self.dir}/cache levels=1:2 keys_zone=b11:10m max_size=2g inactive=1h use_temp_path=off;
+  server {{
+    listen {LAN}2:{PROXY_PORT};
+    location /_cenarius/ {{
+      proxy_pass http://{SRV_ADDR}:{PORT};
+      proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_cache b11; proxy_cache_valid 200 1h; proxy_cache_lock on; proxy_cache_lock_timeout 60s;
+    }}
+    location / {{ proxy_pass http://{SRV_ADDR}:{PORT}; proxy_http_version 1.1; proxy_set_header Connection ""; }}
+  }}
+}}
+""")
+
+    def __enter__(self):
+        run(["ip", "netns", "exec", DEV, "nginx", "-c", self.conf, "-g", "user root;"])
+        time.sleep(0.3)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["ip", "netns", "exec", DEV, "nginx", "-c", self.conf, "-s", "stop"], stderr=subprocess.DEVNULL)
+
+
+def hostile_peer(ns, addr, tables):
+    """A peer that answers every object with bytes of the right length that are not the object: started
+    inside `ns` as this script with `hostile ADDR PORT TABLE...`; the lengths are the tables' sizes."""
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), "hostile", addr, str(PEER_PORT)] + tables,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Hostile(BaseHTTPRequestHandler):
+    sizes = {}
+
+    def do_GET(self):
+        # Wrong bytes of the object's own length: only its hash tells them from the real ones.
+        body = os.urandom(self.sizes.get(self.path.rsplit("/", 1)[-1], 64 << 10))
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def origin_bytes(log, start):
+    """`$body_bytes_sent` of the origin's access log lines past `start` (combined format)."""
+    total = 0
+    with open(log) as f:
+        f.seek(start)
+        for line in f:
+            parts = line.split('"')
+            if len(parts) > 2:
+                fields = parts[2].split()
+                if len(fields) >= 2 and fields[1].isdigit():
+                    total += int(fields[1])
+    return total
+
+
+def current(cache):
+    try:
+        return os.readlink(os.path.join(cache, "current"))
+    except OSError:
+        return None
+
+
+class Devices:
+    """`count` daemons in device namespaces 1..count, started at once; `wait` for a new generation in each."""
+
+    def __init__(self, bin_path, work, count, remote, peers=None, hostile=None, tables=(), extra=()):
+        self.bin, self.work, self.count = bin_path, work, count
+        self.procs, self.hostile = [], None
+        shutil.rmtree(work, ignore_errors=True)
+        self.caches = [os.path.join(work, f"d{i}", "cache") for i in range(1, count + 1)]
+        self.commands = []
+        for i in range(1, count + 1):
+            os.makedirs(os.path.join(work, f"d{i}", "preset"))
+            cmd = ["ip", "netns", "exec", f"b11d{i}", bin_path, "serve", "--remote", remote, "--cache", self.caches[i - 1],
+                   "--preset", os.path.join(work, f"d{i}", "preset"), "--bind", "127.0.0.1", "--port", "0",
+                   "--start-jitter", "0", "--interval", "3600", "--timeout", "120"] + list(extra)
+            if peers:
+                cmd += ["--peer-listen", f"{device_addr(i)}:{PEER_PORT}"]
+                for p in range(1, peers + 1):
+                    cmd += ["--peer", f"http://{device_addr(p)}:{PEER_PORT}"]
+            self.commands.append(cmd)
+        if hostile:
+            self.hostile = hostile_peer(f"b11d{hostile}", device_addr(hostile), list(tables))
+
+    def start(self):
+        self.started = time.monotonic()
+        for i, cmd in enumerate(self.commands):
+            log = open(os.path.join(self.work, f"d{i + 1}", "log"), "w")
+            self.procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
+        return self.wait([None] * self.count)
+
+    def release(self):
+        before = [current(c) for c in self.caches]
+        self.started = time.monotonic()
+        for p in self.procs:
+            p.send_signal(signal.SIGHUP)
+        return self.wait(before)
+
+    def wait(self, before, limit=120):
+        done = [None] * self.count
+        while None in done and time.monotonic() - self.started < limit:
+            for i, cache in enumerate(self.caches):
+                if done[i] is None and current(cache) not in (None, before[i]):
+                    done[i] = time.monotonic() - self.started
+            time.sleep(0.02)
+        return done, [self.synced(c) for c in self.caches]
+
+    def synced(self, cache):
+        """`status --json`'s `sync` (asked in the device's namespace, where its daemon answers): bytes from
+        peers and from the origin since the daemon started."""
+        ns = "b11d" + os.path.basename(os.path.dirname(cache))[1:]
+        done = subprocess.run(["ip", "netns", "exec", ns, self.bin, "status", "--json", "--cache", cache, "--preset", os.path.join(os.path.dirname(cache), "preset")],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            return json.loads(done.stdout).get("sync") or {}
+        except ValueError:
+            return {}
+
+    def verified(self):
+        return all(subprocess.run([self.bin, "verify", "--cache", c, "--preset", os.path.join(os.path.dirname(c), "preset")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0 for c in self.caches)
+
+    def stop(self):
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if self.hostile:
+            self.hostile.terminate()
+            self.hostile.wait()
+
+
+def peer_bytes(reports, key):
+    return sum(int(r.get(key) or 0) for r in reports)
+
+
+def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers=None, hostile=None, extra=()):
+    print(f"  B11 {name}", flush=True)
+    devices = Devices(bin_path, os.path.join(out, "devices", name.replace(" ", "-")), count, remote, peers, hostile,
+                      [os.path.join(p, "Routes.json") for p in (old_pub, new_pub)], extra)
+    row = {"name": name, "devices": count}
+    try:
+        time.sleep(0.5)
+        for phase, pub in (("first", old_pub), ("release", new_pub)):
+            origin.publish(pub)
+            start = os.path.getsize(origin.log) if os.path.exists(origin.log) else 0
+            done, reports = devices.start() if phase == "first" else devices.release()
+            time.sleep(0.3)
+            # The daemons' counts run since they started: the release's are the difference.
+            before = row.get("first", {}) if phase == "release" else {}
+            row[phase] = {"origin_bytes": origin_bytes(origin.log, start), "seconds": done,
+                          "last": max((d for d in done if d is not None), default=None), "finished": sum(d is not None for d in done),
+                          "from_peers": peer_bytes(reports, "bytesFromPeers") - before.get("peers_total", 0),
+                          "peers_total": peer_bytes(reports, "bytesFromPeers")}
+        row["verified"] = devices.verified()
+    finally:
+        devices.stop()
+    return row
+
+
+def b11(bin_path, out, smoke=False):
+    out = os.path.join(out, "b11")
+    os.makedirs(out, exist_ok=True)
+    # Full: streamlit, whose release is 2 MB (B8): the release bar means something. Smoke: notebook.
+    package, old_v, new_v, folder = SMOKE_PAIRS[0] if smoke else PAIRS[2]
+    b8_out = os.path.join(os.path.dirname(out), "b8")
+    old_site = fetch_site(b8_out, package, old_v, folder)
+    new_site = fetch_site(b8_out, package, new_v, folder)
+    old_pub = publish(bin_path, old_site, os.path.join(out, "pub", "old"), ["--compress"], age=3600)
+    new_pub = publish(bin_path, new_site, os.path.join(out, "pub", "new"), ["--delta-from", old_pub])
+    n = 3 if smoke else N
+    results = {"pair": f"{package} {old_v} → {new_v}", "devices": n, "uplink": "20 Mbit/s each way, 50 ms each way (100 ms RTT)", "runs": []}
+    direct = f"http://{SRV_ADDR}:{PORT}"
+    with Link(rtt_ms=100, rate_mbit=20) as _, Lan(n) as _, Origin(out) as origin, Proxy(out) as _:
+        origin.log = os.path.join(origin.dir, "access.log")
+        # The peers' default rate cap (4 MiB/s a device) and one a LAN of 100 Mbit/s or more leaves room for.
+        fast = ["--peer-max-rate", str(FAST_RATE)]
+        runs = [("one device alone", 1, direct, None, None, ()), (f"{n} without peers", n, direct, None, None, ()),
+                (f"{n} with peers", n, direct, n, None, ()), (f"{n} with peers, --peer-max-rate 12 MiB/s", n, direct, n, None, fast),
+                (f"{n} behind nginx proxy_cache", n, f"http://{LAN}2:{PROXY_PORT}", None, None, ()),
+                (f"{n - 1} with peers and a hostile one", n - 1, direct, n, n, ())]
+        for name, count, remote, peers, hostile, extra in runs:
+            results["runs"].append(scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers, hostile, extra))
+    return judge(results)
+
+
+def judge(results):
+    """B11's bars for each run with peers, against one device alone in the same run."""
+    runs = results["runs"]
+    alone = runs[0]
+    bars = {}
+    for r in runs[2:4] + runs[5:]:
+        hostile = "hostile" in r["name"]
+        for phase in ("first", "release"):
+            ref_bytes, ref_s = alone[phase]["origin_bytes"], alone[phase]["last"] or float("inf")
+            last = r[phase]["last"] if r[phase]["finished"] == r["devices"] else float("inf")
+            if not hostile:
+                bars[f"{r['name']}: {phase} origin bytes"] = (r[phase]["origin_bytes"], 1.25 * ref_bytes, r[phase]["origin_bytes"] <= 1.25 * ref_bytes)
+            factor = 2 if hostile else 1.5
+            bars[f"{r['name']}: {phase} last done s"] = (last, factor * ref_s, last <= factor * ref_s)
+        if hostile:
+            bars[f"{r['name']}: every cache verified"] = (r["verified"], True, r["verified"])
+    results["bars"] = bars
+    return results
+
+
+def markdown(result):
+    mark = lambda ok: "✅" if ok else "❌"
+    fmt = lambda s: "—" if s is None else f"{s:.2f} s"
+    lines = [f"## B11 LAN: {result['devices']} devices behind one uplink ({result['uplink']}), {result['pair']}", "",
+             "| run | first install: origin sent | last device done | release: origin sent | last device done | from peers (first + release) | verified |",
+             "|---|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        f, rel = r["first"], r["release"]
+        note = lambda p: "" if p["finished"] == r["devices"] else f" ({p['finished']}/{r['devices']} done)"
+        lines.append(f"| {r['name']} | {f['origin_bytes']:,} B | {fmt(f['last'])}{note(f)} | {rel['origin_bytes']:,} B | {fmt(rel['last'])}{note(rel)} | "
+                     f"{f['from_peers']:,} B + {rel['from_peers']:,} B | {mark(r['verified'])} |")
+    b = result["bars"]
+    lines += ["", "Bars (against one device alone, same run: origin bytes ≤ 1.25×, last device done ≤ 1.5×, with a hostile peer ≤ 2× "
+              "and every cache verified):", ""]
+    for k, v in b.items():
+        lines.append(f"- {k}: {mark(v[2])}" if isinstance(v[0], bool) else f"- {k}: {v[0]:,.2f} ≤ {v[1]:,.2f} {mark(v[2])}")
+    lines += [
+        "", "Origin bytes are nginx's `$body_bytes_sent` for the run (heads, tables and objects); a device's time runs from its "
+        "daemon's start (first install) or its SIGHUP (release) until its cache's `current` names the new generation."]
+    return lines
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "hostile":
+        for table in sys.argv[4:]:
+            Hostile.sizes.update({e["hash"]: int(e.get("size") or 0) for e in json.load(open(table)) if "hash" in e})
+        ThreadingHTTPServer((sys.argv[2], int(sys.argv[3])), Hostile).serve_forever()
+    else:
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--bin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build", "release", "cenariusd"))
+        p.add_argument("--smoke", action="store_true")
+        args = p.parse_args()
+        result = b11(os.path.abspath(args.bin), os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"), args.smoke)
+        json.dump(result, open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "b11.json"), "w"), indent=2)
+        print("\n".join(markdown(result)))
