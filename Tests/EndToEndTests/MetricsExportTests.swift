@@ -126,18 +126,8 @@ import TestOrigin
         let (origin, dir) = try await TelemetryTests.origin()
         defer { dir.remove() }
         origin.acceptPosts(on: "v1/metrics")
-        try dir.write("config.json", #"{"remote": "\#(origin.url)"}"#)
-        let daemon = try DaemonProcess(["--config", dir.path("config.json"), "--preset", dir.path("preset"), "--interval", "3600"],
-                                       cache: dir.path("cache"), environment: ["OTEL_METRIC_EXPORT_INTERVAL": "50"])
-        _ = try daemon.waitUntilServing()
-        func syncs() -> Int { origin.requests.filter { $0.path == "Routes.json" }.count }
-        func reload(_ config: String) throws {
-            let before = syncs()
-            try dir.write("config.json", config)
-            kill(daemon.process.processIdentifier, SIGHUP)
-            try waitUntil(timeout: 20) { syncs() > before }
-        }
-        try waitUntil(timeout: 20) { syncs() >= 1 }
+        let reloaded = try ReloadedDaemon(origin: origin, dir: dir, environment: ["OTEL_METRIC_EXPORT_INTERVAL": "50"])
+        let (daemon, reload) = (reloaded.daemon, reloaded.reload)
         usleep(300_000)
         #expect(origin.requests(for: "v1/metrics").isEmpty)
 

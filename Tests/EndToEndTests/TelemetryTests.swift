@@ -294,18 +294,9 @@ import TestOrigin
     @Test func aReloadTurnsTracesOnAndOff() async throws {
         let (origin, dir) = try await Self.origin()
         defer { dir.remove() }
-        try dir.write("config.json", #"{"remote": "\#(origin.url)"}"#)
-        let daemon = try DaemonProcess(["--config", dir.path("config.json"), "--preset", dir.path("preset"), "--interval", "3600"],
-                                       cache: dir.path("cache"), environment: ["OTEL_BSP_SCHEDULE_DELAY": "50"])
+        let reloaded = try ReloadedDaemon(origin: origin, dir: dir, environment: ["OTEL_BSP_SCHEDULE_DELAY": "50"])
+        let (daemon, reload) = (reloaded.daemon, reloaded.reload)
         let http = try daemon.waitUntilServing()
-        func syncs() -> Int { origin.requests.filter { $0.path == "Routes.json" }.count }
-        func reload(_ config: String) throws {
-            let before = syncs()
-            try dir.write("config.json", config)
-            kill(daemon.process.processIdentifier, SIGHUP)
-            try waitUntil(timeout: 20) { syncs() > before }
-        }
-        try waitUntil(timeout: 20) { syncs() >= 1 }
         #expect(origin.requests(for: "v1/traces").isEmpty && origin.requests.allSatisfy { $0.headers["traceparent"] == nil })
 
         try reload(#"{"remote": "\#(origin.url)", "otlp-endpoint": "\#(origin.url)/v1/traces"}"#)

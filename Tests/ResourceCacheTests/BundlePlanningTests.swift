@@ -8,13 +8,18 @@ import Testing
 @Suite struct BundlePlanningTests {
     func h(_ c: Character) -> ContentHash { ContentHash(hex: String(repeating: c, count: 32))! }
 
-    @Test func aBundleListingKeepsThePlanToWhatItHolds() throws {
+    /// Two files; release index with a patch of the first from `9`, the whole pack, and a delta pack
+    /// from the table the device holds (which holds `9`).
+    func release() throws -> (RouteEntry, RouteEntry, RouteTable, ReleaseIndex, FormPlan.Held) {
         let one = RouteEntry(uri: try URIPath(validating: "a.js"), hash: h("1"), size: 60)
         let two = RouteEntry(uri: try URIPath(validating: "b.js"), hash: h("2"), size: 40)
-        let table = try RouteTable(entries: [two, one])
         var index = ReleaseIndex(table: "", patches: [.init(target: h("1"), base: h("9"))], pack: .init(hash: h("e"), size: 70, files: 2))
         index.deltaPacks = [.init(from: "held", hash: h("d"), size: 10, bases: [h("9"), nil])]
-        let held = FormPlan.Held(digest: "held", hashes: [h("9")])
+        return (one, two, try RouteTable(entries: [two, one]), index, FormPlan.Held(digest: "held", hashes: [h("9")]))
+    }
+
+    @Test func aBundleListingKeepsThePlanToWhatItHolds() throws {
+        let (one, _, table, index, held) = try release()
         // Anywhere: the delta pack from the table the device holds.
         let online = FormPlan(downloads: [one], table: table, index: index, held: held, holds: { $0 == h("9") })
         #expect(online.pack?.hash == h("d"))
@@ -33,12 +38,7 @@ import Testing
     /// A device fetching its share of a release for its LAN peers (docs/peers.md) takes the delta
     /// pack only when most of it is its share: else every device would fetch the whole release.
     @Test func aShareTakesTheDeltaPackOnlyWhenItIsMostOfIt() throws {
-        let one = RouteEntry(uri: try URIPath(validating: "a.js"), hash: h("1"), size: 60)
-        let two = RouteEntry(uri: try URIPath(validating: "b.js"), hash: h("2"), size: 40)
-        let table = try RouteTable(entries: [two, one])
-        var index = ReleaseIndex(table: "", patches: [.init(target: h("1"), base: h("9"))], pack: .init(hash: h("e"), size: 70, files: 2))
-        index.deltaPacks = [.init(from: "held", hash: h("d"), size: 10, bases: [h("9"), nil])]
-        let held = FormPlan.Held(digest: "held", hashes: [h("9")])
+        let (one, two, table, index, held) = try release()
         let holds = { (hash: ContentHash) in hash == h("9") }
         // 60 of the pack's 100 bytes: its own patch, not the pack.
         let part = FormPlan(downloads: [one], table: table, index: index, held: held, holds: holds, share: true)
