@@ -32,37 +32,8 @@ extension PeerObjectHandler {
                 handler.sending = false
                 return handler.sendFile(hash, head: head, context: context)
             }
-            var headers = HTTPHeaders([("Content-Length", "\(packed.count)"), ("Content-Encoding", "zstd"),
-                                       ("Content-Type", "application/octet-stream"), ("Cache-Control", "max-age=31536000, immutable")])
-            if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(handler.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
-            handler.send(ByteBuffer(bytes: packed), head: head, context: context)
+            context.write(handler.wrapOutboundOut(.head(Self.objectHead(head, length: Int64(packed.count), encoding: "zstd"))), promise: nil)
+            handler.send(.bytes(ByteBuffer(bytes: packed)), head: head, context: context)
         }
-    }
-
-    /// One chunk of `body` at its turn under the rate, then the rest.
-    private func send(_ body: ByteBuffer, head: HTTPRequestHead, context: ChannelHandlerContext) {
-        var body = body
-        let chunk = body.readSlice(length: min(body.readableBytes, Int(Self.chunk))) ?? ByteBuffer()
-        let wait = rate.reserve(chunk.readableBytes, now: Self.now())
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let rest = body
-        let write: @Sendable () -> Void = {
-            let (handler, context) = bound.value
-            context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
-                let (handler, context) = bound.value
-                switch result {
-                case .success where rest.readableBytes > 0:
-                    handler.send(rest, head: head, context: context)
-                case .success:
-                    handler.sending = false
-                    handler.finish(head, context: context)
-                case .failure:
-                    handler.sending = false
-                    context.close(promise: nil)
-                }
-            }
-        }
-        if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
     }
 }

@@ -88,38 +88,42 @@ final class PeerObjectHandler: ChannelInboundHandler {
         }
         let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd)
         let size = Int64(status.st_size)
-        var headers = HTTPHeaders([("Content-Length", "\(size)"), ("Content-Type", "application/octet-stream"),
-                                   ("Cache-Control", "max-age=31536000, immutable")])
-        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.head(Self.objectHead(head, length: size))), promise: nil)
         guard head.method == .GET, size > 0 else {
             try? handle.close()
             return finish(head, context: context)
         }
         sending = true
-        send(handle, from: 0, size: size, head: head, context: context)
+        send(.file(handle, from: 0, size: size), head: head, context: context)
     }
 
-    /// One chunk at its turn under the rate, then the next: the body leaves by sendfile, never
-    /// read into memory.
-    private func send(_ handle: NIOFileHandle, from offset: Int64, size: Int64, head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let end = min(size, offset + Self.chunk)
-        let wait = rate.reserve(Int(end - offset), now: Self.now())
+    /// An object's answer head: immutable, as its name is its hash; `encoding` when it goes compressed.
+    static func objectHead(_ head: HTTPRequestHead, length: Int64, encoding: String? = nil) -> HTTPResponseHead {
+        var headers = HTTPHeaders([("Content-Length", "\(length)"), ("Content-Type", "application/octet-stream"),
+                                   ("Cache-Control", "max-age=31536000, immutable")])
+        if let encoding { headers.add(name: "Content-Encoding", value: encoding) }
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        return HTTPResponseHead(version: head.version, status: .ok, headers: headers)
+    }
+
+    /// One chunk at its turn under the rate, then the next: a file's bytes leave by sendfile,
+    /// never read into memory.
+    func send(_ body: PeerBody, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let (chunk, rest) = body.split(Self.chunk)
+        let wait = rate.reserve(chunk.readableBytes, now: Self.now())
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let write: @Sendable () -> Void = {
             let (handler, context) = bound.value
-            let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end))
-            context.writeAndFlush(handler.wrapOutboundOut(.body(.fileRegion(region)))).whenComplete { result in
+            context.writeAndFlush(handler.wrapOutboundOut(.body(chunk))).whenComplete { result in
                 let (handler, context) = bound.value
                 switch result {
-                case .success where end < size:
-                    handler.send(handle, from: end, size: size, head: head, context: context)
                 case .success:
-                    try? handle.close()
+                    if let rest { return handler.send(rest, head: head, context: context) }
+                    body.close()
                     handler.sending = false
                     handler.finish(head, context: context)
                 case .failure:
-                    try? handle.close()
+                    body.close()
                     handler.sending = false
                     context.close(promise: nil)
                 }
@@ -155,5 +159,29 @@ final class PeerObjectHandler: ChannelInboundHandler {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// An object answer's body: a file's bytes by sendfile, or a compressed copy in memory.
+enum PeerBody: Sendable {
+    case file(NIOFileHandle, from: Int64, size: Int64)
+    case bytes(ByteBuffer)
+
+    /// The next chunk of at most `limit` bytes, and what is left after it (nil: nothing).
+    func split(_ limit: Int64) -> (IOData, PeerBody?) {
+        switch self {
+        case .file(let handle, let offset, let size):
+            let end = min(size, offset + limit)
+            let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end))
+            return (.fileRegion(region), end < size ? .file(handle, from: end, size: size) : nil)
+        case .bytes(var buffer):
+            let chunk = buffer.readSlice(length: min(buffer.readableBytes, Int(limit))) ?? ByteBuffer()
+            return (.byteBuffer(chunk), buffer.readableBytes > 0 ? .bytes(buffer) : nil)
+        }
+    }
+
+    /// The file closed once its body is sent or given up; a buffer needs nothing.
+    func close() {
+        if case .file(let handle, _, _) = self { try? handle.close() }
     }
 }
