@@ -33,7 +33,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from b8 import PAIRS, SMOKE_PAIRS, PORT, Origin, fetch_site, publish, run
+from b8 import PAIRS, SMOKE_PAIRS, PORT, Origin, fetch_site, nginx_conf, publish, run
 from link import DEV, Link, SRV_ADDR, ip
 
 N = 8
@@ -89,15 +89,8 @@ class Proxy:
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.conf = os.path.join(self.dir, "nginx.conf")
-        open(self.conf, "w").write(f"""
-worker_processes 1;
-pid {self.dir}/nginx.pid;
-error_log {self.dir}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
+        open(self.conf, "w").write(nginx_conf(self.dir, f"""
   access_log off;
-  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
-  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
   proxy_cache_path {self.dir}/cache levels=1:2 keys_zone=b11:10m max_size=2g inactive=1h use_temp_path=off;
   server {{
     listen {LAN}2:{PROXY_PORT};
@@ -108,8 +101,7 @@ http {{
     }}
     location / {{ proxy_pass http://{SRV_ADDR}:{PORT}; proxy_http_version 1.1; proxy_set_header Connection ""; }}
   }}
-}}
-""")
+"""))
 
     def __enter__(self):
         run(["ip", "netns", "exec", DEV, "nginx", "-c", self.conf, "-g", "user root;"])

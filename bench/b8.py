@@ -145,6 +145,19 @@ def pack_size(root, names):
     return len(subprocess.run(["zstd", "-q", "-19", "--long=27", "-c"], input=tar, capture_output=True, check=True).stdout)
 
 
+def nginx_conf(folder, http):
+    """An nginx.conf of one worker whose pid, logs and temporary files stay in `folder`, with `http` the http block's body."""
+    return f"""
+worker_processes 1;
+pid {folder}/nginx.pid;
+error_log {folder}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  client_body_temp_path {folder}/body; proxy_temp_path {folder}/proxy; fastcgi_temp_path {folder}/fastcgi;
+  uwsgi_temp_path {folder}/uwsgi; scgi_temp_path {folder}/scgi;{http}}}
+"""
+
+
 class Origin:
     """A plain nginx in the link's origin namespace: no gzip, default ETags, root = a symlink we swap."""
 
@@ -153,21 +166,13 @@ class Origin:
         os.makedirs(self.dir, exist_ok=True)
         self.root = os.path.join(self.dir, "current")
         self.conf = os.path.join(self.dir, "nginx.conf")
-        open(self.conf, "w").write(f"""
-worker_processes 1;
-pid {self.dir}/nginx.pid;
-error_log {self.dir}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
+        open(self.conf, "w").write(nginx_conf(self.dir, f"""
   types {{ text/html html; text/css css; application/javascript js; application/json json; image/png png; }}
   default_type application/octet-stream;
   access_log {self.dir}/access.log;
   sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_timeout 65; gzip off;
-  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
-  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
   server {{ listen {SRV_ADDR}:{PORT}; root {self.root}; etag on; }}
-}}
-""")
+"""))
 
     def publish(self, folder):
         tmp = self.root + ".next"
