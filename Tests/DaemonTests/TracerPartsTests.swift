@@ -131,12 +131,14 @@ import Tracing
         #expect(point["explicitBounds"] as? [Double] == [0.00005, 0.001])
     }
 
-    /// `forceFlush` sends what ended now, not after the exporter's delay (a minute here).
+    /// `forceFlush` sends what ended now, not after the exporter's delay (an hour here).
     @Test func forceFlushWakesTheExporter() async throws {
         let origin = try await TestOrigin()
         origin.acceptPosts(on: "v1/traces")
         var settings = TraceSettings(endpoint: origin.url + "/v1/traces")
-        settings.delay = 60
+        // An hour: under a loaded full run this test's own sleeps can last a minute and more (the
+        // suite's tasks share two cores), and the delay must not run out before the flush.
+        settings.delay = 3600
         let queue = SpanQueue(capacity: 16)
         let exporter = SpanExporter(SpanExporter.Target(settings, timeout: 2), queue: queue)
         exporter.start()
@@ -148,7 +150,7 @@ import Tracing
         try await Task.sleep(for: .milliseconds(300))
         #expect(ours().isEmpty && queue.count == 1)
         tracer.forceFlush()
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ours().isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(ours().count == 1 && queue.count == 0)
         exporter.shutdown(timeout: 1)
