@@ -222,9 +222,11 @@ let package = Package(
             name: "ResourceCacheTests",
             dependencies: ["ResourceCache", "RouteSync", "Transport", "TestOrigin"]
         ),
+        .target(name: "CTestStartup", path: "Tests/CTestStartup"),
         .target(
             name: "TestOrigin",
             dependencies: [
+                "CTestStartup",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -280,7 +282,7 @@ for target in package.targets where ["cenariusd", "Settings", "DeviceSettings", 
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 }
 
-for target in package.targets where !["CCurl", "CMultiMD5", "CPlatform", "CStartup", "CZstd"].contains(target.name) {
+for target in package.targets where !["CCurl", "CMultiMD5", "CPlatform", "CStartup", "CTestStartup", "CZstd"].contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),

@@ -28,7 +28,20 @@ unfinished=$(grep -a -E '^◇ Test [^ ]+ started\.$|^(✔|✘|➜) Test [^ ]+ ((
   | sed -E 's/^◇ Test ([^ ]+) started\.$/+ \1/; s/^(✔|✘|➜) Test ([^ ]+) .*$/- \2/' \
   | awk '{ sign = $1; $1 = ""; name = substr($0, 2); count[name] += (sign == "+") ? 1 : -1 }
          END { for (name in count) if (count[name] > 0) print name }')
-[ -n "$unfinished" ] && { echo "--- started and never ended:"; echo "$unfinished"; }
+if [ -n "$unfinished" ]; then
+  echo "--- started and never ended ($(echo "$unfinished" | wc -l); all of them in $log.unfinished):"
+  echo "$unfinished" | sort >"$log.unfinished"
+  head -12 "$log.unfinished"
+fi
 crash=$(sed -n '/\*\*\* Program crashed/,/^Backtrace took/p' "$log" | head -80)
 [ -n "$crash" ] && { echo "--- the crash:"; echo "$crash"; }
+# Last, where a reader of the final lines sees it: how a test process that did not finish ended.
+# `swift test` says nothing of a signal; the test process names one it can catch, and its sender
+# (Tests/CTestStartup); a SIGKILL leaves only the kernel's word, if it was the OOM killer.
+if [ -n "$unfinished" ] && [ -z "$crash" ]; then
+  echo "--- how the test process ended:"
+  sent=$(grep -a -F '*** The test process was sent signal' "$log" | tail -2)
+  echo "${sent:-no crash report and no catchable signal: a SIGKILL, or an exit() in the process}"
+  dmesg 2>/dev/null | grep -i -E 'out of memory|killed process|oom-kill' | tail -3
+fi
 exit "$status"

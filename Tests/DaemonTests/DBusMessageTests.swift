@@ -1,6 +1,7 @@
 import Daemon
 import Foundation
 import Testing
+import TestOrigin
 
 /// The D-Bus messages NetworkManager's `Metered` is read with: the call as the bus expects it,
 /// and replies as the bus sends them (bytes from `dbus-monitor --binary` of a real exchange's shape).
@@ -81,7 +82,7 @@ import Testing
         }
         while !String(decoding: received, as: UTF8.self).contains("BEGIN\r\n") {
             if String(decoding: received, as: UTF8.self).contains("AUTH EXTERNAL"), !received.contains(UInt8(ascii: "K")) {
-                _ = send(client, "OK 1234deadbeef\r\n", 17, 0)
+                _ = send(client, "OK 1234deadbeef\r\n", 17, Int32(MSG_NOSIGNAL))
                 received.append(UInt8(ascii: "K"))
             }
             guard readMore() else { return }
@@ -111,7 +112,7 @@ import Testing
         let signal = reply(2, to: 0, signature: 0x73, body: le(4) + Array(":1.9".utf8) + [0, 0, 0, 0], kind: 4)
         let get = reply(3, to: serials[1], signature: 0x76, body: [1, 0x75, 0, 0] + le(metered))
         let all = hello + signal + get
-        _ = all.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+        _ = all.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var rest = [UInt8](repeating: 0, count: 64)
         _ = recv(client, &rest, 64, 0)
     }
@@ -139,7 +140,7 @@ import Testing
         bus.executableURL = URL(fileURLWithPath: Self.daemon)
         bus.arguments = ["--config-file=" + dir + "/bus.conf", "--nofork", "--nopidfile"]
         try bus.run()
-        defer { kill(bus.processIdentifier, SIGKILL); bus.waitUntilExit() }
+        defer { bus.signal(SIGKILL); bus.waitUntilExit() }
         var receiver: DBusConnection?
         for _ in 0..<100 where receiver == nil {
             receiver = DBusConnection(path: socket, timeout: 2)

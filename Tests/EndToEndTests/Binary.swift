@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestOrigin
 
 /// Runs the built `cenariusd` as a user would, capturing its output and exit code.
 struct Binary {
@@ -61,7 +62,7 @@ struct Binary {
             DispatchQueue.global().asyncAfter(deadline: .now() + killAfter) {
                 guard process.isRunning else { return }
                 killed.withLock { $0 = true }
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
             }
         }
         // Read before waiting so a large output cannot fill the pipe and block the child.

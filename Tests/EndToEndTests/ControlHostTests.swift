@@ -77,7 +77,7 @@ import Glibc
             }
             #expect(connected == 0)
             let request = Array("GET /_cenarius/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             try waitUntil { try streams() ?? 0 >= 1 }
             close(fd)
         }

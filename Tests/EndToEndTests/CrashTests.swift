@@ -42,7 +42,7 @@ import TestOrigin
             for uri in Self.uris where random.next() < 0.3 { origin.inject(.delay(0.05 + random.next() * 0.15), on: uri, times: 1) }
             let process = try Binary.start(["sync"] + common)
             usleep(useconds_t(random.next() * 400_000))
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
             origin.clearFaults()
 
@@ -69,7 +69,7 @@ import TestOrigin
             let daemon = try DaemonProcess(common + ["--grace", "0", "--interval", "3600"], cache: dir.path("cache"))
             _ = try? daemon.waitUntilServing(healthy: false)
             usleep(useconds_t(random.next() * 300_000))
-            kill(daemon.process.processIdentifier, SIGKILL)
+            daemon.process.signal(SIGKILL)
             daemon.process.waitUntilExit()
             origin.clearFaults()
             #expect(try Binary.run(["verify"] + common).status == 0)

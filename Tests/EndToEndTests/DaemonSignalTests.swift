@@ -20,7 +20,7 @@ import TestOrigin
         #expect(try http.get("/app.js").text == "first()")
 
         try dir.write("config.json", #"{"remote": "\#(second.url)"}"#)
-        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.process.signal(SIGHUP)
         let deadline = Date().addingTimeInterval(20)
         var served = ""
         while Date() < deadline {
@@ -50,7 +50,7 @@ import TestOrigin
 
         origin.publish(["app.js": "two()"])
         try dir.write("config.json", #"{"remote": "\#(origin.url)", "confirm-timeout": 60, "develop-dir": "\#(dir.path("elsewhere"))"}"#)
-        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.process.signal(SIGHUP)
         try waitUntil(timeout: 20) { try http.get("/app.js").text == "two()" }
         // The release machine takes the switch in just after the link moves (a busy machine shows the gap).
         try waitUntil(timeout: 20) { try status()["trial"] as? Bool == true }
@@ -70,7 +70,7 @@ import TestOrigin
         let daemon = try DaemonProcess(common, cache: dir.path("cache"))
         _ = try daemon.waitUntilServing()
         let started = Date()
-        kill(daemon.process.processIdentifier, SIGINT)
+        daemon.process.signal(SIGINT)
         daemon.process.waitUntilExit()
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(daemon.process.terminationReason == .exit && daemon.process.terminationStatus == 0)

@@ -60,13 +60,13 @@ import TestOrigin
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"],
                                        cache: dir.path("cache"), wrapper: ["/usr/bin/prlimit", "--nofile=1024:\(hard)"])
         // A daemon locked out at its limit must not outlive a failed test.
-        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL); daemon.process.waitUntilExit() } }
+        defer { if daemon.process.isRunning { daemon.process.signal(SIGKILL); daemon.process.waitUntilExit() } }
         let http = try daemon.waitUntilServing()
         let pid = daemon.process.processIdentifier
         #expect(Self.softLimit(pid) == hard, "the soft limit is raised to the hard one")
 
         let holder = try Self.holdIdleConnections(1100, port: daemon.port)
-        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        defer { holder.signal(SIGKILL); holder.waitUntilExit() }
         let idle = Self.openDescriptors(holder.processIdentifier)
         #expect(idle >= 1100, "\(idle) descriptors in the holder")
         // Served while they are open (a fresh connection each time: the shed ones are the stalest).

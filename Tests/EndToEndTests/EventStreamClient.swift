@@ -39,7 +39,7 @@ final class EventStreamClient {
         var request = "GET /_cenarius/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
         request += "\r\n"
-        _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         let deadline = Date().addingTimeInterval(timeout)
         while !headDone {
             let left = deadline.timeIntervalSinceNow

@@ -154,7 +154,7 @@ import TestOrigin
 
         device.origin.publish(["index.html": "v3", "app.js": "three()"])
         #expect(try device.sync(http)["outcome"] as? String == "held")
-        kill(daemon.process.processIdentifier, SIGKILL)
+        daemon.process.signal(SIGKILL)
         daemon.process.waitUntilExit()
         let restarted = Date()
         (daemon, http) = try device.start()

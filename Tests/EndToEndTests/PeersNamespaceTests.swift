@@ -64,7 +64,7 @@ import TestOrigin
 
         func remove() {
             for process in processes where process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 process.waitUntilExit()
             }
             for name in names { _ = try? Self.ip(["netns", "del", name]) }

@@ -91,7 +91,7 @@ import TestOrigin
         try Self.slowObjects(third, on: site.origin, seconds: 1.5)
         for device in devices { _ = try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync") }
         usleep(700_000)
-        kill(devices[0].daemon.process.processIdentifier, SIGKILL)
+        devices[0].daemon.process.signal(SIGKILL)
         let started = Date()
         for device in devices.dropFirst() { try waitUntil(timeout: 60) { try PeersTests.served(site, device.name) == "<h1>release 3</h1>" } }
         #expect(Date().timeIntervalSince(started) < 30, "a killed peer cost \(Date().timeIntervalSince(started)) s")

@@ -124,7 +124,7 @@ import TestOrigin
         // Half-way: the release takes 5.3 s from this peer alone.
         usleep(2_500_000)
         let killedAt = Date()
-        kill(slow.process.processIdentifier, SIGKILL)
+        slow.process.signal(SIGKILL)
         done.wait()
         let run = try #require(finished.withLock { $0 })
         #expect(run.status == 0, "\(run.stderr)")

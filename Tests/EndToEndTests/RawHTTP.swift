@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestOrigin
 
 /// A deliberately dumb HTTP/1.1 client over a socket: it sends the request line exactly as
 /// given (no path normalisation), so tests can try `..`, `%2e%2e` and backslashes.
@@ -33,7 +34,7 @@ struct RawHTTP {
     func exchange(_ bytes: [UInt8]) throws -> [UInt8] {
         guard let fd = LoopbackSocket.connect(port: port, timeout: 10) else { throw POSIXError(.ECONNREFUSED) }
         defer { close(fd) }
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -126,7 +127,7 @@ final class DaemonProcess {
     /// SIGTERM, then the exit status and the seconds it took.
     func terminate() -> (status: Int32, seconds: Double) {
         let started = Date()
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         process.waitUntilExit()
         return (process.terminationStatus, Date().timeIntervalSince(started))
     }
@@ -136,7 +137,7 @@ final class DaemonProcess {
     /// A test that fails half-way must not leave a daemon behind.
     deinit {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -24,7 +24,7 @@ struct ReloadedDaemon {
     func reload(_ config: String) throws {
         let before = syncs
         try dir.write("config.json", config)
-        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.process.signal(SIGHUP)
         try waitUntil(timeout: 20) { syncs > before }
     }
 }

@@ -80,7 +80,7 @@ import TestOrigin
         let id = try #require(Self.committed(tried, generation: 2)?["id"] as? String)
         #expect(Self.queued(dir.path("cache")).count == 3, "committed 1 and 2, sync-failed: \(Self.queued(dir.path("cache")))")
 
-        kill(first.process.processIdentifier, SIGKILL)
+        first.process.signal(SIGKILL)
         first.process.waitUntilExit()
         origin.clearFaults()
         let second = try DaemonProcess(arguments, cache: dir.path("cache"))

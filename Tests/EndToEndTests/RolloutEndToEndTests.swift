@@ -198,7 +198,7 @@ import TestOrigin
         #expect(try http.get("/app.js").text == "one()")
 
         // The hold survives kill -9.
-        kill(daemon.process.processIdentifier, SIGKILL)
+        daemon.process.signal(SIGKILL)
         daemon.process.waitUntilExit()
         daemon = try DaemonProcess(args, cache: dir.path("cache"))
         http = try daemon.waitUntilServing()

@@ -73,13 +73,13 @@ import TestOrigin
         let pings = notify.read(for: 3).filter { $0 == "WATCHDOG=1" }
         #expect(pings.count >= 3, "\(pings.count) pings in 3 s")
 
-        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.process.signal(SIGHUP)
         let reload = try #require(notify.read(until: { $0.hasPrefix("READY=1") }))
         let reloading = try #require(reload.firstIndex { $0.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") }, "\(reload)")
         let ready = try #require(reload.firstIndex { $0.hasPrefix("READY=1") })
         #expect(reloading < ready && reload[ready].contains("STATUS=configuration reloaded"), "\(reload)")
 
-        kill(daemon.process.processIdentifier, SIGTERM)
+        daemon.process.signal(SIGTERM)
         let stop = try #require(notify.read(until: { $0 == "STOPPING=1" }, within: 10))
         #expect(stop.last == "STOPPING=1")
         daemon.process.waitUntilExit()

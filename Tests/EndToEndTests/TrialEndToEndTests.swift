@@ -156,7 +156,7 @@ import TestOrigin
         let f = try await Fixture.start(["--confirm-timeout", "15"], origin: origin, dir: dir)
         _ = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
         let deadline = try #require(try f.status()["trialDeadline"] as? Double)
-        kill(f.daemon.process.processIdentifier, SIGKILL)
+        f.daemon.process.signal(SIGKILL)
         f.daemon.process.waitUntilExit()
         let restarted = try await Fixture.start(["--confirm-timeout", "15"], origin: origin, dir: dir)
         let resumed = try restarted.status()
@@ -174,7 +174,7 @@ import TestOrigin
         let third = try await Fixture.start(["--confirm-timeout", "8"], origin: origin, dir: dir)
         try waitUntil { try third.status()["generation"] as? Int == 3 && third.status()["trial"] as? Bool == true }
         let thirdDeadline = try #require(try third.status()["trialDeadline"] as? Double)
-        kill(third.daemon.process.processIdentifier, SIGKILL)
+        third.daemon.process.signal(SIGKILL)
         third.daemon.process.waitUntilExit()
         let kept = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.path("cache/release.json")))) as? [String: Any]
         #expect((kept?["trial"] as? [String: Any])?["generation"] as? Int == 3, "killed while on trial")

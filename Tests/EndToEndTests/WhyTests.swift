@@ -99,7 +99,7 @@ import TestOrigin
         origin.publish(["index.html": "v2", "big.bin": String(repeating: "x", count: 1 << 20)])
         origin.inject(.stall, on: "big.bin")
         let running = try Binary.start(["sync"] + common)
-        defer { if running.isRunning { kill(running.processIdentifier, SIGKILL) } }
+        defer { running.signal(SIGKILL) }
         try waitUntil { try why().reason == "downloading" }
         let answer = try why()
         #expect(answer.status == 2)
@@ -110,7 +110,7 @@ import TestOrigin
         let behind = try Binary.run(["sync"] + common, environment: ["CENARIUS_LOCK_WAIT": "0.3"])
         #expect(behind.status == 5 && behind.stderr.contains("locked"), "\(behind.stderr)")
         #expect(try why().reason == "downloading", "the sync under way is the answer while it runs")
-        kill(running.processIdentifier, SIGKILL)
+        running.signal(SIGKILL)
         running.waitUntilExit()
         let after = try why()
         #expect(after.reason == "lock" && after.status == 5, "\(after.json)")

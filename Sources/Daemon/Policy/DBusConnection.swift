@@ -116,8 +116,19 @@ package final class DBusConnection {
         }
     }
 
+    /// All of `bytes`; a bus that went away is a failed write (EPIPE), never a SIGPIPE that ends
+    /// a command with no socket of SwiftNIO's to have had it ignored.
     private static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { FileSystem.writeAll(fd, $0) }
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = Glibc.send(fd, buffer.baseAddress! + done, buffer.count - done, Int32(MSG_NOSIGNAL))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                done += n
+            }
+            return true
+        }
     }
 
     private static func readLine(_ fd: Int32) -> String? {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestOrigin
 
 /// Debian's headless Chromium driven over its DevTools protocol: the real browser a kiosk's web
 /// view is, for the features a page uses (EventSource, Server-Timing, fetch with Origin).
@@ -68,7 +69,7 @@ final class Browser {
 
     private static func kill(_ process: Process) {
         guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 
