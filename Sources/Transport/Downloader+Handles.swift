@@ -18,6 +18,19 @@ extension Downloader {
             return .failure(failure)
         }
         transfer.gate = gate
+        Self.setCallbacks(handle, for: transfer)
+        configureConnection(handle, for: transfer)
+        let headers = request(handle, for: transfer, resuming: resume)
+        let added = ccurl_multi_add_handle(multi.value, handle)
+        guard added == CURLM_OK else {
+            recycle(handle, headers)
+            return .failure(.internal("curl_multi_add_handle: \(String(cString: ccurl_multi_strerror(added)))"))
+        }
+        return .success((handle, headers))
+    }
+
+    /// The transfer receives the body and the headers through libcurl's callbacks.
+    private static func setCallbacks(_ handle: UnsafeMutableRawPointer, for transfer: Transfer) {
         let user = Unmanaged.passUnretained(transfer).toOpaque()
         _ = ccurl_setopt_string(handle, CURLOPT_URL, transfer.url)
         _ = ccurl_setopt_ptr(handle, CURLOPT_WRITEDATA, user)
@@ -30,6 +43,10 @@ extension Downloader {
             let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
             return transfer.header(UnsafeRawBufferPointer(start: data, count: size * count))
         }
+    }
+
+    /// How the handle connects: the options every request of this downloader shares.
+    private func configureConnection(_ handle: UnsafeMutableRawPointer, for transfer: Transfer) {
         _ = ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         // Redirects are followed by the loop (Redirects), which decides per hop whether the
         // --header values may go along: libcurl would send them to any host.
@@ -72,6 +89,11 @@ extension Downloader {
         // Loopback and LAN reads rarely bring more than 64 KiB at once; 128 KiB per handle only
         // added 2 MiB to a seed's peak RSS (B1: 58 → 54 MiB, no change in time).
         _ = ccurl_setopt_long(handle, CURLOPT_BUFFERSIZE, 64 << 10)
+    }
+
+    /// What the handle asks for (a range, validators, encodings) and the request headers that
+    /// say it; the list is the caller's to free with the handle (`recycle`).
+    private func request(_ handle: UnsafeMutableRawPointer, for transfer: Transfer, resuming resume: (range: Int64, ifRange: String)?) -> UnsafeMutablePointer<curl_slist>? {
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         switch transfer.sink {
         case .memory(let validators):
@@ -120,12 +142,7 @@ extension Downloader {
             for header in options.headers { headers = ccurl_slist_append(headers, header) }
         }
         if let headers { _ = ccurl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) }
-        let added = ccurl_multi_add_handle(multi.value, handle)
-        guard added == CURLM_OK else {
-            recycle(handle, headers)
-            return .failure(.internal("curl_multi_add_handle: \(String(cString: ccurl_multi_strerror(added)))"))
-        }
-        return .success((handle, headers))
+        return headers
     }
 
     /// The byte range of `member` from its byte `from`, for CURLOPT_RANGE. An empty member still

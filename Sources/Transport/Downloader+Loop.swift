@@ -14,6 +14,29 @@ extension Downloader {
     final class Loop {
         typealias Active = (transfer: Transfer, headers: UnsafeMutablePointer<curl_slist>?)
 
+        /// Where the loop's transfers come from: `initial`, then `more` until it gives nil.
+        struct Feed {
+            var initial: [Transfer] = []
+            var more: () -> Transfer? = { nil }
+            var drained: () -> Bool = { true }
+        }
+
+        /// What the loop runs on: its multi handle, its index among the download's loops (the
+        /// hash checks' lane), and its share of the connections.
+        struct Lane {
+            let multi: MultiHandle
+            let index: Int
+            let checks: HashCheck
+            let connections: Int
+            let cancel: CancelToken?
+        }
+
+        /// What the loop tells its caller: progress, and each transfer as it ends.
+        struct Listener {
+            var progress: ((Int64) -> Void)?
+            let finished: (Transfer, Result<Void, CenariusError>) -> Void
+        }
+
         private let downloader: Downloader
         private let multi: MultiHandle
         private let more: () -> Transfer?
@@ -35,20 +58,18 @@ extension Downloader {
         private var nextCheck = 0
         private var lastReport = 0.0
 
-        init(_ downloader: Downloader, initial: [Transfer], multi: MultiHandle, more: @escaping () -> Transfer?,
-             drained: @escaping () -> Bool, index: Int, checks: HashCheck, connections: Int, cancel: CancelToken?,
-             progress: ((Int64) -> Void)?, finished: @escaping (Transfer, Result<Void, CenariusError>) -> Void) {
+        init(_ downloader: Downloader, feed: Feed, lane: Lane, listener: Listener) {
             self.downloader = downloader
-            self.multi = multi
-            self.more = more
-            self.drained = drained
-            self.index = index
-            self.checks = checks
-            maxActive = max(1, connections * 2)
-            self.cancel = cancel
-            self.progress = progress
-            self.finished = finished
-            waiting = initial.reversed()
+            multi = lane.multi
+            more = feed.more
+            drained = feed.drained
+            index = lane.index
+            checks = lane.checks
+            maxActive = max(1, lane.connections * 2)
+            cancel = lane.cancel
+            progress = listener.progress
+            finished = listener.finished
+            waiting = feed.initial.reversed()
         }
 
         func run() {

@@ -139,8 +139,8 @@ package final class Downloader {
             transfer.keepConnection = lease?.keep ?? true
             let checks = HashCheck { _ in _ = ccurl_multi_wakeup(multi.value) }
             defer { checks.close() }
-            self.run([transfer], on: multi, more: { nil }, loop: 0, checks: checks, connections: self.options.connections, cancel: cancel,
-                     progress: nil) { transfer, outcome in
+            let lane = Loop.Lane(multi: multi, index: 0, checks: checks, connections: self.options.connections, cancel: cancel)
+            Loop(self, feed: Loop.Feed(initial: [transfer]), lane: lane, listener: Loop.Listener { transfer, outcome in
                 switch outcome {
                 case .failure(let error): failure = error
                 case .success:
@@ -149,7 +149,7 @@ package final class Downloader {
                         ? .notModified
                         : .content(transfer.body, Validators(etag: transfer.headers.etag, lastModified: transfer.headers.lastModified))
                 }
-            }
+            }).run()
             lease?.socket = transfer.socket
         }
         if let kept {
@@ -177,7 +177,8 @@ package final class Downloader {
         let own = MultiHandle(value: multi)
         let checks = HashCheck { _ in _ = ccurl_multi_wakeup(own.value) }
         defer { checks.close() }
-        run(transfers, on: own, more: { nil }, loop: 0, checks: checks, connections: options.connections, cancel: cancel, progress: nil) { _, _ in }
+        let lane = Loop.Lane(multi: own, index: 0, checks: checks, connections: options.connections, cancel: cancel)
+        Loop(self, feed: Loop.Feed(initial: transfers), lane: lane, listener: Loop.Listener { _, _ in }).run()
     }
 
     /// Downloads and verifies files. One result per input, in order: the verified size, or why not.
@@ -252,24 +253,17 @@ package final class Downloader {
     /// One loop of a download: takes files from the queue until there are none left. Every 0.1 s it
     /// tells the queue how far its running transfers are, then calls `report` (the first loop's).
     private func runLoop(_ loop: Int, of queue: FileQueue, connections: Int, checks: HashCheck, cancel: CancelToken?, report: (() -> Void)?) {
-        run([], on: MultiHandle(value: multi), more: queue.take, drained: { queue.isDrained }, loop: loop, checks: checks, connections: connections, cancel: cancel,
-            progress: { running in
-                queue.running(running, in: loop)
-                report?()
-            }) { transfer, outcome in
+        let feed = Loop.Feed(more: queue.take, drained: { queue.isDrained })
+        let lane = Loop.Lane(multi: MultiHandle(value: multi), index: loop, checks: checks, connections: connections, cancel: cancel)
+        let listener = Loop.Listener(progress: { running in
+            queue.running(running, in: loop)
+            report?()
+        }, finished: { transfer, outcome in
             queue.finish(transfer.index, by: loop, outcome.map { transfer.received }, wire: transfer.wire)
-        }
+        })
+        Loop(self, feed: feed, lane: lane, listener: listener).run()
         queue.running(0, in: loop)
         checks.leave(loop: loop)
-    }
-
-    /// Runs `initial` and then whatever `more` gives until it gives nil, at most two transfers
-    /// per connection at a time (see Downloader.Loop).
-    private func run(_ initial: [Transfer], on multi: MultiHandle, more: @escaping () -> Transfer?, drained: @escaping () -> Bool = { true },
-                     loop: Int, checks: HashCheck, connections: Int, cancel: CancelToken?,
-                     progress: ((Int64) -> Void)?, finished: @escaping (Transfer, Result<Void, CenariusError>) -> Void) {
-        Loop(self, initial: initial, multi: multi, more: more, drained: drained, index: loop, checks: checks,
-             connections: connections, cancel: cancel, progress: progress, finished: finished).run()
     }
 
     /// nil: success. Otherwise what went wrong, for the retry policy.

@@ -3,21 +3,14 @@ package import RouteSync
 /// The signature's sidecar, fetched from the remote and checked.
 extension TableSignatureVerifier {
     /// Fetches and checks the sidecar of `table` (and of the release `manifest` beside it, if the
-    /// remote has one).
-    package func verify(table: [UInt8], manifest: [UInt8]? = nil, remote: Remote, downloader: Downloader, inForce: Int64?,
-                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
+    /// remote has one) for a device with nothing in force: a seed, with no trust record of its own.
+    package func verify(table: [UInt8], manifest: [UInt8]?, remote: Remote, downloader: Downloader,
+                        cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
         var files = [TableSignature.tableRole: table]
         files[TableSignature.releaseRole] = manifest
-        return try verify(files: files, remote: remote, downloader: downloader, inForce: inForce, trust: trust, now: now, cancel: cancel)
-    }
-
-    /// Fetches the remote's sidecar and checks it against `files`, every file the remote publishes
-    /// with the table, by role (`table`, `release`, ...).
-    package func verify(files: [String: [UInt8]], remote: Remote, downloader: Downloader, inForce: Int64?,
-                        trust: TrustState = TrustState(), now: Double = FileSystem.now(), cancel: CancelToken? = nil) throws(CenariusError) -> Verified {
         let bytes = try Self.sidecar(of: remote, downloader: downloader, cancel: cancel)
         return try check(sidecar: bytes, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
-                         inForce: inForce, trust: trust, now: now)
+                         standing: Standing(inForce: nil, trust: TrustState(), now: FileSystem.now()))
     }
 
     /// The remote's sidecar, unconditionally; a missing one is the integrity failure of a table

@@ -173,48 +173,11 @@ final class Transfer {
 
     /// Called from libcurl's write callback. Returning less than `count` aborts the transfer.
     func receive(_ given: UnsafeRawBufferPointer) -> Int {
-        var data = given
-        if let member {
-            // libcurl's file:// reads at least one byte of a range (an empty member's), and its
-            // Content-Length is the whole tar's: the member's size is what counts.
-            let room = max(0, member.size - received)
-            guard room > 0 else { return given.count }
-            if data.count > room { data = UnsafeRawBufferPointer(rebasing: data.prefix(Int(room))) }
-        }
-        if let gate, url.hasPrefix("file:") {
-            // libcurl cannot pause a file:// transfer (a PAUSE fails it): the loop waits here, as
-            // a slow stick would make it wait, holding up only other reads of local files.
-            var wait = gate.wait()
-            while wait > 0 {
-                usleep(useconds_t(min(wait, 0.25) * 1_000_000))
-                wait = gate.wait()
-            }
-            gate.add(data.count)
-        } else if let gate {
-            // Ahead of --max-rate: libcurl keeps this chunk and offers it again once the loop resumes the transfer.
-            guard gate.wait() == 0 else {
-                paused = true
-                return Int(CURL_WRITEFUNC_PAUSE)
-            }
-            gate.add(data.count)
-        }
+        guard let data = withinMember(given) else { return given.count }
+        if let pause = throttle(data.count) { return pause }
         wire += Int64(data.count)
-        if !isSuccessStatus {
-            // Error bodies are read (so the connection can be reused) but not kept, but for their start.
-            if errorBody.count < 512 { errorBody += data.prefix(512 - errorBody.count) }
-            errorBytes += data.count
-            return errorBytes > 1 << 16 ? 0 : data.count
-        }
-        if var slice, status != 206 {
-            // A server that ignores Range sends the whole object (a 200, or a file:// URL's 0):
-            // the first slice takes it all, and covers the others (GrowingFile.wrote); the others end here.
-            guard slice.index == 0 else {
-                failure = .remote("\(label): \(url) answered HTTP \(status) to a Range request")
-                return 0
-            }
-            slice.end = nil
-            self.slice = slice
-        }
+        guard isSuccessStatus else { return keepErrorBody(data) }
+        guard takesRangeAnswer() else { return 0 }
         if status == 200 && resumedFrom > 0 {
             // The server ignored If-Range (the file changed): start over from byte 0.
             discardPartial()
@@ -223,23 +186,79 @@ final class Transfer {
             failure = .integrity("\(label): body larger than the \(maxBytes)-byte limit \(limitName)")
             return 0
         }
+        guard store(data) else { return 0 }
+        received += Int64(data.count)
+        return given.count
+    }
+
+    /// The part of `data` inside the tar member being read; nil once the member is whole.
+    /// libcurl's file:// reads at least one byte of a range (an empty member's), and its
+    /// Content-Length is the whole tar's: the member's size is what counts.
+    private func withinMember(_ data: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let member else { return data }
+        let room = max(0, member.size - received)
+        guard room > 0 else { return nil }
+        return data.count > room ? UnsafeRawBufferPointer(rebasing: data.prefix(Int(room))) : data
+    }
+
+    /// Holds the transfer to --max-rate: nil to take `count` bytes now, else what to answer libcurl.
+    private func throttle(_ count: Int) -> Int? {
+        guard let gate else { return nil }
+        if url.hasPrefix("file:") {
+            // libcurl cannot pause a file:// transfer (a PAUSE fails it): the loop waits here, as
+            // a slow stick would make it wait, holding up only other reads of local files.
+            var wait = gate.wait()
+            while wait > 0 {
+                usleep(useconds_t(min(wait, 0.25) * 1_000_000))
+                wait = gate.wait()
+            }
+        } else if gate.wait() != 0 {
+            // Ahead of the rate: libcurl keeps this chunk and offers it again once the loop resumes the transfer.
+            paused = true
+            return Int(CURL_WRITEFUNC_PAUSE)
+        }
+        gate.add(count)
+        return nil
+    }
+
+    /// An error body is read (so the connection can be reused) but not kept, but for its start.
+    private func keepErrorBody(_ data: UnsafeRawBufferPointer) -> Int {
+        if errorBody.count < 512 { errorBody += data.prefix(512 - errorBody.count) }
+        errorBytes += data.count
+        return errorBytes > 1 << 16 ? 0 : data.count
+    }
+
+    /// A server that ignores Range sends the whole object (a 200, or a file:// URL's 0): the
+    /// first slice takes it all, and covers the others (GrowingFile.wrote); the others end here.
+    private func takesRangeAnswer() -> Bool {
+        guard var slice, status != 206 else { return true }
+        guard slice.index == 0 else {
+            failure = .remote("\(label): \(url) answered HTTP \(status) to a Range request")
+            return false
+        }
+        slice.end = nil
+        self.slice = slice
+        return true
+    }
+
+    /// Keeps `data`: in memory, or buffered for the file; false when the file cannot be written.
+    private func store(_ data: UnsafeRawBufferPointer) -> Bool {
         switch sink {
         case .memory:
             body.append(contentsOf: data)
         case .file:
             let buffer = unwritten ?? newBuffer()
             // Written only when the next bytes would not fit: a body that fits stays whole.
-            if buffer.count + data.count > buffer.capacity, !flush() { return 0 }
+            if buffer.count + data.count > buffer.capacity, !flush() { return false }
             // More than the buffer holds, arriving at once, goes straight to the file (a server
             // may send more than the length it announced, with chunked encoding).
             if data.count <= buffer.capacity {
                 buffer.append(data)
             } else if !write(data) {
-                return 0
+                return false
             }
         }
-        received += Int64(data.count)
-        return given.count
+        return true
     }
 
     /// Writes what is buffered; false, with `failure` set, when the file cannot be written.

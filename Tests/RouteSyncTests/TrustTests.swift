@@ -18,7 +18,7 @@ import Testing
 
     func check(_ verifier: TableSignatureVerifier, _ bytes: [UInt8], trust: TrustState = TrustState(), now: Double = 1000,
                inForce: Int64? = nil) throws(CenariusError) -> TableSignatureVerifier.Verified {
-        try verifier.check(sidecar: bytes, files: files, source: "t", sidecarSource: "t.sig", inForce: inForce, trust: trust, now: now)
+        try verifier.check(sidecar: bytes, files: files, source: "t", sidecarSource: "t.sig", standing: .init(inForce: inForce, trust: trust, now: now))
     }
 
     func refusal(_ body: () throws -> Void) -> String {

@@ -114,7 +114,7 @@ package struct Seeder: Sendable {
                 let table = try RouteTable.parse(bytes, source: remote.tableURL)
                 guard let verifier else { return (remote, bytes, table, nil) }
                 let manifest = try fetchManifest(remote, downloader)
-                let verified = try verifier.verify(table: bytes, manifest: manifest, remote: remote, downloader: downloader, inForce: nil)
+                let verified = try verifier.verify(table: bytes, manifest: manifest, remote: remote, downloader: downloader)
                 return (remote, bytes, table, (verified, manifest))
             } catch {
                 throw Mirrors.Failure(error)

@@ -39,7 +39,7 @@ struct ReleaseGate {
         guard let signature = head.signature else { throw .integrity("\(remote.headURL) is not signed but a public key is configured") }
         let trust = try TrustStore(layout: layout).read()
         let verified = try verifier.check(sidecar: signature, files: head.signedFiles(table: table, index: index), source: remote.headURL,
-                                          sidecarSource: remote.headURL, inForce: inForce, trust: trust, now: rollout.now())
+                                          sidecarSource: remote.headURL, standing: .init(inForce: inForce, trust: trust, now: rollout.now()))
         guard verified.version == head.version else {
             throw .integrity("\(remote.headURL) says version \(head.version) but is signed as version \(verified.version)")
         }
@@ -58,7 +58,7 @@ struct ReleaseGate {
         guard let verifier else { return nil }
         let trust = try TrustStore(layout: layout).read()
         let verified = try verifier.check(sidecar: sidecar, files: files, source: remote.tableURL, sidecarSource: remote.signatureURL,
-                                          inForce: inForce, trust: trust, now: rollout.now())
+                                          standing: .init(inForce: inForce, trust: trust, now: rollout.now()))
         try keep(verified.trust, over: trust)
         return verified
     }

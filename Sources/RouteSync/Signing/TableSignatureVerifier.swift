@@ -58,11 +58,27 @@ package struct TableSignatureVerifier: Sendable {
         return signature.formsSigners(index: index, table: table, among: trusted) >= required
     }
 
+    /// What a device holds when it judges a signature.
+    package struct Standing: Sendable {
+        /// The signed version of the table in force, below which nothing is taken.
+        package var inForce: Int64?
+        /// The keys its rotations trust and retired.
+        package var trust: TrustState
+        /// Its clock (unix seconds), against which expiry is checked.
+        package var now: Double
+
+        package init(inForce: Int64?, trust: TrustState, now: Double) {
+            self.inForce = inForce
+            self.trust = trust
+            self.now = now
+        }
+    }
+
     /// Checks `sidecar` against `files` (by role: `table`, `release`, ...). Pure: no network, no
-    /// file system; `now` is the device's clock (unix seconds).
-    /// - Parameter inForce: the version of the table currently in force, if it was signed.
+    /// file system. `source` names the signed document and `sidecarSource` the signature in errors.
     package func check(sidecar bytes: [UInt8], files: [String: [UInt8]], source: String, sidecarSource: String,
-                       inForce: Int64?, trust: TrustState, now: Double) throws(CenariusError) -> Verified {
+                       standing: Standing) throws(CenariusError) -> Verified {
+        let (inForce, trust, now) = (standing.inForce, standing.trust, standing.now)
         let signature = try TableSignature.parse(bytes, source: sidecarSource).bound(to: files, source: source)
         var trusted = TrustedKeys(configured: keys, state: trust)
         let unknown = try trusted.follow(signature.rotations, source: sidecarSource)
