@@ -89,7 +89,7 @@ package struct FormDecoding: Sendable {
         } catch { throw .local(error.message) }
         var hasher = StreamingHasher(expected.algorithm)
         var produced: Int64 = 0
-        let end = try FramePump.run(input, source: source, offset: offset, growing: growing, decoder: decoder,
+        let end = try FramePump.run(FramePump.Input(descriptor: input, name: source, growing: growing), offset: offset, decoder: decoder,
                                     framesFollow: framesFollow) { (written: UnsafeRawBufferPointer) throws(FormFailure) in
             produced += Int64(written.count)
             // Checked as output is produced: nothing past the limit is written.

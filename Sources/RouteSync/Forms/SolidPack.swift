@@ -66,7 +66,7 @@ package enum SolidPack {
         defer { close(input) }
         let decoder: ZstdDecoder
         do { decoder = try ZstdDecoder(windowLogMax: windowLog, prefix: nil) } catch { throw .local(error.message) }
-        _ = try FramePump.run(input, source: source, offset: 0, growing: growing, decoder: decoder, framesFollow: false, sink: sink)
+        _ = try FramePump.run(FramePump.Input(descriptor: input, name: source, growing: growing), offset: 0, decoder: decoder, framesFollow: false, sink: sink)
     }
 
     /// Cuts the decoded stream into its length-prefixed files, writing and hashing each.
