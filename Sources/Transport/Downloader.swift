@@ -204,11 +204,13 @@ package final class Downloader {
         for (offset, helper) in helpers.enumerated() {
             let handoff = LoopHandoff(downloader: helper)
             DispatchQueue(label: "cenariusd.download-loop").async(group: running) {
-                handoff.downloader.runLoop(offset + 1, of: queue, connections: shares[offset + 1], checks: checks, cancel: cancel, report: nil)
+                let downloader = handoff.downloader
+                let lane = Loop.Lane(multi: MultiHandle(value: downloader.multi), index: offset + 1, checks: checks, connections: shares[offset + 1], cancel: cancel)
+                downloader.runLoop(lane, of: queue, report: nil)
             }
         }
         let report = progress.map { progress in { progress(queue.progress) } }
-        runLoop(0, of: queue, connections: shares[0], checks: checks, cancel: cancel, report: report)
+        runLoop(Loop.Lane(multi: multis[0], index: 0, checks: checks, connections: shares[0], cancel: cancel), of: queue, report: report)
         // The other loops may still have a large file or two to go: the progress goes on.
         while running.wait(timeout: .now() + 0.1) == .timedOut { report?() }
         checks.close()
@@ -252,9 +254,9 @@ package final class Downloader {
 
     /// One loop of a download: takes files from the queue until there are none left. Every 0.1 s it
     /// tells the queue how far its running transfers are, then calls `report` (the first loop's).
-    private func runLoop(_ loop: Int, of queue: FileQueue, connections: Int, checks: HashCheck, cancel: CancelToken?, report: (() -> Void)?) {
+    private func runLoop(_ lane: Loop.Lane, of queue: FileQueue, report: (() -> Void)?) {
+        let loop = lane.index
         let feed = Loop.Feed(more: queue.take, drained: { queue.isDrained })
-        let lane = Loop.Lane(multi: MultiHandle(value: multi), index: loop, checks: checks, connections: connections, cancel: cancel)
         let listener = Loop.Listener(progress: { running in
             queue.running(running, in: loop)
             report?()
@@ -263,7 +265,7 @@ package final class Downloader {
         })
         Loop(self, feed: feed, lane: lane, listener: listener).run()
         queue.running(0, in: loop)
-        checks.leave(loop: loop)
+        lane.checks.leave(loop: loop)
     }
 
     /// nil: success. Otherwise what went wrong, for the retry policy.
