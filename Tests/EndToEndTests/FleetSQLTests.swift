@@ -41,6 +41,16 @@ import TestOrigin
     }
 
     /// The bytes of `fleet --json` (per release with any, and in all) against the traffic's.
+    /// A `fleet --json` run that counted `traffic` as it is known to be: devices, releases, why, bytes.
+    static func expectCounts(_ run: Binary.Run, _ traffic: FleetTraffic, _ what: String) throws {
+        #expect(run.status == 0, "\(what): \(run.stderr)")
+        let json = try run.json()
+        #expect(json["devices"] as? Int == traffic.devices, "\(what): \(run.stdout)")
+        #expect(Self.releases(json) == traffic.expectedReleases, "\(what): \(run.stdout)")
+        #expect(json["why"] as? [String: Int] == traffic.why, "\(what): \(run.stdout)")
+        Self.expectBytes(json, traffic, what)
+    }
+
     static func expectBytes(_ json: [String: Any], _ traffic: FleetTraffic, _ what: String) {
         var releases: [String: [Int64]] = [:]
         for release in json["releases"] as? [[String: Any]] ?? [] {
@@ -60,12 +70,7 @@ import TestOrigin
             let paths = try traffic.write(format, in: dir.path(format.rawValue))
             for threads in ["1", "2"] {
                 let run = try Binary.run(["fleet", "--json", "--threads", threads] + paths)
-                #expect(run.status == 0, "\(format): \(run.stderr)")
-                let json = try run.json()
-                #expect(json["devices"] as? Int == traffic.devices, "\(format): \(run.stdout)")
-                #expect(Self.releases(json) == traffic.expectedReleases, "\(format): \(run.stdout)")
-                #expect(json["why"] as? [String: Int] == traffic.why, "\(format): \(run.stdout)")
-                Self.expectBytes(json, traffic, "\(format)")
+                try Self.expectCounts(run, traffic, "\(format)")
             }
         }
     }
@@ -92,13 +97,7 @@ import TestOrigin
             let ran = try Binary.run((Self.python.hasSuffix("env") ? ["python3"] : []) + [script, Binary.path, engine, view, out] + paths,
                                      executable: Self.python)
             #expect(ran.status == 0, "\(engine) on \(format): \(ran.stderr)")
-            let counts = try Binary.run(["fleet", "--counts", out, "--json"])
-            #expect(counts.status == 0, "\(counts.stderr)")
-            let json = try counts.json()
-            #expect(json["devices"] as? Int == traffic.devices, "\(engine) on \(format): \(counts.stdout)")
-            #expect(Self.releases(json) == traffic.expectedReleases, "\(engine) on \(format): \(counts.stdout)")
-            #expect(json["why"] as? [String: Int] == traffic.why, "\(engine) on \(format): \(counts.stdout)")
-            Self.expectBytes(json, traffic, "\(engine) on \(format)")
+            try Self.expectCounts(try Binary.run(["fleet", "--counts", out, "--json"]), traffic, "\(engine) on \(format)")
         }
     }
 
