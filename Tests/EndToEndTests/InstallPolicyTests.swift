@@ -51,7 +51,8 @@ import TestOrigin
     }
 
     @Test func aDownloadWaitsForItsWindowAndAMeteredLink() async throws {
-        let device = try await Device(["--download-window", Self.window(3, 10), "--metered", "small:1K"])
+        // An hour away: a test queued behind others on a loaded machine must not reach it by waiting.
+        let device = try await Device(["--download-window", Self.window(60, 120), "--metered", "small:1K"])
         var (daemon, http) = try device.start()
         try waitUntil { try http.get("/app.js").text == "one()" }
         device.origin.publish(["index.html": "v2", "app.js": "two()" + String(repeating: " ", count: 4000)])
@@ -67,14 +68,14 @@ import TestOrigin
         #expect(device.origin.requests.allSatisfy { $0.path != "app.js" })
         _ = daemon.terminate()
 
-        // Three minutes later (the daemon's clock moved, not the test's) the window is open.
-        (daemon, http) = try device.start(offset: 200)
+        // 67 minutes later (the daemon's clock moved, not the test's) the window is open.
+        (daemon, http) = try device.start(offset: 4000)
         try waitUntil { try http.get("/app.js").text.hasPrefix("two()") }
         _ = daemon.terminate()
 
         // A metered link: a release over small:1K waits, one under it does not.
         _ = FileManager.default.createFile(atPath: device.dir.path("METERED"), contents: nil)
-        (daemon, http) = try device.start(["--metered-file", device.dir.path("METERED")], offset: 200)
+        (daemon, http) = try device.start(["--metered-file", device.dir.path("METERED")], offset: 4000)
         device.publish(["index.html": "v3", "app.js": "three()" + String(repeating: " ", count: 4000)])
         let metered = try device.sync(http)
         #expect((metered["deferred"] as? [String: Any])?["reason"] as? String == "metered", "\(metered)")
