@@ -53,7 +53,7 @@ extension SyncRun {
     /// kept (PeerFormAsk), and as its exact bytes once the owner says it has no such form.
     func fromPeers(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, into objects: ObjectStore, report: inout SyncReport,
                    progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
-        guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer)) else { return entries }
+        guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
         let deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
         var left: [RouteEntry] = []
@@ -145,7 +145,7 @@ extension SyncRun {
     /// A peer is on the LAN: it connects in well under a second and sends fast, or the origin is
     /// the better source. One attempt (the origin is the retry), no `--header` (those are the
     /// origin's credentials), a few connections per peer (its own cap is `--peer-max-connections`).
-    static func peerOptions(_ transfer: TransferOptions) -> TransferOptions {
+    static func peerOptions(_ transfer: TransferOptions, peers: Int) -> TransferOptions {
         var options = transfer
         options.timeout = PeerSources.timeout
         options.lowSpeedBytes = PeerSources.lowSpeedBytes
@@ -154,7 +154,7 @@ extension SyncRun {
         options.headers = []
         options.headerHosts = []
         options.sessions = nil
-        options.connections = PeerSources.connections
+        (options.connections, options.hostConnections) = PeerSources.connections(asking: peers)
         options.loops = 1
         options.waitsForMultiplexing = false
         return options
