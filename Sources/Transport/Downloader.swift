@@ -101,7 +101,7 @@ package final class Downloader {
         documentPolicy = documents
         guard let multi = ccurl_multi_init() else { throw .internal("curl_multi_init failed") }
         self.multi = multi
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.connections)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, min(options.connections, options.hostConnections ?? options.connections))
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, options.connections)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, options.connections)
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, ccurl_pipe_multiplex())
@@ -248,7 +248,7 @@ package final class Downloader {
     }
 
     private func limitConnections(to count: Int) {
-        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, count)
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, min(count, options.hostConnections ?? count))
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, count)
     }
 

@@ -3,6 +3,9 @@ import RouteSync
 package struct TransferOptions: Sendable {
     /// Parallel connections per host (kept alive and reused; HTTP/2 streams when offered).
     package var connections = 16
+    /// At most this many of them to one host (nil: `connections`): a device asking several LAN
+    /// peers at once spreads its connections over them (docs/peers.md).
+    package var hostConnections: Int?
     /// Download loops (threads, each with its own multi handle and share of the connections);
     /// nil: one per core, up to four, for downloads of 64 files or more.
     package var loops: Int?

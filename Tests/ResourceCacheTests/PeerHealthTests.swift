@@ -40,6 +40,17 @@ import Testing
         #expect(PeerChoice.weight("0123", "http://a:1") == 2_293_093_033_091_426_013)
     }
 
+    /// Two connections a peer to a few peers, one each to more, never past eight in all: eight
+    /// devices asking one peer fit its default cap of 8 (docs/peers.md).
+    @Test func aDeviceSpreadsItsConnectionsOverItsPeers() {
+        #expect(PeerSources.connections(asking: 0) == (1, 2))
+        #expect(PeerSources.connections(asking: 1) == (2, 2))
+        #expect(PeerSources.connections(asking: 4) == (8, 2))
+        #expect(PeerSources.connections(asking: 5) == (5, 1))
+        #expect(PeerSources.connections(asking: 7) == (7, 1))
+        #expect(PeerSources.connections(asking: 30) == (8, 1))
+    }
+
     @Test func peersAreBaseURLs() {
         #expect(PeerSources(urls: ["http://a:1/", "http://b:2"]).urls == ["http://a:1", "http://b:2"])
         #expect(PeerSources(urls: [], me: "http://c:3/").me == "http://c:3")

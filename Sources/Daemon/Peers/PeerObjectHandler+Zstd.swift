@@ -30,7 +30,7 @@ extension PeerObjectHandler {
             let (handler, context) = bound.value
             guard case .success(let packed?) = result else {
                 handler.sending = false
-                return handler.sendFile(hash, head: head, context: context)
+                return handler.sendFile(path, head: head, context: context)
             }
             context.write(handler.wrapOutboundOut(.head(Self.objectHead(head, length: Int64(packed.count), encoding: "zstd"))), promise: nil)
             handler.send(.bytes(ByteBuffer(bytes: packed)), head: head, context: context)

@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// One peer connection: `GET`/`HEAD /_cenarius/f/<hash>` answers the exact bytes of an object
-/// the cache holds, at the listener's rate; anything else is a 404 (405 for other methods) and
-/// never the site or the control API, which this listener does not know (docs/peers.md).
+/// the cache holds, and `/_cenarius/z/…` and `/_cenarius/p/…` the forms it kept (PeerForms), at
+/// the listener's rate; anything else is a 404 (405 for other methods) and never the site or the
+/// control API, which this listener does not know (docs/peers.md).
 final class PeerObjectHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -16,6 +17,8 @@ final class PeerObjectHandler: ChannelInboundHandler {
     /// Bytes per write: small enough that the rate cap is smooth, large enough for sendfile.
     static let chunk: Int64 = 64 << 10
     let objects: ObjectStore
+    /// The forms this device kept for its peers.
+    let forms: PeerForms
     /// What this device's sync is fetching: asked for one of those, the answer is "not yet".
     let fetching: PeerFetching
     let rate: PeerRate
@@ -28,6 +31,7 @@ final class PeerObjectHandler: ChannelInboundHandler {
 
     init(objects: ObjectStore, fetching: PeerFetching, rate: PeerRate, busy: Bool) {
         self.objects = objects
+        forms = PeerForms(layout: objects.layout)
         self.fetching = fetching
         self.rate = rate
         self.busy = busy
@@ -63,9 +67,7 @@ final class PeerObjectHandler: ChannelInboundHandler {
         guard head.method == .GET || head.method == .HEAD else {
             return answer(.methodNotAllowed, "only GET and HEAD of store objects\n", head: head, context: context)
         }
-        guard let hash = Self.object(head.uri) else {
-            return answer(.notFound, "not an object this device holds\n", head: head, context: context)
-        }
+        guard let hash = Self.object(head.uri) else { return respondForm(to: head, context: context) }
         guard objects.contains(hash) else {
             // Still on its way here: the asker waits a second rather than take it from the origin too.
             guard fetching.contains(hash) else { return answer(.notFound, "not an object this device holds\n", head: head, context: context) }
@@ -74,13 +76,13 @@ final class PeerObjectHandler: ChannelInboundHandler {
         if head.method == .GET, Self.acceptsZstd(head), Zstd.isAvailable {
             return sendCompressed(hash, head: head, context: context)
         }
-        sendFile(hash, head: head, context: context)
+        sendFile(objects.path(hash), head: head, context: context)
     }
 
-    /// The object's exact bytes, by sendfile.
-    func sendFile(_ hash: ContentHash, head: HTTPRequestHead, context: ChannelHandlerContext) {
-        // No link is followed: objects are files the cache wrote itself (G5).
-        let fd = open(objects.path(hash), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    /// An object's exact bytes (or a kept form's), by sendfile.
+    func sendFile(_ path: String, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        // No link is followed: objects and forms are files the cache wrote itself (G5).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         var status = stat()
         guard fd >= 0, fstat(fd, &status) == 0 else {
             if fd >= 0 { close(fd) }

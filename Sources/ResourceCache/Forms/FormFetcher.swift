@@ -44,6 +44,8 @@ package struct FormFetcher {
     /// A verified copy of a patch base the device holds, by hash.
     package let basePath: @Sendable (ContentHash) -> String?
     package var policy = FormPolicy()
+    /// Where a form that decoded to its file is kept for the LAN's peers (nil: removed with the round).
+    package var keep: PeerForms?
 
     package init(remote: Remote, downloader: Downloader, options: TransferOptions, temporary: String, basePath: @escaping @Sendable (ContentHash) -> String?) {
         self.remote = remote
@@ -123,6 +125,8 @@ package struct FormFetcher {
         let decoding = FormDecoding(source: form, base: base, limit: unpacker.limit(product.size), expected: product.hash)
         do {
             let bytes = try decoding.decode(to: product.destination)
+            // Kept before the file is adopted, so that a peer that sees the file sees its form too.
+            if let keep, let path = Self.path(current, product.hash, plan: progress.plan) { keep.keep(form, as: path) }
             progress.done(i, bytes: bytes, patched: current.isPatch)
         } catch {
             progress.fail(i, error.description)

@@ -16,15 +16,23 @@ package struct PeerSources: Sendable {
     /// is given up for the origin: a killed or stalled peer costs this, not a failed sync.
     package static let timeout = 3
     package static let lowSpeedBytes = 16 << 10
-    /// Connections a device opens to its peers at once (ChromeOS allows 3 LAN downloads): with a
-    /// peer's default cap of 8, four devices take from one peer at once.
+    /// Connections a device opens to one peer at once (ChromeOS allows 3 LAN downloads), and to its
+    /// peers in all: two each to up to four peers, one each past that, so that with a peer's default
+    /// cap of 8 connections eight devices asking it at once all fit (a ninth is told "busy").
     package static let connections = 2
+    package static let connectionsInAll = 8
+
+    /// (in all, to one peer) for a device asking `peers` peers.
+    package static func connections(asking peers: Int) -> (all: Int, each: Int) {
+        let each = peers > connectionsInAll / connections ? 1 : connections
+        return (max(1, min(connectionsInAll, each * peers)), each)
+    }
     /// Seconds a device waits, asking every half second, for objects their owner says it is still
     /// fetching (503 "not yet") before it takes them from the origin: devices that start together
     /// fetch their shares at once, so the owners' ends are seconds apart, and a peer that says
     /// "not yet" forever costs this much, not a failed sync.
     package static let notYetWait = 12.0
-    package static let notYetRetry = 0.5
+    package static let notYetRetry = 0.25
 
     package init(urls: [String] = [], me: String? = nil) {
         self.urls = urls.map(Self.base)

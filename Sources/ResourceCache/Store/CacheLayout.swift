@@ -69,6 +69,9 @@ package struct CacheLayout: Sendable {
     /// The bundles `serve --bundle-dir` took (their manifests' SHA-256, one a line): a restart does not take them again.
     package var bundlesTaken: String { root + "/bundles-taken" }
     package var daemonInfo: String { root + "/daemon.json" }
+    /// The forms (compressed files, patches) a device with a peer listener fetched from the origin,
+    /// kept by their store names for its LAN peers (PeerForms, docs/peers.md).
+    package var peerForms: String { root + "/peer-forms" }
 
     package func object(_ hash: ContentHash) -> String {
         let hex = hash.hex

@@ -126,7 +126,8 @@ extension SyncRun {
             FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
         }
         guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
-        let fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
+        var fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
+        if settings.peers.me != nil { fetcher.keep = PeerForms(layout: layout) }
         let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
         if !outcome.done.isEmpty { effect(.downloads) }
         try objects.adoptAll(outcome.done.sorted().map { (products[$0].destination, products[$0].hash) }, in: cache)

@@ -30,12 +30,12 @@ extension SyncRun {
     }
 
     /// `fromPeers` in a span of its own.
-    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, into objects: ObjectStore, report: inout SyncReport,
+    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, into objects: ObjectStore, report: inout SyncReport,
                          progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty else { return entries }
         return try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
             let before = report.bytesFromPeers
-            let wanted = try fromPeers(entries, waiting: waiting, into: objects, report: &report, progress: progress)
+            let wanted = try fromPeers(entries, waiting: waiting, forms: &forms, into: objects, report: &report, progress: progress)
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(entries.count - wanted.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers - before)
             return wanted
@@ -49,29 +49,35 @@ extension SyncRun {
     /// for up to `notYetWait` seconds before they are left for the origin: devices installing at
     /// once wait for each other's shares rather than all take the uplink (ChromeOS waits for a LAN
     /// slot the same way). Without it (this device's own share, asked once in case a peer already
-    /// holds it) "later" means the origin, now.
-    func fromPeers(_ entries: [RouteEntry], waiting: Bool, into objects: ObjectStore, report: inout SyncReport,
+    /// holds it) "later" means the origin, now. With `forms`, a file is asked as the form its owner
+    /// kept (PeerFormAsk), and as its exact bytes once the owner says it has no such form.
+    func fromPeers(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, into objects: ObjectStore, report: inout SyncReport,
                    progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
-        guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer)) else { return entries }
+        guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
         let deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
         var left: [RouteEntry] = []
         var round = 0
+        var later = false
         while !wanted.isEmpty, !isCancelled, round == 0 || FileSystem.monotonic() < deadline {
             let peers = usablePeers
             guard !peers.isEmpty else { break }
-            if round > 0 { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
-            wanted = try fromPeers(wanted, peers: peers, downloader: downloader, into: objects, report: &report, progress: progress, left: &left)
+            if later { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
+            (wanted, later) = try fromPeers(wanted, peers: peers, downloader: downloader, forms: &forms, into: objects, report: &report, progress: progress, left: &left)
             round += 1
         }
         return left + wanted
     }
 
-    /// One round: `left` gains what failed or is missing, and what busy peers turned away is returned.
-    private func fromPeers(_ entries: [RouteEntry], peers: [String], downloader: Downloader, into objects: ObjectStore, report: inout SyncReport,
-                           progress: ((TransferProgress) -> Void)?, left: inout [RouteEntry]) throws(CenariusError) -> [RouteEntry] {
+    /// One round: `left` gains what failed or is missing; returned, what is to be asked again: what
+    /// busy peers turned away (`later`: after a pause) and the files whose form a peer lacked.
+    private func fromPeers(_ entries: [RouteEntry], peers: [String], downloader: Downloader, forms: inout PeerFormAsk?, into objects: ObjectStore,
+                           report: inout SyncReport, progress: ((TransferProgress) -> Void)?, left: inout [RouteEntry]) throws(CenariusError) -> ([RouteEntry], later: Bool) {
         let chosen = entries.map { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? peers[0] }
-        let files = zip(entries, chosen).map { entry, peer in
+        let asked = entries.map { forms?.form($0) }
+        let files = zip(entries, chosen).enumerated().map { index, pair in
+            let (entry, peer) = pair
+            if let form = asked[index] { return peerFormDownload(entry, path: form.path, peer: peer) }
             var file = FileDownload(url: peer + "/" + ReleaseIndex.plainPath(entry.hash), destination: objects.temporaryPath(entry.hash),
                                     expected: entry.hash, label: entry.uri.value, size: entry.size)
             file.source = peer
@@ -80,9 +86,27 @@ extension SyncRun {
         let results = downloader.download(files, cancel: cancel, progress: progress)
         var verified: [(temporary: String, hash: ContentHash)] = []
         var busy: [RouteEntry] = []
+        var later = false
         for (index, result) in results.enumerated() {
             switch result {
             case .success(let bytes):
+                if let form = asked[index], let ask = forms {
+                    switch decodePeerForm(files[index].destination, source: form.source, entry: entries[index], ask: ask, into: objects) {
+                    case .success(let size):
+                        verified.append((objects.temporaryPath(entries[index].hash), entries[index].hash))
+                        report.downloadedFiles += 1
+                        report.downloadedBytes += size
+                        report.bytesHeld += size
+                        report.bytesFetched += bytes
+                        report.bytesFromPeers += bytes
+                        if form.source.isPatch { report.patchedFiles += 1 } else { report.compressedFiles += 1 }
+                    case .failure(let why):
+                        // Decoding removed what it wrote; a form that does not give its file is a peer's wrong bytes.
+                        left.append(entries[index])
+                        if case .local = why {} else { settings.peers.health.record(.wrongBytes, peer: chosen[index], now: FileSystem.monotonic()) }
+                    }
+                    continue
+                }
                 verified.append((files[index].destination, files[index].expected))
                 report.downloadedFiles += 1
                 report.downloadedBytes += bytes
@@ -93,9 +117,14 @@ extension SyncRun {
                 cache.tmp.remove(String(files[index].destination.dropFirst(layout.tmp.count + 1)))
                 if isCancelled {
                     left.append(entries[index])
+                } else if asked[index] != nil, error.isMissingRemoteFile {
+                    // The owner holds no such form (it took the file another way): its exact bytes, next round.
+                    forms?.filesOnly.insert(entries[index].hash)
+                    busy.append(entries[index])
                 } else if error.retryAfter != nil {
                     // Busy, not failing: asked again, and not held against it.
                     busy.append(entries[index])
+                    later = true
                 } else {
                     left.append(entries[index])
                     if error.code == .integrity {
@@ -110,13 +139,13 @@ extension SyncRun {
         }
         if !verified.isEmpty { effect(.downloads) }
         try objects.adoptAll(verified, in: cache)
-        return busy
+        return (busy, later)
     }
 
     /// A peer is on the LAN: it connects in well under a second and sends fast, or the origin is
     /// the better source. One attempt (the origin is the retry), no `--header` (those are the
     /// origin's credentials), a few connections per peer (its own cap is `--peer-max-connections`).
-    static func peerOptions(_ transfer: TransferOptions) -> TransferOptions {
+    static func peerOptions(_ transfer: TransferOptions, peers: Int) -> TransferOptions {
         var options = transfer
         options.timeout = PeerSources.timeout
         options.lowSpeedBytes = PeerSources.lowSpeedBytes
@@ -125,7 +154,7 @@ extension SyncRun {
         options.headers = []
         options.headerHosts = []
         options.sessions = nil
-        options.connections = PeerSources.connections
+        (options.connections, options.hostConnections) = PeerSources.connections(asking: peers)
         options.loops = 1
         options.waitsForMultiplexing = false
         return options

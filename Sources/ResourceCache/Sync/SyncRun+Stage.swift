@@ -81,13 +81,17 @@ extension SyncRun {
         // from the origin, for the others too), then the rest from their owners, waiting for what
         // they are still fetching. When an owner failed (killed, hostile), its objects are shared
         // again over the peers left (three rounds at most); what no peer gives is planned again from the origin's forms and packs.
+        // Its own share's forms are kept for the others (PeerForms): those of this release's files only.
+        if settings.peers.me != nil { PeerForms(layout: layout).prune(keeping: Set(offer.table.entries.map(\.hash))) }
         settings.peers.fetching.begin(plan.downloads.map(\.hash))
         defer { settings.peers.fetching.end() }
         var wanted = plan.downloads
+        var asks = peerFormAsk(plan.downloads, offer: offer, index: index, held: held)
+        var none: PeerFormAsk?
         for pass in 0..<3 where !wanted.isEmpty {
             let usable = usablePeers
             let shares = peerShares(wanted)
-            let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, into: objects, report: &report, progress: progress) : shares.mine
+            let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, into: objects, report: &report, progress: progress) : shares.mine
             try fromOrigin(mine, forms: formPlan(mine, offer: offer, index: index, held: held), offer: offer, index: index, held: held,
                            into: objects, report: &report, progress: progress)
             // A peer failed while asked for this device's share: the rest is shared again before it is asked.
@@ -95,7 +99,7 @@ extension SyncRun {
                 wanted = shares.theirs
                 continue
             }
-            wanted = try fromPeersTraced(shares.theirs, waiting: true, into: objects, report: &report, progress: progress)
+            wanted = try fromPeersTraced(shares.theirs, waiting: true, forms: &asks, into: objects, report: &report, progress: progress)
             if usablePeers == usable { break }
         }
         let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, offer: offer, index: index, held: held)
