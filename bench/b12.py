@@ -21,6 +21,7 @@ The device's cache is verified (`verify`) after each import; every import must s
 """
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,6 +39,15 @@ def wall(cmd):
     started = time.monotonic()
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return time.monotonic() - started, done
+
+
+def cpu_wall(cmd):
+    """Wall time, and the CPU time (user + system) of the process and its children: on 2 cores
+    shared with builds the wall time swings with the load, the CPU time far less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, done = wall(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done
 
 
 def manifest(bundle):
@@ -91,51 +101,86 @@ def fresh_reference(work, name, base):
     return path
 
 
-def timed_imports(bin_path, work, bundle, folder, base, key, runs):
+def timed_imports(bin_path, devices, bundle, folder, base, key, runs):
     """Median of `runs` imports of the cold bundle file, each on a fresh copy of `base` (None: an empty
-    device), against a cold read of it plus the standard tools' making of the release (b12_reference,
-    on a fresh copy of the plain device `ref-` + base), and against the cold read plus the same import
-    from its folder, warm."""
-    times, applies, reads, warm_reads, switches, outcomes, verified = [], [], [], [], [], [], True
-    standard, standard_ok = [], True
+    device) under `devices`, against a cold read of it plus the standard tools' making of the release
+    (b12_reference, on a fresh copy of the plain device `ref-` + base), and against the cold read plus
+    the same import from its folder, warm. Each device is removed once measured and checked."""
+    times, applies, reads, outcomes, verified = [], [], [], [], True
+    standard, standard_ok, cpus, standard_cpus = [], True, [], []
     for n in range(runs):
-        device = fresh_reference(work, f"ref-{os.path.basename(bundle)}-{n}", base and "ref-" + base)
+        device = fresh_reference(devices, "ref-run", base and "ref-" + base)
         evict(bundle)
-        read = wall(["sh", "-c", f"cat '{bundle}' > /dev/null"])[0]
-        started = time.monotonic()
-        release = b12_reference.apply(bundle, device)
-        standard.append(read + time.monotonic() - started)
-        standard_ok = standard_ok and b12_reference.check(release)
-        flags = fresh_device(bin_path, work, f"dev-{os.path.basename(bundle)}-{n}", base, key)
+        read, read_cpu, _ = cpu_wall(["sh", "-c", f"cat '{bundle}' > /dev/null"])
+        seconds, cpu, done = cpu_wall(["python3", "-S", b12_reference.__file__, bundle, device])
+        standard.append(read + seconds)
+        standard_cpus.append(read_cpu + cpu)
+        standard_ok = standard_ok and done.returncode == 0 and b12_reference.check(os.path.realpath(os.path.join(device, "current")))
+        flags = fresh_device(bin_path, devices, "dev-run", base, key)
         evict(bundle)
-        seconds, done = wall([bin_path, "import", bundle, "--json"] + flags)
+        seconds, cpu, done = cpu_wall([bin_path, "import", bundle, "--json"] + flags)
         outcomes.append(outcome(done))
         times.append(seconds)
-        switches.append(wall([bin_path, "switch", "--json"] + flags)[0])
+        cpus.append(cpu)
         verified = verified and subprocess.run([bin_path, "verify"] + flags, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-        applied = fresh_device(bin_path, work, f"dev-{os.path.basename(folder)}-{n}", base, key)
+        applied = fresh_device(bin_path, devices, "dev-run", base, key)
         warm(folder)
         seconds, done = wall([bin_path, "import", folder, "--json", "--no-report"] + applied)
         outcomes.append(outcome(done))
         applies.append(seconds)
         evict(bundle)
         reads.append(wall(["sh", "-c", f"cat '{bundle}' > /dev/null"])[0])
-        warm_reads.append(wall(["sh", "-c", f"cat '{bundle}' > /dev/null"])[0])
+        for name in ("ref-run", "dev-run"):
+            shutil.rmtree(os.path.join(devices, name), ignore_errors=True)
     return {"seconds": statistics.median(times), "runs": times, "read": statistics.median(reads), "apply": statistics.median(applies),
-            "applies": applies, "warm_read": statistics.median(warm_reads), "switch": statistics.median(switches),
-            "outcomes": outcomes, "verified": verified, "standard": statistics.median(standard), "standards": standard,
-            "standard_ok": standard_ok}
+            "applies": applies, "outcomes": outcomes, "verified": verified, "standard": statistics.median(standard), "standards": standard,
+            "standard_ok": standard_ok, "cpu": statistics.median(cpus), "cpus": cpus, "standard_cpu": statistics.median(standard_cpus),
+            "standard_cpus": standard_cpus}
+
+
+DEVICES_IMAGE = "/dev/shm/cenarius-b12-devices.img"
+
+
+def devices_filesystem(out):
+    """A file system of the devices' own, when this runs as root: an ext4 image in memory (/dev/shm),
+    loop-mounted. Every import and the reference end with a syncfs, which on the shared disk waits for
+    whatever other processes wrote (builds on the same machine: seconds), and a device's disk is not
+    the stick's. Its flushes cost next to nothing, on both sides alike: what is compared is the work.
+    Else a plain folder."""
+    folder = os.path.join(out, "devices")
+    os.makedirs(folder)
+    image = DEVICES_IMAGE if os.path.isdir("/dev/shm") else os.path.join(out, "devices.img")
+    try:
+        with open(image, "wb") as f:
+            f.truncate(2 << 30)
+        run(["mkfs.ext4", "-q", "-F", image])
+        run(["mount", "-o", "loop", image, folder])
+        return folder, True
+    except (OSError, subprocess.CalledProcessError):
+        return folder, False
 
 
 def b12(bin_path, out, smoke=False, b8_results=None, b8_measured=None):
     b8_out = os.path.join(out, "b8")
     out = os.path.join(out, "b12")
+    if os.path.ismount(os.path.join(out, "devices")):
+        subprocess.run(["umount", os.path.join(out, "devices")])
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
+    devices_root, mounted = devices_filesystem(out)
+    try:
+        return pairs(bin_path, out, devices_root, mounted, smoke, b8_out, b8_results, b8_measured)
+    finally:
+        if mounted:
+            subprocess.run(["umount", devices_root])
+            os.remove(DEVICES_IMAGE if os.path.isdir("/dev/shm") else os.path.join(out, "devices.img"))
+
+
+def pairs(bin_path, out, devices_root, mounted, smoke, b8_out, b8_results, b8_measured):
     key = os.path.join(out, "k1")
     run([bin_path, "keygen", "--output", key])
     b8_pairs = {p["name"]: p for p in (b8_results or {}).get("pairs", [])}
-    results = {"pairs": [], "b8_measured": b8_measured}
+    results = {"pairs": [], "b8_measured": b8_measured, "devices_filesystem": "an ext4 of their own in memory, loop-mounted" if mounted else "the bench's"}
     runs = 1 if smoke else 5
     for package, old_v, new_v, folder in (SMOKE_PAIRS if smoke else PAIRS):
         name = f"{package} {old_v} → {new_v}"
@@ -152,7 +197,7 @@ def b12(bin_path, out, smoke=False, b8_results=None, b8_measured=None):
         run([bin_path, "bundle", remote, "--release", old_v, "--output", first_old])
         t_first, _ = wall([bin_path, "bundle", remote, "--output", first])
         t_delta, _ = wall([bin_path, "bundle", remote, "--from", old_v, "--output", delta])
-        # The same bundles as folders: what the reference's switch applies.
+        # The same bundles as folders (an import of one is the second reference).
         run([bin_path, "bundle", remote, "--out-dir", first + ".d"])
         run([bin_path, "bundle", remote, "--from", old_v, "--out-dir", delta + ".d"])
         members = manifest(first)["members"]
@@ -160,18 +205,20 @@ def b12(bin_path, out, smoke=False, b8_results=None, b8_measured=None):
         reference = sum(os.path.getsize(os.path.join(remote, m["name"])) for m in members)
         packs = [m for m in members if m["name"].startswith("_cenarius/pack/")]
         network = (b8_pairs.get(name, {}).get("cenariusd") or {}).get("release", {}).get("wire")
-        # The device left on OLD: OLD's first-install bundle imported once.
+        # The device left on OLD: OLD's first-install bundle imported once (and by the reference).
+        devices = os.path.join(devices_root, package)
         base = "dev-base"
-        os.makedirs(os.path.join(work, base, "preset"))
-        run([bin_path, "import", first_old, "--json"] + device_flags(work, base, key + ".pub"))
-        os.makedirs(os.path.join(work, "ref-" + base))
-        b12_reference.apply(first_old, os.path.join(work, "ref-" + base))
+        os.makedirs(os.path.join(devices, base, "preset"))
+        run([bin_path, "import", first_old, "--json", "--no-report"] + device_flags(devices, base, key + ".pub"))
+        os.makedirs(os.path.join(devices, "ref-" + base))
+        b12_reference.apply(first_old, os.path.join(devices, "ref-" + base))
         pair = {"name": name, "first_bytes": os.path.getsize(first), "first_ref": reference, "first_members": len(members), "first_packs": len(packs),
                 "delta_bytes": os.path.getsize(delta), "delta_members": len(manifest(delta)["members"]), "network_release": network,
                 "bundle_seconds": {"first": t_first, "delta": t_delta},
-                "import_first": timed_imports(bin_path, work, first, first + ".d", None, key + ".pub", runs),
-                "import_delta": timed_imports(bin_path, work, delta, delta + ".d", base, key + ".pub", runs)}
+                "import_first": timed_imports(bin_path, devices, first, first + ".d", None, key + ".pub", runs),
+                "import_delta": timed_imports(bin_path, devices, delta, delta + ".d", base, key + ".pub", runs)}
         results["pairs"].append(judge(pair))
+        shutil.rmtree(devices)
     return results
 
 
@@ -205,7 +252,8 @@ def markdown(result):
         delta = (f"{p['delta_bytes']:,} B / {p['network_release']:,} B = **{p['delta_bytes'] / p['network_release']:.2f}×** {mark(b['delta_bytes'][2])}"
                  if "delta_bytes" in b else f"{p['delta_bytes']:,} B / (no B8 figure for this pair)")
         imp = lambda s: (f"{p['import_' + s]['seconds']:.3f} s / {p['import_' + s]['standard']:.3f} s = "
-                         f"**{p['import_' + s]['seconds'] / p['import_' + s]['standard']:.2f}×** {mark(b['import_' + s + '_seconds'][2])}")
+                         f"**{p['import_' + s]['seconds'] / p['import_' + s]['standard']:.2f}×** {mark(b['import_' + s + '_seconds'][2])} "
+                         f"(CPU {p['import_' + s]['cpu']:.3f} / {p['import_' + s]['standard_cpu']:.3f} s)")
         folder = lambda s: f"{p['import_' + s]['seconds'] / (p['import_' + s]['read'] + p['import_' + s]['apply']):.2f}×"
         lines.append(f"| {p['name']} | {p['first_bytes']:,} B / {p['first_ref']:,} B = **{p['first_bytes'] / p['first_ref']:.3f}×** {mark(b['first_bytes'][2])} | "
                      f"{delta} | {imp('first')} | {imp('delta')} | {folder('first')} / {folder('delta')} | {mark(b['import_first_ok'][2] and b['import_delta_ok'][2])} |")
@@ -217,6 +265,7 @@ def markdown(result):
               "the members read from the tar, the table (or its patch) and the packs decoded by libzstd (`zstd -d`, "
               "`--patch-from` the file in force for a patch) into a fresh folder, each file written once and linked where the "
               "release has it again or already had it, one `syncfs`, the folder renamed and `current` flipped; nothing hashed. "
-              "Beside it, the import against the cold read plus an import of the same bundle as a folder, warm (our own code: "
+              "In brackets, the CPU time (user + system) of the two processes, medians: what the load of other processes on the "
+              "machine moves least. Beside it, the import against the cold read plus an import of the same bundle as a folder, warm (our own code: "
               "what reading the tar in place costs)."]
     return lines

@@ -19,7 +19,9 @@ standard tools would, and no more:
 Decoding goes through libzstd itself (the library `zstd` is built on, through ctypes: the same
 decoder, the same `--patch-from` prefix), in this process: a `zstd` process per patch would add a
 process start per changed file (225 on streamlit's delta) that a tool need not pay, so the reference
-is the stricter one. Nothing is hashed or verified: an import checks every file and the signature,
+is the stricter one. Run as a whole process (`python3 -S b12_reference.py BUNDLE DEVICE`: no site packages,
+whose `.pth` files cost this machine's Python a quarter of a second), timed from outside as
+`cenariusd import` is: a tool is started too. Nothing is hashed or verified: an import checks every file and the signature,
 the reference trusts the bundle. What it wrote is checked against the table after the clock stops.
 """
 import base64
@@ -40,35 +42,37 @@ _zstd.ZSTD_decompressDCtx.restype = ctypes.c_size_t
 _zstd.ZSTD_isError.argtypes = [ctypes.c_size_t]
 _zstd.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 _zstd.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
-_zstd.ZSTD_findFrameCompressedSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_zstd.ZSTD_findFrameCompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _zstd.ZSTD_findFrameCompressedSize.restype = ctypes.c_size_t
 ZSTD_d_windowLogMax = 100
 
 
 def frames(data):
     """The zstd frames of `data`, one after another (each records where it ends)."""
-    out, at = [], 0
+    out, at, start = [], 0, ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
     while at < len(data):
-        size = _zstd.ZSTD_findFrameCompressedSize(data[at:], len(data) - at)
+        size = _zstd.ZSTD_findFrameCompressedSize(start + at, len(data) - at)
         assert not _zstd.ZSTD_isError(size), "not a zstd frame"
         out.append(data[at:at + size])
         at += size
     return out
 
 
-def decode(frame, prefix=None, size=None):
-    """One frame decoded (`zstd -d`, or `zstd -d --patch-from=PREFIX`; --long=31's window)."""
-    size = size if size is not None else _zstd.ZSTD_getFrameContentSize(frame, len(frame))
+def decode(frame, prefix=None):
+    """One frame decoded (`zstd -d`, or `zstd -d --patch-from=PREFIX`; --long=31's window), into a
+    buffer of its own, not copied again."""
+    size = _zstd.ZSTD_getFrameContentSize(frame, len(frame))
     assert size < 1 << 40, "a frame without its content size"
     dctx = _zstd.ZSTD_createDCtx()
     try:
         _zstd.ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, 31)
+        prefix = bytes(prefix) if prefix is not None else None  # referenced, not copied: kept alive here
         if prefix is not None:
             _zstd.ZSTD_DCtx_refPrefix(dctx, prefix, len(prefix))
-        out = ctypes.create_string_buffer(max(size, 1))
-        n = _zstd.ZSTD_decompressDCtx(dctx, out, size, frame, len(frame))
+        out = bytearray(size)
+        n = _zstd.ZSTD_decompressDCtx(dctx, (ctypes.c_char * max(size, 1)).from_buffer(out) if size else None, size, frame, len(frame))
         assert not _zstd.ZSTD_isError(n) and n == size, "a frame that does not decode"
-        return out.raw[:size]
+        return memoryview(out)
     finally:
         _zstd.ZSTD_freeDCtx(dctx)
 
@@ -115,13 +119,13 @@ def apply(bundle, device):
     current = os.path.join(device, "current")
     base = os.path.realpath(current) if os.path.lexists(current) else None
     if base is None:
-        both = b"".join(decode(f) for f in frames(m["_cenarius/t/" + head["table"]["zst"] + ".zst"]))
+        both = b"".join(bytes(decode(f)) for f in frames(m["_cenarius/t/" + head["table"]["zst"] + ".zst"]))
     else:
         old_table = open(os.path.join(base, "Routes.json"), "rb").read()
         old_digest = hashlib.sha256(old_table).hexdigest()
         patch = next(p for p in head["table"]["patches"] if p["from"] == old_digest)
         body = base64.b64decode(patch["bytes"]) if "bytes" in patch else m["_cenarius/t/" + patch["sha256"] + ".patch"]
-        both = b"".join(decode(f, prefix=old_table) for f in frames(body))
+        both = b"".join(bytes(decode(f, prefix=old_table)) for f in frames(body))
     table, index = both[:table_size], json.loads(both[table_size:])
     entries = table_entries(table)
     number = int(os.path.basename(base)) + 1 if base else 1
@@ -136,7 +140,8 @@ def apply(bundle, device):
 
     def solid(form, order):
         """hash → bytes of a solid pack (each file's 8-byte length, then its bytes, in `order`)."""
-        stream, at, out = b"".join(decode(f) for f in frames(m["_cenarius/pack/" + form + ".pack"])), 0, {}
+        parts = [decode(f) for f in frames(m["_cenarius/pack/" + form + ".pack"])]
+        stream, at, out = parts[0] if len(parts) == 1 else memoryview(b"".join(parts)), 0, {}
         for h in order:
             n = int.from_bytes(stream[at:at + 8], "little")
             out[h] = stream[at + 8:at + 8 + n]
@@ -154,7 +159,7 @@ def apply(bundle, device):
             held = solid(index["carriedPack"]["form"], distinct(old_entries))
         else:
             held = {e["hash"]: os.path.join(base, "files", e["uri"]) for e in table_entries(old_table)}
-        content = lambda h: held[h] if isinstance(held[h], bytes) else open(held[h], "rb").read()
+        content = lambda h: held[h] if isinstance(held[h], memoryview) else open(held[h], "rb").read()
         pack = pack_of(old_digest)
         new = [h for h in order if h not in held]
         for h, frame, b in zip(new, frames(m["_cenarius/pack/" + pack["form"] + ".pack"]), pack["bases"]):
@@ -196,3 +201,9 @@ def check(release):
         if hashlib.md5(data).hexdigest() != e["hash"]:
             return False
     return True
+
+
+if __name__ == "__main__":
+    import sys
+    # As a tool is run: a whole process, timed from outside like `cenariusd import`.
+    apply(sys.argv[1], sys.argv[2])
