@@ -21,8 +21,10 @@ decoder, the same `--patch-from` prefix), in this process: a `zstd` process per 
 process start per changed file (225 on streamlit's delta) that a tool need not pay, so the reference
 is the stricter one. Run as a whole process (`python3 -S b12_reference.py BUNDLE DEVICE`: no site packages,
 whose `.pth` files cost this machine's Python a quarter of a second), timed from outside as
-`cenariusd import` is: a tool is started too. Nothing is hashed or verified: an import checks every file and the signature,
-the reference trusts the bundle. What it wrote is checked against the table after the clock stops.
+`cenariusd import` is: a tool is started too. Without `--verify` nothing is hashed: the reference trusts the bundle, where an import checks every
+file against its hash and the head's signature; with it, each file written is first checked against
+its MD5 in the table (from the bytes in memory, as `md5sum -c` would after), the work of verification
+an offline device cannot leave out (the signature's check, one Ed25519 verification, is left out). What it wrote is checked against the table after the clock stops.
 """
 import base64
 import ctypes
@@ -110,9 +112,10 @@ def link(source, path):
     os.link(source, path)
 
 
-def apply(bundle, device):
+def apply(bundle, device, verify=False):
     """Makes the bundle's release current on `device` (a folder; on a delta, left by an earlier
-    `apply`); returns the release folder."""
+    `apply`); returns the release folder. `verify`: each file written is checked against the hash
+    the table gives it first (MD5, as `md5sum -c` would, from the bytes at hand), as an import does."""
     m = members(bundle)
     head = json.loads(m["Routes.head"])
     table_size = head["table"]["size"]
@@ -176,6 +179,8 @@ def apply(bundle, device):
         if source is not None:
             link(source, path)
         else:
+            if verify and hashlib.md5(first[e["hash"]]).hexdigest() != e["hash"]:
+                raise SystemExit(f"{e['uri']} does not match its hash")
             write(path, first[e["hash"]])
             written[e["hash"]] = path
     write(os.path.join(building, "Routes.json"), table)
@@ -206,4 +211,4 @@ def check(release):
 if __name__ == "__main__":
     import sys
     # As a tool is run: a whole process, timed from outside like `cenariusd import`.
-    apply(sys.argv[1], sys.argv[2])
+    apply(sys.argv[1], sys.argv[2], verify="--verify" in sys.argv[3:])
