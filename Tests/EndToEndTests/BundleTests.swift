@@ -106,6 +106,10 @@ import TestOrigin
         #expect(applied.status == 0 && (try? applied.json()["outcome"] as? String) == "committed", "\(applied.stdout) \(applied.stderr)")
         #expect(try stick.served("old") == "<h1>release 2</h1>")
         #expect(try Binary.run(["verify"] + stick.deviceFlags("old")).status == 0)
+        // The delta again, as a technician would: it holds the release's index only in the table's
+        // patch from release 1, and the device is on release 2 now, so nothing to do.
+        let deltaAgain = try stick.importing(dir.path("stick/delta"), device: "old")
+        #expect(deltaAgain.status == 0 && (try? deltaAgain.json()["outcome"] as? String) == "unchanged", "\(deltaAgain.stdout) \(deltaAgain.stderr)")
         // Made again into the same folder, for the next release: that release alone, nothing of the last.
         try stick.publisher.publish(3)
         let next = try stick.bundle(["--from", "r2", "--out-dir", dir.path("stick/delta")])

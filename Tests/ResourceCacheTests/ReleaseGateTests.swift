@@ -12,11 +12,11 @@ import TestOrigin
 
     /// `sign` signs the head's sidecar (nil: the head is unsigned).
     func head(version: Int64, signedAs signed: Int64? = nil, expires: Int64? = nil, channel: String = "beta",
-              sign: ((inout TableSignature) throws -> Void)?) throws -> ReleaseHead {
+              rotations: [KeyRotation] = [], sign: ((inout TableSignature) throws -> Void)?) throws -> ReleaseHead {
         var head = ReleaseHead(channel: channel, version: version, table: ReleaseIndex.tableDigest(table), tableSize: Int64(table.count))
         if let sign {
             var signature = try TableSignature.unsigned(covering: head.signedFiles(table: table, index: nil), version: signed ?? version,
-                                                        signedAt: expires.map { $0 - 60 }, expires: expires)
+                                                        signedAt: expires.map { $0 - 60 }, expires: expires, rotations: rotations)
             try sign(&signature)
             head.signature = signature.serialized()
         }
@@ -90,6 +90,34 @@ import TestOrigin
         }
         let twice = try head(version: 21) { try $0.sign(with: key); try $0.sign(with: second) }
         #expect(try pair.accept(head: twice, table: table, index: nil, remote: pairRemote, inForce: 20)?.version == 21)
+    }
+
+    /// A key rotated out (docs/signing.md, "Key rotation"): once a head carrying the statement
+    /// old → new has been taken, the trust record retires the old key, and a later head signed by
+    /// it alone — the configured key, a higher version — is refused by name, moving neither the
+    /// version seen nor the trust record.
+    @Test func aHeadSignedByAKeyRotatedOutIsRefused() async throws {
+        let (old, oldPublic) = SigningKeys.generate()
+        let (new, newPublic) = SigningKeys.generate()
+        let (gate, remote, cache) = try await gateAndCache(TableSignatureVerifier(key: oldPublic))
+        let rotation = try KeyRotation.make(from: old, to: newPublic)
+        var state = HeadState(url: "x", version: 20)
+        let handedOver = try head(version: 21, rotations: [rotation]) { try $0.sign(with: new) }
+        gate.see(handedOver, verified: try gate.accept(head: handedOver, table: table, index: nil, remote: remote, inForce: 20), in: &state)
+        #expect(state.version == 21)
+        let trust = try TrustStore(layout: cache).read()
+        #expect(trust.retired == [TableSignature.keyID(of: old)], "the rotation retired the configured key")
+        let trustBytes = try FileSystem.readFile(cache.trust, limit: 1 << 20)
+
+        let rotatedOut = try head(version: 22) { try $0.sign(with: old) }
+        #expect { _ = try gate.accept(head: rotatedOut, table: table, index: nil, remote: remote, inForce: 21) } throws: { error in
+            (error as? CenariusError)?.message.contains("signed with key \(TableSignature.keyID(of: old)), which this device retired in a key rotation") == true
+        }
+        gate.see(rotatedOut, verified: nil, in: &state)
+        #expect(state.version == 21, "a head signed by a retired key moves nothing")
+        #expect(try FileSystem.readFile(cache.trust, limit: 1 << 20) == trustBytes, "nor the trust record")
+        // The new key's next head is taken: the refusal is the key's, not the gate's state.
+        #expect(try gate.accept(head: try head(version: 22) { try $0.sign(with: new) }, table: table, index: nil, remote: remote, inForce: 21)?.version == 22)
     }
 
     /// The release a device rolled back from is held back by its table's SHA-256, the name a head gives it.

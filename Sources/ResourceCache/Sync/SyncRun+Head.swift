@@ -120,6 +120,11 @@ extension SyncRun {
         do {
             fetched = try headObjects(head, pending: poll.pending?.table, current: inForce ?? poll.tableInForce())
         } catch {
+            // A delta bundle imported again on the release it brought holds that release's table and
+            // index only as a patch from its base: over the table in force, nothing is new.
+            if remote.isBundle, head.table == current, error.isThisFile, !isCancelled {
+                return .ended(poll.ended(.unchanged, generation: poll.current?.number, entries: poll.currentMeta?.entries ?? 0, syncer))
+            }
             guard error.code == .integrity || error.isThisFile, !isCancelled, !remote.headOnly else { throw error }
             heads.forget(remote)
             return nil
