@@ -90,10 +90,11 @@ extension SyncRun {
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download
     /// or the remote publishes no index the device may use (one request, only for a new table).
-    func formPlan(_ downloads: [RouteEntry], offer: Offer, index: ReleaseIndex?, held: (ContentHash) -> String?) -> FormPlan {
+    func formPlan(_ downloads: [RouteEntry], in fetch: ObjectFetch) -> FormPlan {
         let heldTable = downloads.isEmpty ? nil : syncer.heldTable()
         let listing = settings.storeListing
-        return FormPlan(downloads: downloads, table: offer.table, index: downloads.isEmpty ? nil : index, held: heldTable, holds: { held($0) != nil },
+        let held = fetch.held
+        return FormPlan(downloads: downloads, table: fetch.offer.table, index: downloads.isEmpty ? nil : fetch.index, held: heldTable, holds: { held($0) != nil },
                         available: listing.map { listing in { listing.contains($0) } }, share: !settings.peers.urls.isEmpty)
     }
 

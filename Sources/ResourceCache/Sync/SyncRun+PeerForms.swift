@@ -33,8 +33,9 @@ struct PeerFormAsk {
 
 extension SyncRun {
     /// The forms to ask peers for `downloads`; nil when the remote publishes no index.
-    func peerFormAsk(_ downloads: [RouteEntry], offer: Offer, index: ReleaseIndex?, held: @escaping @Sendable (ContentHash) -> String?) -> PeerFormAsk? {
-        guard let index, !downloads.isEmpty else { return nil }
+    func peerFormAsk(_ downloads: [RouteEntry], in fetch: ObjectFetch) -> PeerFormAsk? {
+        guard let index = fetch.index, !downloads.isEmpty else { return nil }
+        let (offer, held) = (fetch.offer, fetch.held)
         let packs = ReleaseIndex.folder + "/pack/"
         let plan = FormPlan(downloads: downloads, table: offer.table, index: index, holds: { held($0) != nil },
                             available: { !$0.hasPrefix(packs) }, share: true)

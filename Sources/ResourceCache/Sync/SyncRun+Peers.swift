@@ -30,12 +30,12 @@ extension SyncRun {
     }
 
     /// `fromPeers` in a span of its own.
-    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, into objects: ObjectStore, report: inout SyncReport,
-                         progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
+    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, in fetch: ObjectFetch,
+                         report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty else { return entries }
         return try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
             let before = report.bytesFromPeers
-            let wanted = try fromPeers(entries, waiting: waiting, forms: &forms, into: objects, report: &report, progress: progress)
+            let wanted = try fromPeers(entries, waiting: waiting, forms: &forms, in: fetch, report: &report)
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(entries.count - wanted.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers - before)
             return wanted
@@ -51,8 +51,8 @@ extension SyncRun {
     /// slot the same way). Without it (this device's own share, asked once in case a peer already
     /// holds it) "later" means the origin, now. With `forms`, a file is asked as the form its owner
     /// kept (PeerFormAsk), and as its exact bytes once the owner says it has no such form.
-    func fromPeers(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, into objects: ObjectStore, report: inout SyncReport,
-                   progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [RouteEntry] {
+    func fromPeers(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, in fetch: ObjectFetch,
+                   report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
         let deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
@@ -63,83 +63,98 @@ extension SyncRun {
             let peers = usablePeers
             guard !peers.isEmpty else { break }
             if later { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
-            (wanted, later) = try fromPeers(wanted, peers: peers, downloader: downloader, forms: &forms, into: objects, report: &report, progress: progress, left: &left)
+            let asked = try ask(wanted, of: PeerRound(peers: peers, downloader: downloader), forms: &forms, in: fetch, report: &report)
+            (wanted, later) = (asked.again, asked.later)
+            left += asked.left
             round += 1
         }
         return left + wanted
     }
 
-    /// One round: `left` gains what failed or is missing; returned, what is to be asked again: what
-    /// busy peers turned away (`later`: after a pause) and the files whose form a peer lacked.
-    private func fromPeers(_ entries: [RouteEntry], peers: [String], downloader: Downloader, forms: inout PeerFormAsk?, into objects: ObjectStore,
-                           report: inout SyncReport, progress: ((TransferProgress) -> Void)?, left: inout [RouteEntry]) throws(CenariusError) -> ([RouteEntry], later: Bool) {
-        let chosen = entries.map { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? peers[0] }
+    /// The peers a round asks, and the downloader it asks them through.
+    struct PeerRound {
+        let peers: [String]
+        let downloader: Downloader
+    }
+
+    /// What a round of asking left: files to ask again (`later`: after a pause: busy peers turned
+    /// them away; else files whose form a peer lacked, asked as their exact bytes), and files to
+    /// leave for the origin (failed or missing).
+    struct PeerRoundOutcome {
+        var again: [RouteEntry] = []
+        var later = false
+        var left: [RouteEntry] = []
+
+        /// Where a file a peer did not give goes: asked again (its exact bytes, after a form the
+        /// owner lacks; later, after "busy"), or left for the origin, held against the peer when it failed.
+        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: String, askedForm: Bool, in run: SyncRun) {
+            if run.isCancelled {
+                left.append(entry)
+            } else if askedForm, error.isMissingRemoteFile {
+                // The owner holds no such form (it took the file another way): its exact bytes, next round.
+                again.append(entry)
+            } else if error.retryAfter != nil {
+                // Busy, not failing: asked again, and not held against it.
+                again.append(entry)
+                later = true
+            } else {
+                left.append(entry)
+                if error.code == .integrity {
+                    run.settings.peers.health.record(.wrongBytes, peer: peer, now: FileSystem.monotonic())
+                } else if !error.isMissingRemoteFile && error.cause != .refused {
+                    // A refused connection costs nothing: a peer not listening yet (a device
+                    // that started a moment later) or any more is asked again at the next sync.
+                    run.settings.peers.health.record(.fault, peer: peer, now: FileSystem.monotonic())
+                }
+            }
+        }
+    }
+
+    /// One round: each of `entries` asked of its owner among the round's peers, as its form when
+    /// the owner kept one, else as its exact bytes; what arrived and checks out adopted.
+    private func ask(_ entries: [RouteEntry], of round: PeerRound, forms: inout PeerFormAsk?, in fetch: ObjectFetch,
+                       report: inout SyncReport) throws(CenariusError) -> PeerRoundOutcome {
+        let chosen = entries.map { PeerChoice.owner(of: $0.hash.hex, among: round.peers) ?? round.peers[0] }
         let asked = entries.map { forms?.form($0) }
         let files = zip(entries, chosen).enumerated().map { index, pair in
             let (entry, peer) = pair
             if let form = asked[index] { return peerFormDownload(entry, path: form.path, peer: peer) }
-            var file = FileDownload(url: peer + "/" + ReleaseIndex.plainPath(entry.hash), destination: objects.temporaryPath(entry.hash),
+            var file = FileDownload(url: peer + "/" + ReleaseIndex.plainPath(entry.hash), destination: fetch.objects.temporaryPath(entry.hash),
                                     expected: entry.hash, label: entry.uri.value, size: entry.size)
             file.source = peer
             return file
         }
-        let results = downloader.download(files, cancel: cancel, progress: progress)
+        let results = round.downloader.download(files, cancel: cancel, progress: fetch.progress)
         var verified: [(temporary: String, hash: ContentHash)] = []
-        var busy: [RouteEntry] = []
-        var later = false
+        var outcome = PeerRoundOutcome()
         for (index, result) in results.enumerated() {
+            let (entry, peer) = (entries[index], chosen[index])
             switch result {
             case .success(let bytes):
                 if let form = asked[index], let ask = forms {
-                    switch decodePeerForm(files[index].destination, source: form.source, entry: entries[index], ask: ask, into: objects) {
+                    switch decodePeerForm(files[index].destination, source: form.source, entry: entry, ask: ask, into: fetch.objects) {
                     case .success(let size):
-                        verified.append((objects.temporaryPath(entries[index].hash), entries[index].hash))
-                        report.downloadedFiles += 1
-                        report.downloadedBytes += size
-                        report.bytesHeld += size
-                        report.bytesFetched += bytes
-                        report.bytesFromPeers += bytes
+                        verified.append((fetch.objects.temporaryPath(entry.hash), entry.hash))
+                        report.countFromPeer(size: size, fetched: bytes)
                         if form.source.isPatch { report.patchedFiles += 1 } else { report.compressedFiles += 1 }
                     case .failure(let why):
                         // Decoding removed what it wrote; a form that does not give its file is a peer's wrong bytes.
-                        left.append(entries[index])
-                        if case .local = why {} else { settings.peers.health.record(.wrongBytes, peer: chosen[index], now: FileSystem.monotonic()) }
+                        outcome.left.append(entry)
+                        if case .local = why {} else { settings.peers.health.record(.wrongBytes, peer: peer, now: FileSystem.monotonic()) }
                     }
                     continue
                 }
                 verified.append((files[index].destination, files[index].expected))
-                report.downloadedFiles += 1
-                report.downloadedBytes += bytes
-                report.bytesHeld += bytes
-                report.bytesFetched += bytes
-                report.bytesFromPeers += bytes
+                report.countFromPeer(size: bytes, fetched: bytes)
             case .failure(let error):
                 cache.tmp.remove(String(files[index].destination.dropFirst(layout.tmp.count + 1)))
-                if isCancelled {
-                    left.append(entries[index])
-                } else if asked[index] != nil, error.isMissingRemoteFile {
-                    // The owner holds no such form (it took the file another way): its exact bytes, next round.
-                    forms?.filesOnly.insert(entries[index].hash)
-                    busy.append(entries[index])
-                } else if error.retryAfter != nil {
-                    // Busy, not failing: asked again, and not held against it.
-                    busy.append(entries[index])
-                    later = true
-                } else {
-                    left.append(entries[index])
-                    if error.code == .integrity {
-                        settings.peers.health.record(.wrongBytes, peer: chosen[index], now: FileSystem.monotonic())
-                    } else if !error.isMissingRemoteFile && error.cause != .refused {
-                        // A refused connection costs nothing: a peer not listening yet (a device
-                        // that started a moment later) or any more is asked again at the next sync.
-                        settings.peers.health.record(.fault, peer: chosen[index], now: FileSystem.monotonic())
-                    }
-                }
+                outcome.take(entry, failedWith: error, from: peer, askedForm: asked[index] != nil, in: self)
+                if asked[index] != nil, !isCancelled, error.isMissingRemoteFile { forms?.filesOnly.insert(entry.hash) }
             }
         }
         if !verified.isEmpty { effect(.downloads) }
-        try objects.adoptAll(verified, in: cache)
-        return (busy, later)
+        try fetch.objects.adoptAll(verified, in: cache)
+        return outcome
     }
 
     /// A peer is on the LAN: it connects in well under a second and sends fast, or the origin is
@@ -158,5 +173,16 @@ extension SyncRun {
         options.loops = 1
         options.waitsForMultiplexing = false
         return options
+    }
+}
+
+extension SyncReport {
+    /// A file a peer gave: `size` bytes held, `fetched` bytes on the LAN (its form's, or its own).
+    mutating func countFromPeer(size: Int64, fetched: Int64) {
+        downloadedFiles += 1
+        downloadedBytes += size
+        bytesHeld += size
+        bytesFetched += fetched
+        bytesFromPeers += fetched
     }
 }

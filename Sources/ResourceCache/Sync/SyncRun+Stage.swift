@@ -62,9 +62,9 @@ extension SyncRun {
             layout: layout, release: offer.admission.release, files: plan.downloads.count, expectedBytes: plan.downloadBytes)
         defer { recorder?.end() }
         let progress = recorder.map { recorder in { (done: TransferProgress) in recorder.update(done); self.progress?(done) } } ?? self.progress
-        let held = syncer.heldCopies(objects: objects, preset: preset)
-        let index = formIndex(plan.downloads, offer: offer)
-        let forms = formPlan(plan.downloads, offer: offer, index: index, held: held)
+        let fetch = ObjectFetch(offer: offer, index: formIndex(plan.downloads, offer: offer), objects: objects,
+                                held: syncer.heldCopies(objects: objects, preset: preset), progress: progress)
+        let forms = formPlan(plan.downloads, in: fetch)
         if !syncer.hasFreeSpace(needed: plan.downloadBytes) {
             // Objects kept from failed syncs are the first thing to give back when space is short;
             // the bases of the patches chosen are not (B8).
@@ -75,7 +75,7 @@ extension SyncRun {
         try syncer.checkFreeSpace(needed: plan.downloadBytes)
         report.importedFromPreset += try importFromPreset(plan.imports, into: objects)
         guard !settings.peers.urls.isEmpty else {
-            return try fromOrigin(plan.downloads, forms: forms, offer: offer, index: index, held: held, into: objects, report: &report, progress: progress)
+            return try fromOrigin(plan.downloads, forms: forms, in: fetch, report: &report)
         }
         // Peers: this device's share first (asked once of a peer that may hold it already, else
         // from the origin, for the others too), then the rest from their owners, waiting for what
@@ -86,47 +86,44 @@ extension SyncRun {
         settings.peers.fetching.begin(plan.downloads.map(\.hash))
         defer { settings.peers.fetching.end() }
         var wanted = plan.downloads
-        var asks = peerFormAsk(plan.downloads, offer: offer, index: index, held: held)
+        var asks = peerFormAsk(plan.downloads, in: fetch)
         var none: PeerFormAsk?
         for pass in 0..<3 where !wanted.isEmpty {
             let usable = usablePeers
             let shares = peerShares(wanted)
-            let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, into: objects, report: &report, progress: progress) : shares.mine
-            try fromOrigin(mine, forms: formPlan(mine, offer: offer, index: index, held: held), offer: offer, index: index, held: held,
-                           into: objects, report: &report, progress: progress)
+            let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, in: fetch, report: &report) : shares.mine
+            try fromOrigin(mine, forms: formPlan(mine, in: fetch), in: fetch, report: &report)
             // A peer failed while asked for this device's share: the rest is shared again before it is asked.
             guard usablePeers == usable else {
                 wanted = shares.theirs
                 continue
             }
-            wanted = try fromPeersTraced(shares.theirs, waiting: true, forms: &asks, into: objects, report: &report, progress: progress)
+            wanted = try fromPeersTraced(shares.theirs, waiting: true, forms: &asks, in: fetch, report: &report)
             if usablePeers == usable { break }
         }
-        let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, offer: offer, index: index, held: held)
-        try fromOrigin(wanted, forms: left, offer: offer, index: index, held: held, into: objects, report: &report, progress: progress)
+        let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, in: fetch)
+        try fromOrigin(wanted, forms: left, in: fetch, report: &report)
     }
 
     /// `downloads` from the origin and its mirrors: the forms (patches, compressed files, packs),
     /// then the plain files.
-    private func fromOrigin(_ downloads: [RouteEntry], forms: FormPlan, offer: Offer, index: ReleaseIndex?, held: @escaping @Sendable (ContentHash) -> String?, into objects: ObjectStore,
-                            report: inout SyncReport, progress: ((TransferProgress) -> Void)?) throws(CenariusError) {
+    private func fromOrigin(_ downloads: [RouteEntry], forms: FormPlan, in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) {
         defer { report.bytesFromOrigin = report.bytesFetched - report.bytesFromPeers }
         guard !downloads.isEmpty else { return }
         var (downloads, forms) = (downloads, forms)
         // A first install of a release that carries an earlier pack: that pack's files, then the delta pack.
-        if let carried = forms.carried, let index, let next = try carriedInstall(downloads, carried: carried, index: index, table: offer.table, into: objects,
-                                                                                 held: held, report: &report) {
+        if let carried = forms.carried, let next = try carriedInstall(downloads, carried: carried, in: fetch, report: &report) {
             (downloads, forms) = next
         }
         // One span a source of bytes: the forms (patches, compressed files, packs) and the plain files.
         let plain = try Traced.span("cenarius.download.forms") { span throws(CenariusError) in
-            let plain = try downloadForms(downloads, plan: forms, into: objects, held: held, report: &report)
+            let plain = try downloadForms(downloads, plan: forms, into: fetch.objects, held: fetch.held, report: &report)
             report.traceBytes(span, files: downloads.count - plain.count)
             return plain
         }
         try Traced.span("cenarius.download.files") { span throws(CenariusError) in
             let before = report.bytesFetched
-            try download(plain, stored: forms.storedPlain, into: objects, report: &report, progress: progress)
+            try download(plain, stored: forms.storedPlain, into: fetch.objects, report: &report, progress: fetch.progress)
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(plain.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFetched - before)
         }

@@ -1,0 +1,14 @@
+import RouteSync
+import Transport
+
+/// One release's objects being fetched, as every source of them takes it (peers, the origin's
+/// forms, a carried pack, plain files): the offer and its release index (which forms there are),
+/// the store they go into, the copies this device holds already (the bases of patches), and who
+/// hears the progress.
+struct ObjectFetch {
+    let offer: Offer
+    let index: ReleaseIndex?
+    let objects: ObjectStore
+    let held: @Sendable (ContentHash) -> String?
+    let progress: ((TransferProgress) -> Void)?
+}
