@@ -26,22 +26,14 @@ import TestOrigin
 
     @Test func aReleaseBetweenSwarmingDevicesMovesPatchesNotFiles() async throws {
         let site = try await HeadAndStoreTests.Site()
-        let first = try site.publish(1, extra: Self.textFiles(1, count: 12))
-        try PeersSwarmTests.slowObjects(first, on: site.origin, seconds: 1)
-        let devices = try PeersSwarmTests.swarm(site, 3)
+        let devices = try PeersSwarmTests.started(site, 3, files: Self.textFiles(1, count: 12))
         defer { for device in devices { _ = device.daemon.terminate() } }
-        for device in devices { _ = try device.daemon.waitUntilServing() }
-        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
         // A first install's shares come as compressed forms, and the owners keep them.
         let kept1 = devices.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: site.dir.path("\($0.name)/cache/peer-forms"))) ?? [] }
         #expect(kept1.contains { $0.hasSuffix(".zst") && !$0.contains("-") }, "compressed forms kept: \(kept1)")
         let before = try devices.map { try PeersSwarmTests.synced(site, $0.name)["bytesFromPeers"] as? Int ?? 0 }
 
-        let second = try site.publish(2, extra: Self.textFiles(2, count: 12))
-        try PeersSwarmTests.slowObjects(second, on: site.origin, seconds: 1)
-        site.origin.resetRequests()
-        for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
-        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
+        try PeersSwarmTests.release(2, files: Self.textFiles(2, count: 12), on: site, to: devices)
         for device in devices { #expect(try PeersSwarmTests.verified(site, device.name)) }
 
         // Each patch once from the origin, kept by its owner under its store name.

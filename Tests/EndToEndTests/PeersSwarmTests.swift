@@ -53,6 +53,25 @@ import TestOrigin
         }
     }
 
+    /// `count` daemons started together on release 1 of `site` with `files` (each object slow
+    /// from the origin, so that their shares overlap), once each serves it.
+    static func started(_ site: HeadAndStoreTests.Site, _ count: Int, files: [String: Data]) throws -> [(daemon: DaemonProcess, name: String)] {
+        try slowObjects(try site.publish(1, extra: files), on: site.origin, seconds: 1)
+        let devices = try swarm(site, count)
+        for device in devices { _ = try device.daemon.waitUntilServing() }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
+        return devices
+    }
+
+    /// Release `n` with `files`, every device told at once, once each serves it (the origin's
+    /// request log starts with it).
+    static func release(_ n: Int, files: [String: Data], on site: HeadAndStoreTests.Site, to devices: [(daemon: DaemonProcess, name: String)]) throws {
+        try slowObjects(try site.publish(n, extra: files), on: site.origin, seconds: 1)
+        site.origin.resetRequests()
+        for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release \(n)</h1>" } }
+    }
+
     /// `status --json`'s `sync`: the bytes from peers and from the origin since the daemon started.
     static func synced(_ site: HeadAndStoreTests.Site, _ name: String) throws -> [String: Any] {
         let status = try Binary.run(["status", "--json", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")])
@@ -65,23 +84,15 @@ import TestOrigin
 
     @Test func devicesStartedTogetherFetchEachObjectOnceBetweenThem() async throws {
         let site = try await HeadAndStoreTests.Site()
-        let first = try site.publish(1, extra: Self.noiseFiles(1, count: 12))
-        try Self.slowObjects(first, on: site.origin, seconds: 1)
-        let devices = try Self.swarm(site, 3)
+        let devices = try Self.started(site, 3, files: Self.noiseFiles(1, count: 12))
         defer { for device in devices { _ = device.daemon.terminate() } }
-        for device in devices { _ = try device.daemon.waitUntilServing() }
-        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
         var counts = Self.objectCounts(site.origin)
         #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 1 }, "each object once from the origin: \(counts)")
         let install = try devices.map { try Self.synced(site, $0.name) }
         #expect(install.allSatisfy { $0["bytesFromPeers"] as? Int ?? 0 > 100_000 }, "every device took most of the release from its peers: \(install)")
 
         // The release, all three told at once.
-        let second = try site.publish(2, extra: Self.noiseFiles(2, count: 12))
-        try Self.slowObjects(second, on: site.origin, seconds: 1)
-        site.origin.resetRequests()
-        for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
-        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
+        try Self.release(2, files: Self.noiseFiles(2, count: 12), on: site, to: devices)
         counts = Self.objectCounts(site.origin)
         #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 1 }, "each object of the release once: \(counts) \(site.origin.requests.map { "\($0.path) \($0.headers["range"] ?? "")" }) \(devices.map { (try? Self.synced(site, $0.name)) ?? [:] })")
         for device in devices { #expect(try Self.verified(site, device.name)) }
