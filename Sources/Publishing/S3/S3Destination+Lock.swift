@@ -16,11 +16,15 @@ extension S3Destination {
     /// write, so exactly one proceeds. A lease lasts `LockLease.seconds` and is renewed as the
     /// publish goes, so a killed publisher delays the next one by at most that.
     package func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock {
+        try lock(waiting: waiting, claimed: {})
+    }
+
+    package func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock {
         let lease = S3Lease(destination: self)
         var told = false
         while true {
             let mine = LockHolder.mine(lease: LockLease.seconds)
-            if try lease.take(mine) { return S3Lock(lease: lease, holder: mine) }
+            if try lease.take(mine, claimed: claimed) { return S3Lock(lease: lease, holder: mine) }
             if !told, let current = try lease.current() {
                 waiting("waiting for \(current.holder?.description ?? "another publish") to finish with \(description)")
                 told = true
@@ -65,18 +69,25 @@ struct S3Lease: Sendable {
         return found
     }
 
-    /// Takes the lock for `mine` if nobody holds it live; false when somebody does.
-    func take(_ mine: LockHolder) throws(CenariusError) -> Bool {
+    /// Takes the lock for `mine` if nobody holds it live; false when somebody does. `claimed`
+    /// runs once the lease is written: on a store without conditional writes, during the settle.
+    func take(_ mine: LockHolder, claimed: () -> Void = {}) throws(CenariusError) -> Bool {
         let existing = try current()
         if let existing, existing.live { return false }
         // Create it, or replace the expired one, on the condition that nobody did first.
         let condition = existing?.etag.map { "If-Match: \($0)" } ?? "If-None-Match: *"
         switch try put(mine, condition: condition) {
-        case 200: return true
+        case 200:
+            claimed()
+            return true
         case 412, 409: return false
         default:
             // No conditional writes here: write, let every other writer's read-then-write land, read back.
             guard try put(mine, condition: nil) == 200 else { return false }
+            // Whoever held the lock before had finished writing when its lease went (it is deleted
+            // after the last write), and nobody writes after this lease unless it is read back as
+            // theirs: the remote read from now on is what the holder will find.
+            claimed()
             usleep(Self.settle)
             return try current()?.holder?.token == mine.token
         }
