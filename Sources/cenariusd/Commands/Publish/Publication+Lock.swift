@@ -19,17 +19,17 @@ enum PublishLocking {
         return try body(lock)
     }
 
-    /// The same, with `meanwhile` run while the lock is being taken, and `reread` begun as soon as
-    /// the lock is claimed (a store's lease settles for 1.5 s: both fit in it). `body` gets
+    /// The same, with `meanwhile` run while the lock is being taken, and `reread` run as soon as
+    /// the lock is claimed (a store's lease settles for 1 s: both fit in it). `body` gets
     /// `meanwhile`'s result, or nil when it failed (`body` then does it again under the lock, where
     /// its failure counts), and `reread`'s from the claim that holds the lock.
     /// `discard` undoes what `meanwhile` left when the lock cannot be taken.
     static func run<T, S: Sendable, R>(_ remote: any Destination, meanwhile: () throws -> T, discard: (T) -> Void,
                                        reread: @escaping @Sendable () throws(CenariusError) -> S,
                                        _ body: (any PublishLock, T?, S) throws -> R) throws -> R {
-        let latest = Latest<Pending<S>>()
+        let latest = Latest<Result<S, CenariusError>>()
         let taking = Pending { () throws(CenariusError) in
-            try remote.lock(waiting: { Output.warn($0) }, claimed: { latest.set(Pending(reread)) })
+            try remote.lock(waiting: { Output.warn($0) }, claimed: { latest.set(Result { () throws(CenariusError) in try reread() }) })
         }
         let early = try? meanwhile()
         let lock: any PublishLock
@@ -40,7 +40,7 @@ enum PublishLocking {
         defer { lock.release() }
         TestPause.at("locked")
         guard let reading = latest.value else { throw CenariusError.internal("the publish lock was taken without a claim") }
-        return try body(lock, early, try reading.wait())
+        return try body(lock, early, try reading.get())
     }
 
     /// The same for a command that may be a dry run, which writes nothing and takes no lock.
