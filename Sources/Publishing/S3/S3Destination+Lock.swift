@@ -14,8 +14,9 @@ extension S3Destination {
     /// `settle`, and holds the lock only if its own lease is still the one there. Of two that
     /// wrote, the later (B) overwrote the earlier's (A) lease after A read it back — B's read came
     /// before A's write, so B's read-then-write spans A's whole settle. A claim whose
-    /// read-then-write took longer than `claimBound` (shorter than the settle) is therefore never
-    /// trusted: it is made again. So exactly one of them proceeds. A lease lasts
+    /// read-then-write took longer than `claimBound` (shorter than the settle) therefore waits
+    /// past the holder's next renewal before it reads its lease back: an A that went on finds its
+    /// lease gone there and stops before the Cenarius layout and the head. A lease lasts
     /// `LockLease.seconds` and is renewed as the publish goes, so a killed publisher delays the
     /// next one by at most that.
     package func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock {
@@ -25,18 +26,10 @@ extension S3Destination {
     package func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock {
         let lease = S3Lease(destination: self)
         var told = false
-        // Leases this publisher wrote on claims it did not trust (too slow): its own, to replace.
-        var mine: Set<String> = []
         while true {
-            let holder = LockHolder.mine(lease: LockLease.seconds)
-            switch try lease.take(holder, replacing: mine, claimed: claimed) {
-            case .held: return S3Lock(lease: lease, holder: holder)
-            case .slow:
-                mine.insert(holder.token)
-                continue
-            case .busy: break
-            }
-            if !told, let current = try lease.current(), !mine.contains(current.holder?.token ?? "") {
+            let mine = LockHolder.mine(lease: LockLease.seconds)
+            if try lease.take(mine, claimed: claimed) { return S3Lock(lease: lease, holder: mine) }
+            if !told, let current = try lease.current() {
                 waiting("waiting for \(current.holder?.description ?? "another publish") to finish with \(description)")
                 told = true
             }
@@ -49,12 +42,10 @@ extension S3Destination {
 struct S3Lease: Sendable {
     let destination: S3Destination
     /// How long a publisher without conditional writes waits before reading its lease back, and
-    /// the longest read-then-write (from asking for the lease to the answer of writing one) that it
-    /// trusts: any claim that overwrote this one's after the settle took longer than the settle.
+    /// the longest read-then-write (from asking for the lease to the answer of writing one) after
+    /// which that is enough: any claim that overwrote this one's after the settle took longer.
     static let settle = 1.0
     static let claimBound = 0.8
-
-    enum Claim { case held, busy, slow }
 
     struct Current {
         /// nil: an object this version cannot read (held until it is old).
@@ -85,32 +76,32 @@ struct S3Lease: Sendable {
         return found
     }
 
-    /// Takes the lock for `mine` if nobody holds it live (a lease of `replacing` is this
-    /// publisher's own); `.busy` when somebody does. `claimed` runs once the lease is written: on a
-    /// store without conditional writes, within the settle.
-    func take(_ mine: LockHolder, replacing: Set<String> = [], claimed: () -> Void = {}) throws(CenariusError) -> Claim {
+    /// Takes the lock for `mine` if nobody holds it live; false when somebody does. `claimed` runs
+    /// once the lease is written: on a store without conditional writes, within the settle.
+    func take(_ mine: LockHolder, claimed: () -> Void = {}) throws(CenariusError) -> Bool {
         let asked = FileSystem.monotonic()
         let existing = try current()
-        if let existing, existing.live, !replacing.contains(existing.holder?.token ?? "") { return .busy }
+        if let existing, existing.live { return false }
         // Create it, or replace the expired one, on the condition that nobody did first.
         let condition = existing?.etag.map { "If-Match: \($0)" } ?? "If-None-Match: *"
         switch try put(mine, condition: condition) {
         case 200:
             claimed()
-            return .held
-        case 412, 409: return .busy
+            return true
+        case 412, 409: return false
         default:
             // No conditional writes here: write, let every other writer's read-then-write land, read back.
-            guard try put(mine, condition: nil) == 200 else { return .busy }
+            guard try put(mine, condition: nil) == 200 else { return false }
+            // A slow claim first waits out the renewal of a holder it may have overwritten.
+            if FileSystem.monotonic() - asked > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }
             let written = FileSystem.monotonic()
-            guard written - asked <= Self.claimBound else { return .slow }
             // Whoever held the lock before had finished writing when its lease went (it is deleted
             // after the last write), and nobody writes after this lease unless it is read back as
             // theirs: the remote read from now on is what the holder will find.
             claimed()
             let left = Self.settle - (FileSystem.monotonic() - written)
             if left > 0 { usleep(useconds_t(left * 1_000_000)) }
-            return try current()?.holder?.token == mine.token ? .held : .busy
+            return try current()?.holder?.token == mine.token
         }
     }
 
