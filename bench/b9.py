@@ -654,9 +654,9 @@ def markdown(result):
         lines += ["", f"B9 v2, a synthetic site ({syn['files']} files, {mb(syn['bytes'])}), `cenariusd publish` beside `aws s3 sync` "
                   "of the same folder to the same store:", "", "| publish | objects | bytes | seconds | aws s3 sync | ratio |", "|---|---|---|---|---|---|"]
         one = syn.get("one_file") or {}
-        if one.get("rounds"):
+        if one.get("ratios"):
             lines[-4] = lines[-4].rstrip(":") + f"; a one-file release {len(one['rounds'])} times, alternating, medians (ratios " + \
-                ", ".join(f"{x:.2f}×" for x in one.get("ratios", [])) + "):"
+                ", ".join(f"{x:.2f}×" for x in one["ratios"]) + "):"
         for key, label in [("first", "first"), ("one_file", "one file changed"), ("repack", "one file changed, `--repack`")]:
             r = syn.get(key)
             if not r:
