@@ -45,7 +45,7 @@ struct S3Lease: Sendable {
     /// the longest read-then-write (from asking for the lease to the answer of writing one) after
     /// which that is enough: any claim that overwrote this one's after the settle took longer.
     static let settle = 1.0
-    static let claimBound = 0.8
+    static let claimBound = 0.9
 
     struct Current {
         /// nil: an object this version cannot read (held until it is old).
@@ -79,7 +79,6 @@ struct S3Lease: Sendable {
     /// Takes the lock for `mine` if nobody holds it live; false when somebody does. `claimed` runs
     /// once the lease is written: on a store without conditional writes, within the settle.
     func take(_ mine: LockHolder, claimed: () -> Void = {}) throws(CenariusError) -> Bool {
-        let asked = FileSystem.monotonic()
         let existing = try current()
         if let existing, existing.live { return false }
         // Create it, or replace the expired one, on the condition that nobody did first.
@@ -91,6 +90,9 @@ struct S3Lease: Sendable {
         case 412, 409: return false
         default:
             // No conditional writes here: write, let every other writer's read-then-write land, read back.
+            // The read-then-write that counts is a read right before the write (not the refused attempt's).
+            let asked = FileSystem.monotonic()
+            if let again = try current(), again.live { return false }
             guard try put(mine, condition: nil) == 200 else { return false }
             // A slow claim first waits out the renewal of a holder it may have overwritten.
             if FileSystem.monotonic() - asked > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }
