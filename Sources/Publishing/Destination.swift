@@ -21,6 +21,20 @@ package protocol Destination: Sendable {
     /// Holds off every other writer of the destination until the lock is released (`PublishLock`);
     /// while another holds it, says so once through `waiting` and waits.
     func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock
+    /// The same; `claimed` is called as soon as an attempt's claim is written (a store's lease,
+    /// before it settles) and again at each later attempt, so that work begun there (reading
+    /// the remote again) overlaps the settling, and the last call's is the holder's. Nothing
+    /// another publisher writes lands after a claim that ends up holding the lock.
+    func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock
+}
+
+extension Destination {
+    /// A lock taken in one step: claimed once held.
+    package func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock {
+        let lock = try lock(waiting: waiting)
+        claimed()
+        return lock
+    }
 }
 
 /// One object as a listing shows it.

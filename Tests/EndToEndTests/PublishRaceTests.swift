@@ -39,7 +39,9 @@ import TestOrigin
 
     /// Publisher A (release `a`) held at `step`; publisher B (release `b`) started meanwhile must
     /// wait, and once A goes on both finish, B's release on top. The head read at every point never
-    /// goes back, and a device ends on B's release.
+    /// goes back, and a device ends on B's release. B staged its release on what the remote held
+    /// before A's landed, so it stages it again under the lock (`restaged`); A, whose remote nobody
+    /// changed, uploads the release it staged while it took the lock.
     static func overlap(_ publisher: PublishTests.Publisher, at step: String, a: Int, b: Int) throws {
         let before = try headVersion(publisher) ?? 0
         let hold = publisher.dir.path("hold-\(step)")
@@ -66,9 +68,13 @@ import TestOrigin
         let versionA = (try? ranA.json()["version"] as? NSNumber)?.int64Value ?? 0
         let versionB = (try? ranB.json()["version"] as? NSNumber)?.int64Value ?? 0
         #expect(versionB > versionA && versionA > before, "at \(step): A \(versionA), then B \(versionB) on top of it, after \(before)")
+        #expect((try? ranA.json()["restaged"] as? Bool) == false, "at \(step): A's remote did not change: \(ranA.stdout)")
+        #expect((try? ranB.json()["restaged"] as? Bool) == true, "at \(step): B's remote changed under it: \(ranB.stdout)")
         #expect(try headVersion(publisher) == versionB, "at \(step): the head is B's, the newest")
         #expect(try publisher.sync("after the overlap at \(step)")["outcome"] as? String != nil)
         #expect(try publisher.served() == "<h1>release \(b)</h1>", "at \(step)")
+        let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
+        #expect(verified.status == 0, "at \(step): the device's cache after B's restaged release: \(verified.stdout) \(verified.stderr)")
     }
 
     /// Every file at its uri holds the bytes the served `Routes.json` lists (a Cenarius client's view).
@@ -99,7 +105,7 @@ import TestOrigin
         let base = try store.bucket(bucket)
         let publisher = try PublishTests.Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
                                                    remoteFlags: ["--endpoint", store.endpoint])
-        try publisher.publish(1)
+        #expect(try publisher.publish(1)["restaged"] as? Bool == false, "alone, the release staged while the lease settled is uploaded")
         #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
         for (n, step) in Self.steps.enumerated() {
             try Self.overlap(publisher, at: step, a: 2 * n + 2, b: 2 * n + 3)

@@ -11,16 +11,24 @@ extension S3Destination {
     /// writes (AWS S3, R2, MinIO: `If-None-Match: *` to create, `If-Match` to renew or take over an
     /// expired lease) taking it is one atomic request. Where it has not (OpenStack Swift's S3 API
     /// answers 501), a publisher writes its lease only after reading none that is live, waits
-    /// `settle` — longer than any other publisher's read-then-write takes — and holds the lock only
-    /// if its own lease is still the one there: of two that wrote, the later read sees the later
-    /// write, so exactly one proceeds. A lease lasts `LockLease.seconds` and is renewed as the
-    /// publish goes, so a killed publisher delays the next one by at most that.
+    /// `settle`, and holds the lock only if its own lease is still the one there. Of two that
+    /// wrote, the later (B) overwrote the earlier's (A) lease after A read it back — B's read came
+    /// before A's write, so B's read-then-write spans A's whole settle. A claim whose
+    /// read-then-write took longer than `claimBound` (shorter than the settle) therefore waits
+    /// past the holder's next renewal before it reads its lease back: an A that went on finds its
+    /// lease gone there and stops before the Cenarius layout and the head. A lease lasts
+    /// `LockLease.seconds` and is renewed as the publish goes, so a killed publisher delays the
+    /// next one by at most that.
     package func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock {
+        try lock(waiting: waiting, claimed: {})
+    }
+
+    package func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock {
         let lease = S3Lease(destination: self)
         var told = false
         while true {
             let mine = LockHolder.mine(lease: LockLease.seconds)
-            if try lease.take(mine) { return S3Lock(lease: lease, holder: mine) }
+            if try lease.take(mine, claimed: claimed) { return S3Lock(lease: lease, holder: mine) }
             if !told, let current = try lease.current() {
                 waiting("waiting for \(current.holder?.description ?? "another publish") to finish with \(description)")
                 told = true
@@ -33,8 +41,11 @@ extension S3Destination {
 /// The lease object's requests.
 struct S3Lease: Sendable {
     let destination: S3Destination
-    /// How long a publisher without conditional writes waits before reading its lease back.
-    static let settle: useconds_t = 1_500_000
+    /// How long a publisher without conditional writes waits before reading its lease back, and
+    /// the longest read-then-write (from asking for the lease to the answer of writing one) after
+    /// which that is enough: any claim that overwrote this one's after the settle took longer.
+    static let settle = 1.0
+    static let claimBound = 0.9
 
     struct Current {
         /// nil: an object this version cannot read (held until it is old).
@@ -65,19 +76,33 @@ struct S3Lease: Sendable {
         return found
     }
 
-    /// Takes the lock for `mine` if nobody holds it live; false when somebody does.
-    func take(_ mine: LockHolder) throws(CenariusError) -> Bool {
+    /// Takes the lock for `mine` if nobody holds it live; false when somebody does. `claimed` runs
+    /// once the lease is written: on a store without conditional writes, within the settle.
+    func take(_ mine: LockHolder, claimed: () -> Void = {}) throws(CenariusError) -> Bool {
         let existing = try current()
         if let existing, existing.live { return false }
         // Create it, or replace the expired one, on the condition that nobody did first.
         let condition = existing?.etag.map { "If-Match: \($0)" } ?? "If-None-Match: *"
         switch try put(mine, condition: condition) {
-        case 200: return true
+        case 200:
+            claimed()
+            return true
         case 412, 409: return false
         default:
             // No conditional writes here: write, let every other writer's read-then-write land, read back.
+            // The read-then-write that counts is a read right before the write (not the refused attempt's).
+            let asked = FileSystem.monotonic()
+            if let again = try current(), again.live { return false }
             guard try put(mine, condition: nil) == 200 else { return false }
-            usleep(Self.settle)
+            // A slow claim first waits out the renewal of a holder it may have overwritten.
+            if FileSystem.monotonic() - asked > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }
+            let written = FileSystem.monotonic()
+            // Whoever held the lock before had finished writing when its lease went (it is deleted
+            // after the last write), and nobody writes after this lease unless it is read back as
+            // theirs: the remote read from now on is what the holder will find.
+            claimed()
+            let left = Self.settle - (FileSystem.monotonic() - written)
+            if left > 0 { usleep(useconds_t(left * 1_000_000)) }
             return try current()?.holder?.token == mine.token
         }
     }

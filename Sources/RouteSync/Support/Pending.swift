@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 /// Work begun on another thread now and waited for later: a publisher's lock is taken (on a store
-/// without conditional writes, a lease that must settle for 1.5 s) while its release is staged, and
+/// without conditional writes, a lease that must settle for 1 s) while its release is staged, and
 /// a solid pack is compressed on one core while the files' forms are on the other.
 package final class Pending<T: Sendable>: Sendable {
     private let outcome = Mutex<Result<T, CenariusError>?>(nil)

@@ -1,6 +1,7 @@
 import Publishing
 import RouteSync
 import Settings
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -18,12 +19,18 @@ enum PublishLocking {
         return try body(lock)
     }
 
-    /// The same, with `meanwhile` run while the lock is being taken; `body` gets its result, or nil
-    /// when it failed (`body` then does it again under the lock, where its failure counts).
+    /// The same, with `meanwhile` run while the lock is being taken, and `reread` run as soon as
+    /// the lock is claimed (a store's lease settles for 1 s: both fit in it). `body` gets
+    /// `meanwhile`'s result, or nil when it failed (`body` then does it again under the lock, where
+    /// its failure counts), and `reread`'s from the claim that holds the lock.
     /// `discard` undoes what `meanwhile` left when the lock cannot be taken.
-    static func run<T, R>(_ remote: any Destination, meanwhile: () throws -> T, discard: (T) -> Void,
-                          _ body: (any PublishLock, T?) throws -> R) throws -> R {
-        let taking = Pending { () throws(CenariusError) in try remote.lock { Output.warn($0) } }
+    static func run<T, S: Sendable, R>(_ remote: any Destination, meanwhile: () throws -> T, discard: (T) -> Void,
+                                       reread: @escaping @Sendable () throws(CenariusError) -> S,
+                                       _ body: (any PublishLock, T?, S) throws -> R) throws -> R {
+        let latest = Latest<Result<S, CenariusError>>()
+        let taking = Pending { () throws(CenariusError) in
+            try remote.lock(waiting: { Output.warn($0) }, claimed: { latest.set(Result { () throws(CenariusError) in try reread() }) })
+        }
         let early = try? meanwhile()
         let lock: any PublishLock
         do { lock = try taking.wait() } catch {
@@ -32,7 +39,8 @@ enum PublishLocking {
         }
         defer { lock.release() }
         TestPause.at("locked")
-        return try body(lock, early)
+        guard let reading = latest.value else { throw CenariusError.internal("the publish lock was taken without a claim") }
+        return try body(lock, early, try reading.get())
     }
 
     /// The same for a command that may be a dry run, which writes nothing and takes no lock.
@@ -40,6 +48,13 @@ enum PublishLocking {
         if dryRun { return try body(nil) }
         return try run(remote) { try body($0) }
     }
+}
+
+/// The last value set, from any thread.
+final class Latest<T: Sendable>: Sendable {
+    private let stored = Mutex<T?>(nil)
+    func set(_ value: T) { stored.withLock { $0 = value } }
+    var value: T? { stored.withLock { $0 } }
 }
 
 /// A test hook of the publisher journeys (`CENARIUS_TEST_PAUSE_BEFORE=<step>` with

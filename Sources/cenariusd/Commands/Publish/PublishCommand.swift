@@ -71,6 +71,8 @@ struct PublishCommand: AsyncParsableCommand {
         var baseBytesRead: Int64
         /// `carried`: the last solid pack carried forward (no new one made or uploaded); `made`: a new one.
         var pack: String?
+        /// The release was staged again under the lock: the remote changed after it was first read (another publish landed).
+        var restaged = false
         var seconds: Double
         var edge: EdgeCheck?
     }
@@ -94,13 +96,20 @@ struct PublishCommand: AsyncParsableCommand {
         }
         let digest = ReleaseIndex.tableDigest(built.table.serialized())
         // Read without the lock first: an unchanged build writes nothing at all, not even the lock.
-        var state = try readState(remote)
-        if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
-        if dryRun { return try publish(built, digest: digest, staged: try stage(built, state: state, remote: remote), remote: remote, lock: nil, started: started) }
-        // Staged on what the destination held before the lock while the lock is taken (a store's lease settles for 1.5 s).
-        try PublishLocking.run(remote, meanwhile: { try stage(built, state: state, remote: remote) }, discard: { $0.staging.remove() }) { lock, early in
+        // A head that names another table says so in one request: the lock is then claimed at once,
+        // and the remote read and the release staged while it settles.
+        var first: RemoteState?
+        if try dryRun || headTable(remote) == digest {
+            var state = try readState(remote)
+            if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
+            if dryRun { return try publish(built, digest: digest, staged: try stage(built, state: state, remote: remote), remote: remote, lock: nil, started: started) }
+            first = state
+        }
+        let (channel, routesName, records) = (channel, destination.routesName, patches + 4)
+        try PublishLocking.run(remote, meanwhile: { try stage(built, state: first ?? readState(remote), remote: remote) }, discard: { $0.staging.remove() },
+                               reread: { () throws(CenariusError) in try RemoteState.read(remote, channel: channel, routesName: routesName, records: records) }) { lock, early, reread in
             // What the destination holds now that nobody else writes it: another publish may have finished meanwhile.
-            var now = try readState(remote)
+            var now = reread
             // The early release is the one staging now would make only if the destination holds exactly what it was staged on.
             let reusable = early.flatMap { $0.state.holdsTheSame(as: now) ? $0 : nil }
             if reusable == nil { early?.staging.remove() }
@@ -108,8 +117,16 @@ struct PublishCommand: AsyncParsableCommand {
                 reusable?.staging.remove()
                 return try unchanged(now, remote: remote, digest: digest, started: started)
             }
-            try publish(built, digest: digest, staged: try reusable ?? stage(built, state: now, remote: remote), remote: remote, lock: lock, started: started)
+            var staged = try reusable ?? stage(built, state: now, remote: remote)
+            staged.again = reusable == nil
+            try publish(built, digest: digest, staged: staged, remote: remote, lock: lock, started: started)
         }
+    }
+
+    /// The table the channel's head names, if it has one that reads.
+    private func headTable(_ remote: any Destination) throws -> String? {
+        let key = ReleaseHead.name(routesName: destination.routesName, channel: channel)
+        return try remote.read(key, limit: ReleaseHead.maxBytes).flatMap { try? ReleaseHead.parse($0, source: remote.description + key) }?.table
     }
 
     private func readState(_ remote: any Destination) throws -> RemoteState {
@@ -136,6 +153,8 @@ struct PublishCommand: AsyncParsableCommand {
         var staging: Staging
         var publication: Publication
         var staged: Publication.Staged
+        /// Staged under the lock, the remote having changed since it was first read.
+        var again = false
     }
 
     private func stage(_ built: RouteTableBuilder.Result, state: RemoteState, remote: any Destination) throws -> Early {
@@ -169,6 +188,7 @@ struct PublishCommand: AsyncParsableCommand {
         summary.skipped = plan.skipped
         summary.skippedBytes = plan.skippedBytes
         summary.removed = plan.removals
+        summary.restaged = early.again
         guard let lock else {
             summary.seconds = FileSystem.monotonic() - started
             if json { Output.json(summary) } else { describe(plan, version: record.head.version) }
