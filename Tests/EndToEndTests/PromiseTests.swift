@@ -16,8 +16,8 @@ import TestOrigin
 
         let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         let sync = try Binary.run(["sync", "--json"] + common)
-        #expect(sync.status == 0, "\(sync.stderr)")
-        #expect(try sync.json()["downloadedFiles"] as? Int == 2)
+        #expect(sync.status == 0, "\(sync.stderr) \(origin.state)")
+        #expect((try? sync.json())?["downloadedFiles"] as? Int == 2, "\(sync.stdout)")
         let resolved = try Binary.run(["resolve", "js/app.js"] + common)
         #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8) == "app()")
         // Its ETags make the next poll a 304.
@@ -108,14 +108,15 @@ import TestOrigin
 }
 
 /// `cenariusd origin DIR --port 0`, stopped with SIGTERM; its URL is read from what it prints.
+/// Its output pipe is kept open for as long as it runs (a closed one would fail its next write).
 final class OriginProcess {
     let process = Process()
     let url: String
+    private let out = Pipe()
 
     init(_ folder: String) throws {
         process.executableURL = URL(fileURLWithPath: Binary.path)
         process.arguments = ["origin", folder, "--port", "0"]
-        let out = Pipe()
         process.standardOutput = out
         process.standardError = out
         try process.run()
@@ -131,6 +132,12 @@ final class OriginProcess {
             throw TLSOrigin.Failure("origin printed no URL: \(printed)")
         }
         url = found.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// For a failure's message: whether it still runs, or how it ended.
+    var state: String {
+        if process.isRunning { return "the origin runs (pid \(process.processIdentifier))" }
+        return "the origin ended: \(process.terminationReason == .uncaughtSignal ? "signal" : "status") \(process.terminationStatus)"
     }
 
     func stop() {
