@@ -128,7 +128,7 @@ final class OriginProcess {
             printed += String(decoding: chunk, as: UTF8.self)
         }
         guard let found = printed.split(separator: " ").last(where: { $0.hasPrefix("http://") }) else {
-            process.terminate()
+            process.signal(SIGTERM)
             throw TLSOrigin.Failure("origin printed no URL: \(printed)")
         }
         url = found.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -141,7 +141,7 @@ final class OriginProcess {
     }
 
     func stop() {
-        process.terminate()
+        process.signal(SIGTERM)
         process.waitUntilExit()
     }
 }

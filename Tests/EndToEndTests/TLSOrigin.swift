@@ -1,4 +1,5 @@
 import Foundation
+import TestOrigin
 
 /// A real HTTPS origin for the transport tests: nginx with TLS 1.3 and HTTP/2, certificates from
 /// a test CA made here with `openssl`, one server per case:
@@ -43,7 +44,7 @@ final class TLSOrigin {
     }
 
     deinit {
-        process.terminate()
+        process.signal(SIGTERM)
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: root)
     }
