@@ -119,13 +119,29 @@ package final class Downloader {
         ccurl_multi_cleanup(multi)
     }
 
+    /// How a document is asked for beyond its URL and its validators.
+    package struct DocumentOptions: Sendable {
+        /// Request headers of the caller's own (a poll's report header).
+        package var headers: [String]
+        /// Whether the origin may send it compressed (Accept-Encoding); a store object's exact
+        /// bytes (a compressed form, a patch) are asked as they are.
+        package var encoded: Bool
+
+        package init(headers: [String] = [], encoded: Bool = true) {
+            self.headers = headers
+            self.encoded = encoded
+        }
+
+        /// A store object's exact bytes.
+        package static let identity = DocumentOptions(encoded: false)
+    }
+
     /// Fetches a small document, conditionally when `validators` are given.
-    /// `encoded`: whether the origin may send it compressed (Accept-Encoding).
-    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = Int64(RouteTable.maxBytes), headers: [String] = [],
-                               encoded: Bool = true, cancel: CancelToken? = nil) throws(CenariusError) -> Document {
+    package func fetchDocument(_ url: String, validators: Validators?, maxBytes: Int64 = Int64(RouteTable.maxBytes),
+                               options document: DocumentOptions = DocumentOptions(), cancel: CancelToken? = nil) throws(CenariusError) -> Document {
         let transfer = Transfer(index: 0, url: url, label: url, sink: .memory(validators: validators), maxBytes: maxBytes)
-        transfer.extraHeaders = headers
-        transfer.acceptsEncoding = encoded
+        transfer.extraHeaders = document.headers
+        transfer.acceptsEncoding = document.encoded
         transfer.policy = documentPolicy
         var document: Document = .notModified
         var failure: CenariusError?

@@ -28,7 +28,7 @@ package struct HTTPSource: Destination {
     package func read(_ key: String, limit: Int) throws(CenariusError) -> [UInt8]? {
         let downloader = try Downloader(options: options)
         do throws(CenariusError) {
-            guard case .content(let body, _) = try downloader.fetchDocument(base + "/" + key, validators: nil, maxBytes: Int64(limit), encoded: false) else {
+            guard case .content(let body, _) = try downloader.fetchDocument(base + "/" + key, validators: nil, maxBytes: Int64(limit), options: .identity) else {
                 throw CenariusError.remote("\(description)\(key) answered 304 to a request without validators")
             }
             return body

@@ -59,10 +59,10 @@ extension SyncRun {
         let probing = attempt.formsAllowed && !known && validators == nil && marker != Syncer.tableFormMarker(formURL, absent: true) && Zstd.isAvailable
         guard known || probing else {
             // After a refused compressed table the validators may be its own: the table is asked for whole.
-            return (try downloader.fetchDocument(remote.tableURL, validators: attempt.formsAllowed ? validators : nil, headers: headers, cancel: cancel), nil)
+            return (try downloader.fetchDocument(remote.tableURL, validators: attempt.formsAllowed ? validators : nil, options: .init(headers: headers), cancel: cancel), nil)
         }
         do {
-            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, headers: headers, encoded: false, cancel: cancel) {
+            switch try downloader.fetchDocument(formURL, validators: known ? validators : nil, options: .init(headers: headers, encoded: false), cancel: cancel) {
             case .notModified:
                 return (.notModified, nil)
             case .content(let body, let received):
@@ -85,7 +85,7 @@ extension SyncRun {
         }
         if known { syncer.forgetTableForm() }
         // The validators were the compressed form's; the table is asked for unconditionally.
-        return (try downloader.fetchDocument(remote.tableURL, validators: nil, headers: headers, cancel: cancel), nil)
+        return (try downloader.fetchDocument(remote.tableURL, validators: nil, options: .init(headers: headers), cancel: cancel), nil)
     }
 
     /// The forms plan of a sync's downloads: plain files only when there is nothing to download

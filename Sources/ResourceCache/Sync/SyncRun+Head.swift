@@ -67,7 +67,7 @@ extension SyncRun {
             // recorded and checked everywhere else.
             let url = poll.reportQuery.map { FleetReport.url(remote.headURL, adding: $0) } ?? remote.headURL
             document = try downloader.fetchDocument(url, validators: state.text == nil ? nil : state.validators,
-                                                    maxBytes: Int64(ReleaseHead.maxBytes), headers: poll.headers, encoded: false, cancel: cancel)
+                                                    maxBytes: Int64(ReleaseHead.maxBytes), options: .init(headers: poll.headers, encoded: false), cancel: cancel)
             if poll.reportQuery != nil { DeviceReport.sentQuery(settings: settings) }
             effect(.lastPoll)
             LastPoll.record(downloader.lastDocument, layout: layout)
@@ -170,7 +170,7 @@ extension SyncRun {
     private func headObjects(_ head: ReleaseHead, pending: [UInt8]?, current: (bytes: [UInt8], digest: String)?) throws(CenariusError) -> (table: [UInt8], index: [UInt8]?) {
         func object(_ relative: String, digest: String, size: Int64) throws(CenariusError) -> [UInt8] {
             let url = remote.objectURL(relative)
-            guard case .content(let body, _) = try downloader.fetchDocument(url, validators: nil, maxBytes: min(size, Int64(RouteTable.maxBytes)), encoded: false, cancel: cancel),
+            guard case .content(let body, _) = try downloader.fetchDocument(url, validators: nil, maxBytes: min(size, Int64(RouteTable.maxBytes)), options: .identity, cancel: cancel),
                   ReleaseIndex.tableDigest(body) == digest else {
                 throw .integrity("\(url), which \(remote.headURL) names, is not what its name says")
             }
@@ -217,7 +217,7 @@ extension SyncRun {
         let limit = RouteTable.maxBytes + (32 << 20)
         let body = patch.inline.flatMap { ReleaseIndex.tableDigest($0) == patch.digest ? $0 : nil } ?? {
             guard patch.size <= Int64(limit),
-                  case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, encoded: false, cancel: cancel) else { return nil }
+                  case .content(let body, _)? = try? downloader.fetchDocument(url, validators: nil, maxBytes: patch.size, options: .identity, cancel: cancel) else { return nil }
             return body
         }()
         guard let body, ReleaseIndex.tableDigest(body) == patch.digest,
