@@ -557,6 +557,20 @@ def synthetic_site(folder, files=3000, size=4000, seed=7):
         f.write("<h1>release 1</h1>\n")
 
 
+def needed_bytes(before, after):
+    """B9 v2's reference for a one-file release: what devices need of it, the new delta packs and forms
+    (pack/, z/, p/, f/ objects added), the head and the layout's changed files (Routes.json among them).
+    The table's store objects, the index and the release record are the publish's own overhead."""
+    needed = 0
+    for key, (size, etag) in after.items():
+        rel = key.split("/", 1)[1] if key.startswith(PREFIX + "/") else key
+        if not is_store_object(key):
+            needed += size if before.get(key) != (size, etag) else 0
+        elif key not in before and rel.split("/")[1] in ("pack", "z", "p", "f"):
+            needed += size
+    return needed
+
+
 def aws_sync(store, folder, bucket):
     """`aws s3 sync FOLDER s3://BUCKET/app` to the same store: wall seconds."""
     env = store.child_env()
@@ -574,7 +588,7 @@ def synthetic(bin_path, store, work, files=3000):
     synthetic_site(site, files)
     tag = uuid.uuid4().hex[:6]
     ours, theirs = f"b9s-c-{tag}", f"b9s-a-{tag}"
-    store.bucket(ours)
+    public = store.bucket(ours)
     store.bucket(theirs)
     has_aws = shutil.which("aws") is not None
     row = {"files": files + 1, "bytes": sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site) for f in fs)}
@@ -587,8 +601,10 @@ def synthetic(bin_path, store, work, files=3000):
     for n in range(ONE_FILE_ROUNDS):
         with open(os.path.join(site, "index.html"), "w") as f:
             f.write(f"<h1>release {n + 2}</h1>\n")
+        before = store.listing(public)
         seconds, summary = publish(bin_path, store, site, ours)
-        rounds.append({"seconds": seconds, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"], "pack": summary.get("pack")})
+        rounds.append({"seconds": seconds, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"], "pack": summary.get("pack"),
+                       "copied": summary.get("copied", 0), "needed": needed_bytes(before, store.listing(public))})
         if has_aws:
             rounds[-1]["aws_seconds"] = aws_sync(store, site, theirs)
     row["one_file"] = dict(rounds[len(rounds) // 2], rounds=rounds, seconds=statistics.median(r["seconds"] for r in rounds))
@@ -664,6 +680,12 @@ def markdown(result):
             aws = r.get("aws_seconds")
             lines.append(f"| {label} (pack {r['pack']}) | {r['uploaded']} | {mb(r['uploaded_bytes'])} | {r['seconds']:.2f} | "
                          + (f"{aws:.2f} s | {r['seconds'] / aws:.2f}× |" if aws else "– | – |"))
+        if one.get("needed"):
+            ratios = [r["uploaded_bytes"] / r["needed"] for r in one["rounds"] if r.get("needed")]
+            lines += ["", f"One file changed: uploaded {mb(one['uploaded_bytes'])} ({one.get('copied', 0)} objects copied on the store) "
+                      f"where devices need {mb(one['needed'])} (the delta pack, changed forms, head and layout's changed files, "
+                      f"`Routes.json` among them): {statistics.median(ratios):.2f}× (rounds " + ", ".join(f"{x:.2f}×" for x in ratios)
+                      + f"; bar ≤ 1.25× {ok(max(ratios) <= 1.25)})."]
     k = result.get("kills")
     if k:
         b, n = k["bars"], k.get("new_device") or {"syncs": 0, "failed": [], "outcomes": {}}

@@ -57,6 +57,10 @@ package struct Upload: Sendable {
     package enum Body: Sendable {
         case bytes([UInt8])
         case file(String)
+        /// The bytes of the store object at this key, which the destination holds or this plan
+        /// writes in an earlier phase: copied on the destination's side (S3's `x-amz-copy-source`),
+        /// so none of them cross the publisher's link again.
+        case copy(String)
     }
 
     package var key: String
@@ -73,10 +77,16 @@ package struct Upload: Sendable {
         self.cacheControl = cacheControl
     }
 
+    /// The bytes this upload sends: none for a copy.
+    package var sent: Int64 {
+        if case .copy = body { 0 } else { size }
+    }
+
     package func bytes() throws(CenariusError) -> [UInt8] {
         switch body {
         case .bytes(let bytes): bytes
         case .file(let path): try FileSystem.readFile(path)
+        case .copy(let key): throw .internal("\(self.key) is a copy of \(key), which only its destination can make")
         }
     }
 }

@@ -56,7 +56,8 @@ package struct FolderDestination: Destination {
             let path = FileSystem.join(root, upload.key)
             try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
             let before = FileSystem.modificationTime(path)
-            try FileSystem.writeAtomically(upload.bytes(), to: path)
+            let bytes = if case .copy(let source) = upload.body { try FileSystem.readFile(FileSystem.join(root, source)) } else { try upload.bytes() }
+            try FileSystem.writeAtomically(bytes, to: path)
             if let before { FileSystem.advanceModificationTime(path, past: before) }
             progress(upload)
         }

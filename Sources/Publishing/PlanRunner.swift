@@ -48,7 +48,7 @@ package enum PlanRunner {
         var renewal: CenariusError?
         let written = { (upload: Upload) in
             progress.done += 1
-            progress.bytes += upload.size
+            progress.bytes += upload.sent
             report(progress)
             do throws(CenariusError) { try check?.lock.renew() } catch { renewal = renewal ?? error }
         }

@@ -20,7 +20,8 @@ package struct UploadPlan: Sendable {
     package var skippedBytes: Int64 = 0
 
     package var uploads: [Upload] { store + layout + last }
-    package var bytes: Int64 { uploads.reduce(0) { $0 + $1.size } }
+    /// What the publisher sends: a copy the destination makes on its side sends nothing.
+    package var bytes: Int64 { uploads.reduce(0) { $0 + $1.sent } }
 
     /// The release staged in `staging` (what `routes --out-dir` wrote) and the files of `build`
     /// its table lists, against what the remote holds.
@@ -84,6 +85,7 @@ package struct UploadPlan: Sendable {
             last = [head]
         }
         if last.last?.key != remote.headKey { throw .internal("the staged release has no head \(remote.headKey)") }
+        try copyFromStore(table: table, remote: remote)
     }
 
     /// Every regular file under `root`, relative, with its size.

@@ -155,6 +155,31 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
         #expect(throws: CenariusError.self) { try ReleaseIndex.parse(unnamed, source: "i") }
     }
 
+    /// A site whose files the solid pack alone holds lists the few files with a form, not every
+    /// plain one; both spellings read back to the same answer for every file of the table.
+    @Test func anIndexNamesTheFewerOfItsPlainAndCompressedFiles() throws {
+        let hashes = (0..<40).map { ContentHash(hex: String(format: "%032x", $0 + 1))! }
+        let table = Set(hashes)
+        let formed = Set(hashes.prefix(3))
+        var index = ReleaseIndex(table: String(repeating: "e", count: 64), plain: PlainFiles(table.subtracting(formed)))
+        index.plain = index.plain.compacted(for: table)
+        let text = String(decoding: index.serialized(), as: UTF8.self)
+        #expect(text.contains("\"compressed\": [") && !text.contains("\"plain\""))
+        #expect(index.serialized().count < 400)
+        let read = try ReleaseIndex.parse(index.serialized(), source: "i")
+        for hash in hashes { #expect(read.plain.contains(hash) == !formed.contains(hash)) }
+        // A file made plain later (its form dropped) reads as plain in either spelling.
+        var changed = read
+        changed.plain.insert(hashes[0])
+        #expect(changed.plain.contains(hashes[0]) && !changed.plain.contains(hashes[1]))
+        // Mostly compressed: the plain ones are listed, as every earlier index did.
+        let few = PlainFiles(Set(hashes.suffix(2))).compacted(for: table)
+        #expect(String(decoding: ReleaseIndex(table: "x", plain: few).serialized(), as: UTF8.self).contains("\"plain\": ["))
+        for hash in hashes { #expect(few.contains(hash) == hashes.suffix(2).contains(hash)) }
+        #expect(read.objects(for: try RouteTable(entries: [RouteEntry(uri: try URIPath(validating: "a.js"), hash: hashes[5], size: 1)]))
+            == [ReleaseIndex.plainPath(hashes[5])])
+    }
+
     @Test func packFramesAreFoundByDecoding() throws {
         let files = [bundle(seed: 7, bytes: 50_000), bundle(seed: 8, bytes: 10), bundle(seed: 9, bytes: 70_000)]
         let pack = try files.flatMap { try Zstd.compress($0) }

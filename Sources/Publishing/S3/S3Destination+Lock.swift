@@ -93,6 +93,7 @@ struct S3Lease: Sendable {
             // The read-then-write that counts is a read right before the write (not the refused attempt's).
             let asked = FileSystem.monotonic()
             if let again = try current(), again.live { return false }
+            TestPause.at("lease-write")
             guard try put(mine, condition: nil) == 200 else { return false }
             // A slow claim first waits out the renewal of a holder it may have overwritten.
             if FileSystem.monotonic() - asked > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }

@@ -61,15 +61,22 @@ package struct S3Destination: Destination {
             var bytes = 0
             while start < uploads.count, batch.count < 64, bytes < 64 << 20 {
                 let upload = uploads[start]
-                let body = try upload.bytes()
+                var headers = ["Content-Type: \(upload.contentType)", "Cache-Control: \(upload.cacheControl)"]
+                var body: [UInt8] = []
+                if case .copy(let source) = upload.body {
+                    // The headers given here, not the source's: a layout file is not immutable as the store's objects are.
+                    headers += ["x-amz-copy-source: /\(address.bucket)/" + S3Address.encode(address.prefix + source, keepSlashes: true),
+                                "x-amz-metadata-directive: REPLACE"]
+                } else {
+                    body = try upload.bytes()
+                }
                 bytes += body.count
-                batch.append(S3Request(method: "PUT", url: address.url(upload.key),
-                                       headers: ["Content-Type: \(upload.contentType)", "Cache-Control: \(upload.cacheControl)"],
-                                       body: body, limit: 64 << 10, tag: upload.key))
+                batch.append(S3Request(method: "PUT", url: address.url(upload.key), headers: headers, body: body, limit: 64 << 10, tag: upload.key))
                 start += 1
             }
             try client.perform(batch) { request, response throws(CenariusError) in
-                guard response.status == 200 else { throw failure("cannot write \(description)\(request.tag)", response) }
+                // A copy can fail after its 200 has been sent: its body then holds an <Error>.
+                guard response.status == 200, XMLText.blocks("Error", in: response.body[...]).isEmpty else { throw failure("cannot write \(description)\(request.tag)", response) }
                 if let upload = byKey[request.tag] { progress(upload) }
             }
         }

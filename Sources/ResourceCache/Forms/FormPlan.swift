@@ -81,7 +81,7 @@ package struct FormPlan: Sendable, Equatable {
             return
         }
         let has = available ?? { _ in true }
-        if index.storedPlain { storedPlain = index.plain.intersection(downloads.map(\.hash)).filter { has(ReleaseIndex.plainPath($0)) } }
+        if index.storedPlain { storedPlain = Set(downloads.map(\.hash)).filter { index.plain.contains($0) && has(ReleaseIndex.plainPath($0)) } }
         var patches: [ContentHash: [ContentHash]] = [:]
         for patch in index.patches { patches[patch.target, default: []].append(patch.base) }
         var unpatched: [RouteEntry] = []

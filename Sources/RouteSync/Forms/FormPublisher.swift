@@ -358,6 +358,7 @@ package struct FormPublisher {
         index.tableForm = tableFormBeside && table.count < tableBytes.count
         index.head = head
         index.storedPlain = summary.filesAtURI == 0
+        index.plain = index.plain.compacted(for: Set(files.map(\.hash)))
         let indexBytes = index.serialized()
         // Under the table's hash, for devices that predate heads: written once, like every name
         // under `_cenarius/`. A release of a table published before keeps that index there (its

@@ -30,8 +30,10 @@ extension ReleaseIndex {
         case "tableForm": tableForm = try Self.flag(&s)
         case "head": head = try Self.flag(&s)
         case "storedPlain": storedPlain = try Self.flag(&s)
-        case "plain":
-            try s.array { s throws(JSONScanner.Failure) in plain.insert(try Self.hash(&s)) }
+        case "plain", "compressed":
+            var named = Set<ContentHash>()
+            try s.array { s throws(JSONScanner.Failure) in named.insert(try Self.hash(&s)) }
+            plain = name == "plain" ? PlainFiles(named) : .allBut(named)
         case "patches":
             try s.array { s throws(JSONScanner.Failure) in patches.append(try Self.patch(&s)) }
         case "deltaPacks":

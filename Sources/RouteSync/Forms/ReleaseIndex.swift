@@ -14,7 +14,7 @@
 ///   that has seen it polls instead of the table (the one name here that changes with a release);
 ///
 ///     {"format": "cenarius-forms-1", "table": "<sha256>", "tableForm": true,
-///      "plain": ["<hash>", ...], "patches": [["<hash>", "<base hash>"], ...],
+///      "plain": ["<hash>", ...] or "compressed": ["<hash>", ...] (PlainFiles), "patches": [["<hash>", "<base hash>"], ...],
 ///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>},
 ///      "solidPack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
 ///
@@ -83,8 +83,8 @@ package struct ReleaseIndex: Sendable, Equatable {
 
     /// SHA-256 hex of the table bytes this index belongs to.
     package var table: String
-    /// Files with no compressed form (zstd could not make them smaller).
-    package var plain: Set<ContentHash> = []
+    /// Files with no compressed form (zstd could not make them smaller, or the solid pack alone holds them).
+    package var plain: PlainFiles = []
     package var patches: [Patch] = []
     package var pack: Pack?
     /// The pack's files as one stream (SolidPack), when published.
@@ -100,7 +100,7 @@ package struct ReleaseIndex: Sendable, Equatable {
     package var deltaPacks: [DeltaPack] = []
     package var carriedPack: CarriedPack?
 
-    package init(table: String, plain: Set<ContentHash> = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
+    package init(table: String, plain: PlainFiles = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
         self.table = table
         self.tableForm = tableForm
         self.plain = plain
@@ -139,9 +139,8 @@ package struct ReleaseIndex: Sendable, Equatable {
     }
 
     package func serialized() -> [UInt8] {
-        var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\", \"tableForm\": \(tableForm),\n \"plain\": ["
-        out += plain.map { "\"\($0.hex)\"" }.sorted().joined(separator: ", ")
-        out += "],\n \"patches\": ["
+        var out = "{\"format\": \"\(Self.format)\", \"table\": \"\(table)\", \"tableForm\": \(tableForm),\n " + plain.member
+        out += ",\n \"patches\": ["
         out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
         out += "]"
         if head { out += ",\n \"head\": true" }

@@ -56,15 +56,3 @@ final class Latest<T: Sendable>: Sendable {
     func set(_ value: T) { stored.withLock { $0 = value } }
     var value: T? { stored.withLock { $0 } }
 }
-
-/// A test hook of the publisher journeys (`CENARIUS_TEST_PAUSE_BEFORE=<step>` with
-/// `CENARIUS_TEST_PAUSE_FILE=<path>`): at that step the process creates `<path>.reached` and waits
-/// while `<path>` exists, so that a test can run a second publisher at exactly that point.
-enum TestPause {
-    static func at(_ step: String) {
-        let environment = ProcessEnvironment()
-        guard let wanted = environment["CENARIUS_TEST_PAUSE_BEFORE"], wanted == step, let path = environment["CENARIUS_TEST_PAUSE_FILE"] else { return }
-        try? FileSystem.writeAtomically(Array(step.utf8), to: path + ".reached", durable: false)
-        while FileSystem.exists(path) { usleep(20_000) }
-    }
-}

@@ -65,6 +65,8 @@ struct PublishCommand: AsyncParsableCommand {
         var dryRun: Bool
         var uploaded: Int
         var uploadedBytes: Int64
+        /// Of `uploaded`, the objects the destination copied from a store object it holds: no bytes sent.
+        var copied = 0
         var skipped: Int
         var skippedBytes: Int64
         var removed: [String]
@@ -185,6 +187,7 @@ struct PublishCommand: AsyncParsableCommand {
         summary.version = record.head.version
         summary.uploaded = plan.uploads.count
         summary.uploadedBytes = plan.bytes
+        summary.copied = plan.copies
         summary.skipped = plan.skipped
         summary.skippedBytes = plan.skippedBytes
         summary.removed = plan.removals
@@ -201,7 +204,8 @@ struct PublishCommand: AsyncParsableCommand {
             Output.json(summary)
         } else {
             Output.line("published \(build) to \(remote.description), channel \(channel): version \(record.head.version)\(record.head.signature == nil ? "" : ", signed"); "
-                + "uploaded \(plan.uploads.count) objects (\(Output.bytes(plan.bytes))), \(plan.skipped) already there, in \(Output.seconds(summary.seconds))")
+                + "uploaded \(plan.uploads.count) objects (\(Output.bytes(plan.bytes))\(plan.copies > 0 ? "; \(plan.copies) copied on the store" : "")), "
+                + "\(plan.skipped) already there, in \(Output.seconds(summary.seconds))")
         }
         try report(summary.edge)
     }

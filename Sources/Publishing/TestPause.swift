@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RouteSync
+
+/// A test hook of the publisher journeys (`CENARIUS_TEST_PAUSE_BEFORE=<step>` with
+/// `CENARIUS_TEST_PAUSE_FILE=<path>`): at that step the process creates `<path>.reached` and waits
+/// while `<path>` exists, so that a test can run a second publisher at exactly that point. Steps:
+/// `locked`, the upload plan's phases (`PlanRunner.Phase`), and `lease-write` (a store without
+/// conditional writes, between reading that no lease is live and writing its own: a slow claim).
+package enum TestPause {
+    package static func at(_ step: String) {
+        guard let wanted = getenv("CENARIUS_TEST_PAUSE_BEFORE").map({ String(cString: $0) }), wanted == step,
+              let path = getenv("CENARIUS_TEST_PAUSE_FILE").map({ String(cString: $0) }) else { return }
+        try? FileSystem.writeAtomically(Array(step.utf8), to: path + ".reached", durable: false)
+        while FileSystem.exists(path) { usleep(20_000) }
+    }
+}

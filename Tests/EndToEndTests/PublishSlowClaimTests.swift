@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// A slow claim on a store without conditional writes (OpenStack Swift): publisher A reads that no
+/// lease is live and writes its own only once B has taken the lock and is uploading. A's
+/// read-then-write took longer than the settle's bound, so A waits out a renewal of the holder it
+/// may have overwritten before it reads its lease back; B finds its lease gone at that renewal and
+/// stops before its layout and head. One writer at a time, and the head never goes back.
+@Suite(.serialized, .awaitsCleanups) struct PublishSlowClaimTests {
+    typealias Background = PublishRaceTests.Background
+
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aSlowClaimWaitsOutTheHolderItOverwrote() async throws {
+        let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("slow")
+        try publisher.publish(1)
+        let before = try #require(try PublishRaceTests.headVersion(publisher))
+        func held(_ step: String, release n: Int) throws -> (Background, String) {
+            let hold = publisher.dir.path("hold-\(step)")
+            _ = FileManager.default.createFile(atPath: hold, contents: nil)
+            var environment = publisher.environment
+            environment["CENARIUS_TEST_PAUSE_BEFORE"] = step
+            environment["CENARIUS_TEST_PAUSE_FILE"] = hold
+            let run = Background(["publish", try publisher.build(n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                  "--json"] + publisher.remoteFlags, environment: environment)
+            try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || run.finished != nil }
+            #expect(run.finished == nil, "release \(n) never reached \(step): \(run.finished?.stderr ?? "")")
+            return (run, hold)
+        }
+        let (a, holdA) = try held("lease-write", release: 2)
+        let (b, holdB) = try held("layout", release: 3)
+        // B holds the lock and has written its store objects; A now writes its lease over B's.
+        let resumed = Date()
+        try FileManager.default.removeItem(atPath: holdA)
+        try waitUntil(timeout: 45) { a.finished != nil }
+        let aSeconds = Date().timeIntervalSince(resumed)
+        try FileManager.default.removeItem(atPath: holdB)
+        let (ranA, ranB) = (try a.wait(), try b.wait())
+        // A waited at least one renewal period (10 s) before it went on: without that wait it would
+        // have read its lease back after the 1 s settle and uploaded beside B.
+        #expect(aSeconds >= 10, "A went on after \(aSeconds) s")
+        #expect(ranA.status == 0, "A: \(ranA.stderr)")
+        let versionA = try #require((try? ranA.json()["version"] as? NSNumber)?.int64Value, "\(ranA.stdout)")
+        if ranB.status == 0 {
+            // B renewed its lease right before A's write landed, so A read B's back and waited for B to end.
+            let versionB = (try? ranB.json()["version"] as? NSNumber)?.int64Value ?? 0
+            #expect(versionA > versionB && versionB > before, "B \(versionB), then A \(versionA)")
+        } else {
+            #expect(ranB.stderr.contains("took this one's lock") || ranB.stderr.contains("changed while this publish ran"), "B: \(ranB.stderr)")
+            #expect(versionA > before)
+        }
+        #expect(try PublishRaceTests.headVersion(publisher) == versionA, "the head is A's, the last writer's")
+        #expect(try publisher.sync("after the slow claim")["outcome"] as? String == "committed")
+        #expect(try publisher.served() == "<h1>release 2</h1>")
+        let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
+        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+    }
+}
