@@ -52,7 +52,8 @@ struct Publication {
     func stage(_ build: String, table: RouteTable, bytes: Int64, in staging: Staging, forms: ReleaseWriter.Forms = .made) throws -> Staged {
         try refuseUnsigning(source: nil)
         let digest = ReleaseIndex.tableDigest(table.serialized())
-        var (found, forms, baseBytesRead) = try bases(for: table, digest: digest, forms: forms)
+        let (found, forms) = try bases(for: table, digest: digest, forms: forms)
+        var baseBytesRead: Int64 = 0
         var olds: [FormPublisher.Release] = []
         for (k, old) in found.enumerated() {
             let folder = staging.base(k)
@@ -82,16 +83,16 @@ struct Publication {
 
     /// The releases patches are made from and where the forms come from: the channel's last
     /// releases, and with `carry` the pack its head carries, whose table is a base too.
-    private func bases(for table: RouteTable, digest: String, forms: ReleaseWriter.Forms) throws -> ([Bases.Release], ReleaseWriter.Forms, Int64) {
+    private func bases(for table: RouteTable, digest: String, forms: ReleaseWriter.Forms) throws -> ([Bases.Release], ReleaseWriter.Forms) {
         var olds = try forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []
         guard carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote), carried.from != digest else {
-            return (olds, forms, 0)
+            return (olds, forms)
         }
         // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.
         if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
         let objects = state.objects
         let remote = remote
-        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) }), 0)
+        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) }))
     }
 
     /// The writer of `build`'s release, hashed now (after the bases were read) and checked against
