@@ -123,6 +123,26 @@ struct ReleaseWriterTests {
         #expect(!FileManager.default.fileExists(atPath: unsigned.sidecarPath), "the old signature goes too")
     }
 
+    @Test func theIndexUnderTheTablesHashIsWrittenOnceAndSignedOver() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        var writer = try fixture.writer()
+        writer.signer = ReleaseSigner(keys: [try fixture.key("k")])
+        let first = try writer.write(into: fixture.out) { _ in }
+        let legacyPath = "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(first.table))
+        let legacy = Array(try #require(FileManager.default.contents(atPath: fixture.out + legacyPath)))
+        // The same table again with a base to patch from: its index is another, but devices before
+        // heads keep reading the one the remote (handed over as a value) already holds.
+        try Fixture.write(fixture.root + "/old/index.html", Array("<h1>zero</h1>".utf8))
+        let old = try RouteTableBuilder(root: fixture.root + "/old").build()
+        writer.bases = [FormPublisher.Release(root: fixture.root + "/old", table: old.table, tableBytes: old.table.serialized())]
+        writer.previous = .init(legacyIndex: legacy)
+        let second = try writer.write(into: fixture.root + "/second") { _ in }
+        #expect(FileManager.default.contents(atPath: fixture.root + "/second" + legacyPath).map(Array.init) == legacy)
+        #expect(second.signed?.signature.forms?.index == TableSignature.digest(legacy))
+        #expect(second.head.index != first.head.index, "the head names the new index")
+    }
+
     @Test func nothingIsWrittenOutsideTheFolderGiven() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
