@@ -82,13 +82,20 @@ struct RolloutHalt {
         try Self.checkKeys(signKeys, sidecar: sidecar)
         try FileSystem.writeAtomically(written, to: manifestPath)
         let table = try FileSystem.readFile(tablePath)
+        var signature: TableSignature?
         if !signKeys.isEmpty {
-            try RoutesCommand.resign(table: table, manifest: written, sidecar: sidecar, keys: signKeys, root: folder)
+            let legacyIndex = try? FileSystem.readFile(FileSystem.join(folder, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table))), limit: 32 << 20)
+            let resigned = try ReleaseSigner(keys: signKeys).resign(table: table, manifest: written, previous: try? FileSystem.readFile(sidecar, limit: 64 << 10),
+                                                                     legacyIndex: legacyIndex, source: sidecar)
+            try FileSystem.writeAtomically(resigned.serialized(), to: sidecar)
+            signature = resigned
         }
         // Devices that poll the head learn of the halt from it: a new head over the same table.
-        let heads = HeadWriter(directory: folder, routesName: routesName)
-        if heads.current != nil {
-            _ = try heads.write(table: table, manifest: written, index: nil, tableForm: nil, sidecar: signKeys.isEmpty ? nil : sidecar, keys: signKeys)
+        let headPath = FileSystem.join(folder, ReleaseHead.name(routesName: routesName, channel: ReleaseHead.defaultChannel))
+        if let bytes = try? FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), let current = try? ReleaseHead.parse(bytes, source: headPath) {
+            var heads = HeadWriter(directory: folder, routesName: routesName, previous: current)
+            heads.keys = signKeys
+            _ = try heads.write(.init(table: table, manifest: written), signed: signature)
         }
         return "wrote \(manifestPath)\(signKeys.isEmpty ? "" : " and re-signed \(sidecar)")"
     }

@@ -83,7 +83,7 @@ struct FleetCommand: AsyncParsableCommand {
         }
         if view != nil, sql == nil { throw ValidationError("--view goes with --sql ENGINE") }
         if html != nil, logs.isEmpty { throw ValidationError("--html draws from the logs: give them") }
-        if let since, RoutesCommand.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
+        if let since, DurationText.seconds(since) == nil { throw ValidationError("--since must be a duration like 90s, 30m, 12h or 7d") }
         if let haltAbove {
             guard haltAbove >= 0, haltAbove < 100 else { throw ValidationError("--halt-above must be a percentage in [0, 100)") }
             guard remote != nil else { throw ValidationError("--halt-above needs --remote DEST (the folder or store whose release to halt)") }
@@ -150,7 +150,7 @@ struct FleetCommand: AsyncParsableCommand {
         var reading = FleetReading(threads: threads)
         if isatty(2) != 0 { reading.progress = FleetProgress.show }
         let tally = try await FleetProgress.onThread { [reading, logs, maxDevices, since, html] () throws(CenariusError) -> FleetTally in
-            try reading.tally(logs, since: since.flatMap(RoutesCommand.seconds).map { now - Double($0) }, maxDevices: maxDevices, timeline: html != nil)
+            try reading.tally(logs, since: since.flatMap(DurationText.seconds).map { now - Double($0) }, maxDevices: maxDevices, timeline: html != nil)
         }
         if let html { try FileSystem.writeAtomically(Array(FleetPage.html(tally, timeline: tally.timeline()).utf8), to: html) }
         if reading.progress != nil { FleetProgress.clear() }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Publishing
 import RouteSync
 
 struct RoutesCommand: AsyncParsableCommand {
@@ -89,7 +90,7 @@ struct RoutesCommand: AsyncParsableCommand {
             try checkOrPrint()
             return
         }
-        let summary = try write(into: outDir ?? directory, quiet: json)
+        let summary = try write(into: outDir ?? directory)
         if json { Output.json(summary) } else { Output.line("wrote \(summary.table): \(summary.entries) entries, \(Output.bytes(summary.bytes))") }
     }
 
@@ -114,7 +115,7 @@ struct RoutesCommand: AsyncParsableCommand {
         let existing = try RouteTable.parse(existingBytes, source: target)
         let difference = TableDifference(from: existing, to: result.table)
         // A compressed table that is not this table's bytes is what devices that poll it get.
-        let staleForm = output == nil ? staleTableForm(table: existingBytes, root: directory) ?? headWriter(directory).stale(table: existingBytes) : nil
+        let staleForm = output == nil ? staleTableForm(table: existingBytes) ?? staleHead(table: existingBytes) : nil
         let problem = difference.isEmpty ? staleForm : difference.summary
         summary.upToDate = problem == nil
         summary.difference = problem
@@ -125,166 +126,79 @@ struct RoutesCommand: AsyncParsableCommand {
     /// `--output FILE` with release options or keys: FILE.release and FILE.sig, as beside a
     /// folder's own table (scripts that sign a table written elsewhere; no head, no forms).
     private func writeSidecars(table: [UInt8], beside target: String) throws {
-        let manifest = try releaseManifest(beside: target, quiet: json)
-        if !signKey.isEmpty { try sign(table: table, manifest: manifest, sidecar: target + ".sig", keys: signKey, quiet: json) }
+        let asked = try releaseOptions.manifest()?.serialized()
+        // A manifest already beside the table stays in force for the new table; it is signed with it.
+        let manifest = asked ?? (try? FileSystem.readFile(target + ".release", limit: 64 << 10))
+        if let asked { try FileSystem.writeAtomically(asked, to: target + ".release") }
+        if let manifest { sayManifest(manifest, beside: target, kept: asked == nil) }
+        guard let signer = try releaseOptions.signer() else { return }
+        let previous = try? FileSystem.readFile(target + ".sig", limit: 64 << 10)
+        let signed = try signer.sign(table: table, manifest: manifest, index: nil, over: .init(path: target + ".sig", previous: previous), warn: Output.warn)
+        try FileSystem.writeAtomically(signed.signature.serialized(), to: target + ".sig")
+        if !json { Output.line(Self.signedLine(signed, sidecar: target + ".sig", manifest: manifest != nil)) }
     }
 
-    /// The manifest the options ask for, written beside `target`; else the one already there, kept.
-    private func releaseManifest(beside target: String, quiet: Bool) throws -> [UInt8]? {
-        guard let written = try releaseOptions.manifest()?.serialized() else {
-            // A manifest already beside the table stays in force for the new table; it is signed with it.
-            let kept = try? FileSystem.readFile(target + ".release", limit: 64 << 10)
-            if kept != nil, !quiet { Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)") }
-            return kept
+    private func sayManifest(_ manifest: [UInt8], beside target: String, kept: Bool) {
+        guard !json else { return }
+        if kept {
+            Output.warn("\(target).release from an earlier run stays beside the new table (pass --release etc. to rewrite it, or delete it)")
+        } else {
+            Output.line("wrote \(target).release: \(String(decoding: manifest.dropLast(), as: UTF8.self))")
         }
-        try FileSystem.writeAtomically(written, to: target + ".release")
-        if !quiet { Output.line("wrote \(target).release: \(String(decoding: written.dropLast(), as: UTF8.self))") }
-        return written
     }
 
     private var builder: RouteTableBuilder {
         RouteTableBuilder(root: directory, routesName: routesName, algorithm: ContentHash.Algorithm(rawValue: algorithm)!)
     }
 
-    /// Where a release's forms come from.
-    enum Forms {
-        /// Made from the folder (`--compress`, `--delta-from`): every file compressed, packs, patches.
-        case made
-        /// Made, taking what a store already holds for this table as it is (`earlier`'s packs and
-        /// patches, the forms in the folder): a rollback or promotion makes only patches and delta
-        /// packs from the channel's last releases.
-        case remade(earlier: ReleaseIndex, storeHolds: (String) -> Bool)
-        /// The store's, as a head names them: a republish of the table a channel's head already
-        /// names (halt, resume) writes pointers only, in a moment whatever the site's size.
-        case stored(index: [UInt8], tableForm: [UInt8]?)
-        /// Made, with an earlier solid pack carried forward while the delta pack from its table
-        /// stays small (`publish`): files the store and every base release hold are not compressed again.
-        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool, storeRead: (String) -> [UInt8]?)
-
-        var isMade: Bool {
-            if case .stored = self { return false }
-            return true
+    /// Writes a whole release of DIR into `root` (DIR itself, or `--out-dir`) through the
+    /// `ReleaseWriter`, with the folder's own table, sidecar, manifest and head as the previous release.
+    func write(into root: String) throws -> Summary {
+        let built = try builder.build()
+        if !json { for (path, reason) in built.skipped { Output.warn("skipped \(path): \(reason)") } }
+        var writer = ReleaseWriter(build: directory, built: built)
+        writer.routesName = routesName
+        writer.channel = channel
+        writer.previous = previousRelease(in: root)
+        writer.manifest = try releaseOptions.manifest()?.serialized()
+        writer.signer = try releaseOptions.signer()
+        writer.unsigned = releaseOptions.unsigned
+        writer.forms = compress || !deltaFrom.isEmpty ? .made : nil
+        writer.bases = try deltaFrom.map { old throws(CenariusError) in
+            let path = FileSystem.join(old, routesName)
+            let bytes = try FileSystem.readFile(path)
+            return FormPublisher.Release(root: old, table: try RouteTable.parse(bytes, source: path), tableBytes: bytes)
         }
-    }
-
-    /// Writes a whole release of DIR into `root` (DIR itself, or `--out-dir`, where `publish`
-    /// stages): the table, the manifest, the forms, the signature and, last, the head.
-    /// `formsAtURI`: the release's files are uploaded at their uris too (`publish` to the default channel, FormPublisher.formsAtURI).
-    func write(into root: String, quiet: Bool, forms source: Forms = .made, formsAtURI: Bool = false) throws -> Summary {
-        let target = FileSystem.join(root, routesName)
-        try refuseUnsigning(root: root, sidecar: target + ".sig")
-        let result = try builder.build()
-        // `publish` stages quietly and has said so itself.
-        if !quiet { for (path, reason) in result.skipped { Output.warn("skipped \(path): \(reason)") } }
-        if root != directory { try FileSystem.makeDirectories(root) }
-        var summary = Summary(table: target, entries: result.table.count, bytes: result.bytes, skipped: result.skipped.map(\.path))
-        let bytes = result.table.serialized()
-        try FileSystem.writeAtomically(bytes, to: target)
-        let manifest = try releaseManifest(beside: target, quiet: quiet)
-        var index: [UInt8]?
-        // What the sidecar vouches for: the index under the table's hash, which devices that predate
-        // heads read (written once, so for a table published before it is that earlier index).
-        var legacyIndex: [UInt8]?
-        var tableForm: [UInt8]?
-        var bases: [[UInt8]] = []
-        if case .stored(let storedIndex, let storedForm) = source {
-            index = storedIndex
-            tableForm = storedForm
-            legacyIndex = try FormPublisher.writeLegacyIndex(storedIndex, table: ReleaseIndex.tableDigest(bytes), root: root)
-        } else if compress || !deltaFrom.isEmpty {
-            let olds = try deltaFrom.map { old throws(CenariusError) in
-                let path = FileSystem.join(old, routesName)
-                let bytes = try FileSystem.readFile(path)
-                return FormPublisher.Release(root: old, table: try RouteTable.parse(bytes, source: path), tableBytes: bytes)
-            }
-            bases = olds.map(\.tableBytes)
-            var publisher = FormPublisher(release: .init(root: directory, table: result.table), tableBytes: bytes, olds: olds)
-            publisher.routesName = routesName
-            publisher.outputRoot = root
-            publisher.formsAtURI = formsAtURI
-            if case .remade(let earlier, let storeHolds) = source {
-                publisher.reusing = earlier
-                publisher.storeHolds = storeHolds
-            }
-            if case .carrying(let carry, let storeHolds, let storeRead) = source {
-                publisher.carry = carry
-                publisher.storeHolds = storeHolds
-                publisher.storeRead = storeRead
-            }
-            // Written last (writeHead).
-            publisher.head = true
-            let published = try publisher.publish()
-            let forms = published.summary
-            index = published.index
-            legacyIndex = published.legacyIndex
-            tableForm = published.tableForm
-            summary.forms = forms
-            if !quiet {
-                Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
-                    + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))"
-                    + (forms.solidPackBytes > 0 ? ", a solid pack of \(Output.bytes(forms.solidPackBytes))" : ""))
-            }
-        }
-        try removeTableForm(root: root)
-        if !signKey.isEmpty { try sign(table: bytes, manifest: manifest, index: legacyIndex, sidecar: target + ".sig", keys: signKey, quiet: quiet) }
-        // Last: the one name devices poll, naming only what is already written.
-        let writer = headWriter(root)
-        let head = try writer.write(table: bytes, manifest: manifest, index: index, tableForm: tableForm, bases: bases, sidecar: signKey.isEmpty ? nil : target + ".sig", keys: signKey)
-        summary.head = writer.headPath
-        summary.headVersion = head.version
-        if !quiet { Output.line("wrote \(writer.headPath): version \(head.version)\(head.signature == nil ? "" : ", signed")") }
+        let release = try writer.write(into: root, warn: Output.warn)
+        if !json { say(release) }
+        var summary = Summary(table: release.tablePath, entries: built.table.count, bytes: built.bytes, skipped: built.skipped.map(\.path))
+        summary.forms = release.forms
+        summary.head = release.headPath
+        summary.headVersion = release.head.version
         return summary
     }
 
-    /// A release written without a key over a signed one would be refused by every device that
-    /// holds a public key: only on purpose (`--unsigned`), and then the old signature goes too.
-    private func refuseUnsigning(root: String, sidecar: String) throws(CenariusError) {
-        guard signKey.isEmpty else { return }
-        let signedHead = headWriter(root).current?.signature != nil
-        guard signedHead || FileSystem.exists(sidecar) else { return }
-        guard releaseOptions.unsigned else {
-            throw Self.signedChannel(channel == ReleaseHead.defaultChannel ? root : "channel \(channel) of \(root)")
-        }
-        FileSystem.removeTree(sidecar)
+    /// What the folder holds before this run: the release it had, whose versions grow and whose manifest stays.
+    private func previousRelease(in root: String) -> ReleaseWriter.Previous {
+        let table = FileSystem.join(root, routesName)
+        let headPath = FileSystem.join(root, ReleaseHead.name(routesName: routesName, channel: channel))
+        // A sidecar that does not read still makes the folder a signed one.
+        let sidecar = FileSystem.exists(table + ".sig") ? (try? FileSystem.readFile(table + ".sig", limit: 64 << 10)) ?? [] : nil
+        return .init(sidecar: sidecar, head: try? ReleaseHead.parse(FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), source: headPath),
+                     manifest: try? FileSystem.readFile(table + ".release", limit: 64 << 10))
     }
 
-    /// The refusal of an unsigned release over a signed one, in the words every command uses.
-    static func signedChannel(_ what: String) -> CenariusError {
-        .usage("\(what) is signed: pass --sign-key (devices that hold a public key refuse an unsigned head), or --unsigned to stop signing it on purpose")
+    /// The lines a run prints, in the order the release was written.
+    private func say(_ release: ReleaseWriter.Release) {
+        if let manifest = release.manifest { sayManifest(manifest, beside: release.tablePath, kept: release.manifestKept) }
+        if let forms = release.forms {
+            Output.line("wrote \(forms.index): \(forms.compressedForms) compressed forms (\(Output.bytes(forms.compressedBytes))), "
+                + "\(forms.patches) patches (\(Output.bytes(forms.patchBytes))), a pack of \(Output.bytes(forms.packBytes))"
+                + (forms.solidPackBytes > 0 ? ", a solid pack of \(Output.bytes(forms.solidPackBytes))" : ""))
+        }
+        if let signed = release.signed { Output.line(Self.signedLine(signed, sidecar: release.sidecarPath, manifest: release.manifest != nil)) }
+        Output.line("wrote \(release.headPath): version \(release.head.version)\(release.head.signature == nil ? "" : ", signed")")
     }
 
     var signKey: [String] { releaseOptions.signKey }
-    var tableVersion: Int64? { releaseOptions.tableVersion }
-    var expires: String? { releaseOptions.expires }
-    var rotation: [String] { releaseOptions.rotation }
-
-    func headWriter(_ root: String) -> HeadWriter { HeadWriter(directory: root, routesName: routesName, channel: channel) }
-
-    private func tableFormPath(_ root: String) -> String { FileSystem.join(root, ReleaseIndex.tablePath(routesName)) }
-
-    /// No run leaves the compressed table of an earlier version's `--compress` behind: devices that
-    /// saw it poll it instead of the table, and would stay on that release. It was the one mutable
-    /// name under `_cenarius/`; the head names the compressed table by its hash now.
-    private func removeTableForm(root: String) throws(CenariusError) {
-        let tableFormPath = tableFormPath(root)
-        guard FileSystem.exists(tableFormPath) else { return }
-        FileSystem.removeTree(tableFormPath)
-        guard !FileSystem.exists(tableFormPath) else { throw FileSystem.failure("cannot remove the stale compressed table", tableFormPath) }
-        Output.warn("removed \(tableFormPath), an earlier version's compressed table: devices poll the head now, and devices that predate heads the table itself")
-    }
-
-    /// Why the compressed table beside the table is not its form (nil: it is, or there is none).
-    private func staleTableForm(table: [UInt8], root: String) -> String? {
-        let tableFormPath = tableFormPath(root)
-        guard FileSystem.exists(tableFormPath) else { return nil }
-        guard Zstd.isAvailable else {
-            Output.warn("cannot check \(tableFormPath): libzstd is not available on this machine")
-            return nil
-        }
-        guard let bytes = try? FileSystem.readFile(tableFormPath, limit: 64 << 20),
-              let frames = try? Zstd.decompressFrames(bytes, limit: 64 << 20), frames.first == table else {
-            return "\(tableFormPath) is not the compressed form of this table (devices that poll it get another release): run routes again"
-        }
-        return nil
-    }
 }

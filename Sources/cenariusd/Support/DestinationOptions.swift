@@ -54,7 +54,7 @@ struct RepublishOptions: ParsableArguments {
     @Flag(help: "Say what would be uploaded, and upload nothing.") var dryRun = false
 
     func validate() throws {
-        if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
+        if let expires, DurationText.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
         if signKey.isEmpty, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
         if unsigned, !signKey.isEmpty { throw ValidationError("--unsigned and --sign-key contradict each other") }
     }

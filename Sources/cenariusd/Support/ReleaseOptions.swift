@@ -1,4 +1,5 @@
 import ArgumentParser
+import Publishing
 import RouteSync
 
 /// What a release says of itself and who signs it: the options `routes` and `publish` share.
@@ -23,7 +24,7 @@ struct ReleaseOptions: ParsableArguments {
         if let rolloutStart, UnixTime(exactly: rolloutStart) == nil {
             throw ValidationError("--rollout-start must be unix seconds from 0 to \(Whole.text(Seconds.limit))")
         }
-        if let expires, RoutesCommand.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
+        if let expires, DurationText.seconds(expires) == nil { throw ValidationError("--expires must be a duration such as 90s, 30m, 12h or 7d") }
         if signKey.isEmpty, expires != nil || !rotation.isEmpty { throw ValidationError("--expires and --rotation need --sign-key") }
         if unsigned, !signKey.isEmpty { throw ValidationError("--unsigned and --sign-key contradict each other") }
     }
@@ -41,4 +42,14 @@ struct ReleaseOptions: ParsableArguments {
         return manifest
     }
 
+    /// Who signs, as the options say; nil without --sign-key. The rotation statements are read
+    /// and chained here, before anything is written.
+    func signer() throws(CenariusError) -> ReleaseSigner? {
+        guard !signKey.isEmpty else { return nil }
+        var signer = ReleaseSigner(keys: signKey)
+        signer.rotations = try ReleaseSigner.readRotations(rotation)
+        signer.version = tableVersion
+        signer.lifetime = expires.flatMap(DurationText.seconds)
+        return signer
+    }
 }

@@ -40,7 +40,7 @@ struct PruneCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...1000).contains(keep) else { throw ValidationError("--keep must be 0 to 1000") }
-        guard minAge == "0" || RoutesCommand.seconds(minAge) != nil else { throw ValidationError("--min-age must be a duration such as 30m, 24h or 7d, or 0") }
+        guard minAge == "0" || DurationText.seconds(minAge) != nil else { throw ValidationError("--min-age must be a duration such as 30m, 24h or 7d, or 0") }
     }
 
     func run() async throws {
@@ -88,7 +88,7 @@ struct PruneCommand: AsyncParsableCommand {
                 referenced.formUnion(index.objects(for: table))
             }
         }
-        let window = minAge == "0" ? 0 : Double(RoutesCommand.seconds(minAge) ?? 0)
+        let window = minAge == "0" ? 0 : Double(DurationText.seconds(minAge) ?? 0)
         let plan = Prune(objects: all.objects, referenced: referenced, olderThan: started - window)
         var summary = Summary(destination: remote.description, dryRun: dryRun, deleted: plan.deletions, deletedBytes: plan.bytes,
                               referenced: plan.referenced, protected: plan.protected, kept: kept)

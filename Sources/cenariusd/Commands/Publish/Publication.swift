@@ -10,8 +10,8 @@ import Glibc
 
 /// One release staged for a channel and planned for upload: what `publish` does with a build
 /// folder, and `rollback`, `promote`, `halt` and `resume` with a release rebuilt from the store.
-/// The release is written by `routes` itself (into a private staging folder), so a published
-/// remote is byte for byte what `routes` and an upload would have made.
+/// The release is written by the `ReleaseWriter` that `routes` writes with (into a private staging
+/// folder), so a published remote is byte for byte what `routes` and an upload would have made.
 struct Publication {
     let remote: any Destination
     let state: RemoteState
@@ -26,6 +26,8 @@ struct Publication {
     /// Carry the channel's solid pack forward while the delta from its table stays small
     /// (FormPublisher.Carry); false: a new one (`publish --repack`, and every republish).
     var carry = false
+    /// A republish's signer: the options' keys with the trust the channel's head publishes (`inheritedSigner()`).
+    var republishSigner: ReleaseSigner?
 
     var channel: String { state.channel }
     var routesName: String { state.routesName }
@@ -45,52 +47,25 @@ struct Publication {
         self.releaseOptions = releaseOptions
     }
 
-    /// Writes the release of `build` into `staging` and plans its upload.
-    func stage(_ build: String, table: RouteTable, files: Int, bytes: Int64, in staging: Staging, forms: RoutesCommand.Forms = .made) throws -> Staged {
+    /// Writes the release of `build` into `staging` through the `ReleaseWriter`, with the
+    /// channel's state as the previous release, and plans its upload.
+    func stage(_ build: String, table: RouteTable, bytes: Int64, in staging: Staging, forms: ReleaseWriter.Forms = .made) throws -> Staged {
         try refuseUnsigning(source: nil)
-        // The channel's latest signature and head, so that versions keep growing and a second key co-signs.
-        if let previous = state.isDefaultChannel ? state.sidecar : state.head?.signature {
-            try FileSystem.writeAtomically(previous, to: FileSystem.join(staging.release, routesName + ".sig"), durable: false)
-        }
-        if let head = state.headBytes { try FileSystem.writeAtomically(head, to: FileSystem.join(staging.release, state.headKey), durable: false) }
-        // `routes` keeps a manifest it finds beside the table: the stored release's exact bytes.
-        if case .some(.some(let bytes)) = manifest { try FileSystem.writeAtomically(bytes, to: FileSystem.join(staging.release, routesName + ".release"), durable: false) }
-
-        var routes = try RoutesCommand.parse([build])
-        routes.releaseOptions = releaseOptions
-        routes.routesName = routesName
-        routes.channel = channel
-        routes.algorithm = table.entries.first?.hash.algorithm.rawValue ?? algorithm
-        routes.compress = true
         let digest = ReleaseIndex.tableDigest(table.serialized())
-        // The index devices that predate heads read under this table's hash is written once: a
-        // table published before keeps the one it has, and `routes` signs over that one.
-        let legacyIndex = ReleaseIndex.indexPath(table: digest)
-        if state.objects[legacyIndex] != nil, let bytes = try remote.read(legacyIndex, limit: 32 << 20) {
-            _ = try FormPublisher.writeLegacyIndex(bytes, table: digest, root: staging.release)
-        }
+        let (found, forms) = try bases(for: table, digest: digest, forms: forms)
         var baseBytesRead: Int64 = 0
-        var olds = try forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []
-        var forms = forms
-        if carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote), carried.from != digest {
-            // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.
-            if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
-            let objects = state.objects
-            let remote = remote
-            forms = .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) })
-        }
-        for (k, old) in olds.enumerated() {
+        var olds: [FormPublisher.Release] = []
+        for (k, old) in found.enumerated() {
             let folder = staging.base(k)
             baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
-            routes.deltaFrom.append(folder)
+            olds.append(FormPublisher.Release(root: folder, table: old.table, tableBytes: old.tableBytes))
         }
-        let written = try routes.write(into: staging.release, quiet: true, forms: forms, formsAtURI: state.isDefaultChannel)
-        guard written.forms?.index != nil || !forms.isMade, let headPath = written.head else { throw CenariusError.internal("the staged release has no index or head") }
-        guard written.table == FileSystem.join(staging.release, routesName), ReleaseIndex.tableDigest(try FileSystem.readFile(written.table)) == digest else {
-            throw CenariusError.integrity("\(build) changed while it was published: run publish again")
-        }
-        let headBytes = try FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes)
-        let record = try ReleaseRecord(head: headBytes, published: FileSystem.now(), origin: origin, files: files, bytes: bytes)
+        var writer = try releaseWriter(build, table: table, digest: digest)
+        writer.forms = forms
+        writer.bases = olds
+        let written = try writer.write(into: staging.release, warn: Output.warn)
+        guard written.forms?.index != nil || !forms.isMade else { throw CenariusError.internal("the staged release has no index") }
+        let record = try ReleaseRecord(head: written.head.serialized(), published: FileSystem.now(), origin: origin, files: table.count, bytes: bytes)
         var state = state
         if state.isDefaultChannel, state.layoutMatching == nil {
             state.layoutMatching = try LayoutCheck.matching(table, build: build, in: remote, objects: state.objects)
@@ -106,12 +81,50 @@ struct Publication {
         return Staged(plan: plan, record: record, baseBytesRead: baseBytesRead, forms: formsFrom)
     }
 
+    /// The releases patches are made from and where the forms come from: the channel's last
+    /// releases, and with `carry` the pack its head carries, whose table is a base too.
+    private func bases(for table: RouteTable, digest: String, forms: ReleaseWriter.Forms) throws -> ([Bases.Release], ReleaseWriter.Forms) {
+        var olds = try forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []
+        guard carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote), carried.from != digest else {
+            return (olds, forms)
+        }
+        // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.
+        if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
+        let objects = state.objects
+        let remote = remote
+        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) }))
+    }
+
+    /// The writer of `build`'s release, hashed now (after the bases were read) and checked against
+    /// the table being published, over the channel's latest signature and head (versions keep
+    /// growing and a second key co-signs) and the index devices before heads read under this table's hash.
+    private func releaseWriter(_ build: String, table: RouteTable, digest: String) throws -> ReleaseWriter {
+        let algorithm = table.entries.first?.hash.algorithm ?? ContentHash.Algorithm(rawValue: algorithm) ?? .md5
+        let built = try RouteTableBuilder(root: build, routesName: routesName, algorithm: algorithm).build()
+        guard ReleaseIndex.tableDigest(built.table.serialized()) == digest else {
+            throw CenariusError.integrity("\(build) changed while it was published: run publish again")
+        }
+        var writer = ReleaseWriter(build: build, built: built)
+        writer.routesName = routesName
+        writer.channel = channel
+        writer.formsAtURI = state.isDefaultChannel
+        let legacyIndex = ReleaseIndex.indexPath(table: digest)
+        // A stored release's manifest is kept as its exact bytes unless the options ask for another.
+        writer.previous = .init(sidecar: state.isDefaultChannel ? state.sidecar : state.head?.signature, head: state.head,
+                                manifest: manifest ?? nil,
+                                legacyIndex: state.objects[legacyIndex] == nil ? nil : try remote.read(legacyIndex, limit: 32 << 20))
+        writer.manifest = try releaseOptions.manifest()?.serialized()
+        writer.signer = try republishSigner ?? releaseOptions.signer()
+        writer.unsigned = releaseOptions.unsigned
+        return writer
+    }
+
     /// A release without a key over a signed channel (or from a signed `source`, a republish's)
     /// would be refused by every device that holds a public key: only with `--unsigned`.
     private func refuseUnsigning(source: ReleaseHead?) throws {
         guard releaseOptions.signKey.isEmpty, !releaseOptions.unsigned else { return }
         if state.head?.signature != nil || state.isDefaultChannel && state.sidecar != nil || source?.signature != nil {
-            throw RoutesCommand.signedChannel("channel \(channel) of \(remote.description)")
+            throw ReleaseWriter.signedChannel("channel \(channel) of \(remote.description)")
         }
     }
 
@@ -136,9 +149,9 @@ struct Publication {
         _ = try StoredRelease.materialize(parts, from: source, into: build, formsInto: staging.release)
         var publication = self
         publication.manifest = .some(manifest)
-        publication.releaseOptions = try inheritedTrust(in: staging)
+        publication.republishSigner = try inheritedSigner()
         let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
-        return try publication.stage(build, table: parts.table, files: parts.table.count, bytes: bytes, in: staging,
+        return try publication.stage(build, table: parts.table, bytes: bytes, in: staging,
                                      forms: storedForms(head, parts: parts, from: source))
     }
 
@@ -147,7 +160,7 @@ struct Publication {
     /// index names: its devices hold the table, so new packs would bring them nothing. Another
     /// table (rollback, promotion): what the store holds for it taken as it is, and only patches
     /// and delta packs from the channel's last releases made. Made whole when the store lacks some.
-    private func storedForms(_ head: ReleaseHead, parts: StoredRelease.Parts, from source: any Destination) throws -> RoutesCommand.Forms {
+    private func storedForms(_ head: ReleaseHead, parts: StoredRelease.Parts, from source: any Destination) throws -> ReleaseWriter.Forms {
         let objects = state.objects
         // Without `storedPlain`, a plain file is at its uri and in a pack, not under `f/` (FormPublisher.formsAtURI).
         let needed = parts.index.objects(for: parts.table).filter { parts.index.storedPlain || !$0.hasPrefix(ReleaseIndex.folder + "/f/") }

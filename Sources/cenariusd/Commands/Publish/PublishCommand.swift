@@ -167,7 +167,7 @@ struct PublishCommand: AsyncParsableCommand {
             publication.pointerMaxAge = pointerMaxAge
             publication.algorithm = algorithm
             publication.carry = !repack
-            let staged = try publication.stage(build, table: built.table, files: built.table.count, bytes: built.bytes, in: staging)
+            let staged = try publication.stage(build, table: built.table, bytes: built.bytes, in: staging)
             return Early(state: state, staging: staging, publication: publication, staged: staged)
         } catch {
             staging.remove()
