@@ -44,15 +44,7 @@ import TestOrigin
     /// changed, uploads the release it staged while it took the lock.
     static func overlap(_ publisher: PublishTests.Publisher, at step: String, a: Int, b: Int) throws {
         let before = try headVersion(publisher) ?? 0
-        let hold = publisher.dir.path("hold-\(step)")
-        _ = FileManager.default.createFile(atPath: hold, contents: nil)
-        var environment = publisher.environment
-        environment["CENARIUS_TEST_PAUSE_BEFORE"] = step
-        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
-        let first = Background(["publish", try publisher.build(a), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
-                                "--release", "r\(a)", "--json"] + publisher.remoteFlags, environment: environment)
-        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || first.finished != nil }
-        #expect(first.finished == nil, "publisher A never reached \(step): \(first.finished?.stderr ?? "")")
+        let (first, hold) = try held(publisher, at: step, release: a)
         let second = Background(["publish", try publisher.build(b), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
                                  "--release", "r\(b)", "--json"] + publisher.remoteFlags, environment: publisher.environment)
         // B has every chance to finish on its own: it must not while A holds the destination.
@@ -75,6 +67,21 @@ import TestOrigin
         #expect(try publisher.served() == "<h1>release \(b)</h1>", "at \(step)")
         let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
         #expect(verified.status == 0, "at \(step): the device's cache after B's restaged release: \(verified.stdout) \(verified.stderr)")
+    }
+
+    /// A publish of release `n` held at `step` (`CENARIUS_TEST_PAUSE_BEFORE`) until the file it
+    /// returns is removed; returns once the publisher is there.
+    static func held(_ publisher: PublishTests.Publisher, at step: String, release n: Int) throws -> (Background, String) {
+        let hold = publisher.dir.path("hold-\(step)")
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
+        var environment = publisher.environment
+        environment["CENARIUS_TEST_PAUSE_BEFORE"] = step
+        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
+        let run = Background(["publish", try publisher.build(n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                              "--release", "r\(n)", "--json"] + publisher.remoteFlags, environment: environment)
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || run.finished != nil }
+        #expect(run.finished == nil, "release \(n) never reached \(step): \(run.finished?.stderr ?? "")")
+        return (run, hold)
     }
 
     /// Every file at its uri holds the bytes the served `Routes.json` lists (a Cenarius client's view).

@@ -15,20 +15,8 @@ import TestOrigin
         let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("slow")
         try publisher.publish(1)
         let before = try #require(try PublishRaceTests.headVersion(publisher))
-        func held(_ step: String, release n: Int) throws -> (Background, String) {
-            let hold = publisher.dir.path("hold-\(step)")
-            _ = FileManager.default.createFile(atPath: hold, contents: nil)
-            var environment = publisher.environment
-            environment["CENARIUS_TEST_PAUSE_BEFORE"] = step
-            environment["CENARIUS_TEST_PAUSE_FILE"] = hold
-            let run = Background(["publish", try publisher.build(n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
-                                  "--json"] + publisher.remoteFlags, environment: environment)
-            try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || run.finished != nil }
-            #expect(run.finished == nil, "release \(n) never reached \(step): \(run.finished?.stderr ?? "")")
-            return (run, hold)
-        }
-        let (a, holdA) = try held("lease-write", release: 2)
-        let (b, holdB) = try held("layout", release: 3)
+        let (a, holdA) = try PublishRaceTests.held(publisher, at: "lease-write", release: 2)
+        let (b, holdB) = try PublishRaceTests.held(publisher, at: "layout", release: 3)
         // B holds the lock and has written its store objects; A now writes its lease over B's.
         let resumed = Date()
         try FileManager.default.removeItem(atPath: holdA)
