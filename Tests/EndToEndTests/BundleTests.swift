@@ -26,7 +26,7 @@ import TestOrigin
 
         /// A device that never names a remote: everything it holds came from bundles (or its first sync, where a test says so).
         func deviceFlags(_ device: String) -> [String] {
-            ["--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset"), "--public-key", dir.path("k1.pub"),
+            Device(device, in: dir).flags + ["--public-key", dir.path("k1.pub"),
              "--device-id", device + "-" + dir.root.suffix(12)]
         }
 

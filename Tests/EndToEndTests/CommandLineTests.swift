@@ -14,7 +14,7 @@ import TestOrigin
         #expect(routes.status == 0, "\(routes.stderr)")
         for uri in ["index.html", "js/app.js", "Routes.json"] { origin.put(uri, dir.read("site/" + uri)!) }
 
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let sync = try Binary.run(["sync", "--json"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.json()["outcome"] as? String == "committed")
@@ -70,15 +70,15 @@ import TestOrigin
 
         // 5: the cache cannot be created.
         try dir.write("not-a-dir", "x")
-        let storage = try Binary.run(["sync", "--remote", origin.url, "--cache", dir.path("not-a-dir"), "--preset", dir.path("preset")])
+        let storage = try Device(cache: dir.path("not-a-dir"), preset: dir.path("preset")).run(["sync", "--remote", origin.url])
         #expect(storage.status == 5)
         #expect(storage.stderr.contains("not-a-dir"))
 
         // 64: usage.
         #expect(try Binary.run(["sync", "--connections", "0"] + common).status == 64)
         #expect(try Binary.run(["resolve"]).status == 64)
-        #expect(try Binary.run(["sync", "--cache", dir.path("c2")]).status == 64)
-        #expect(try Binary.run(["sync", "--remote", "ftp://x", "--cache", dir.path("c2")]).status == 64)
+        #expect(try Device(cache: dir.path("c2")).run(["sync"]).status == 64)
+        #expect(try Device(cache: dir.path("c2")).run(["sync", "--remote", "ftp://x"]).status == 64)
     }
 
     /// `sync` and `seed` start loading libcurl on a second thread at launch. One that fails
@@ -99,7 +99,7 @@ import TestOrigin
         try dir.write("not-a-dir", "x")
         var codes: [Int32: Int] = [:]
         for _ in 0..<150 {
-            let run = try Binary.run(["sync", "--remote", "http://127.0.0.1:9", "--cache", dir.path("not-a-dir"), "--preset", dir.path("preset")])
+            let run = try Device(cache: dir.path("not-a-dir"), preset: dir.path("preset")).run(["sync", "--remote", "http://127.0.0.1:9"])
             codes[run.status, default: 0] += 1
         }
         #expect(codes == [5: 150])
@@ -114,7 +114,7 @@ import TestOrigin
         // The cache's table says app.js changed, but the origin is gone before the file arrives.
         origin.publish(["app.js": "new build"])
         origin.inject(.status(404), on: "app.js")
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         #expect(try Binary.run(["sync"] + common).status == 3)
         // Nothing was committed: the preset table is in force and answers as current.
         let current = try Binary.run(["resolve", "app.js", "--json"] + common)
@@ -301,7 +301,7 @@ import TestOrigin
         let dir = try Scratch()
         defer { dir.remove() }
         try dir.write("home/Documents/www/index.html", "dev")
-        let run = try Binary.run(["resolve", "index.html", "--develop", "--json", "--cache", dir.path("cache")], environment: ["HOME": dir.path("home")])
+        let run = try Device(cache: dir.path("cache")).run(["resolve", "index.html", "--develop", "--json"], environment: ["HOME": dir.path("home")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try run.json()["source"] as? String == "develop")
         #expect(try Binary.run(["resolve", "none.html", "--develop"], environment: ["HOME": dir.path("home")]).status == 2)

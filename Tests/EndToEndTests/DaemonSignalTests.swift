@@ -106,7 +106,7 @@ import TestOrigin
             ["index.html": "<h1>release \(n)</h1>", "js/app.js": String(repeating: "release(\(n));", count: 4000)]
         }
         origin.publish(release(0))
-        let common = ["--remote", origin.url, "--preset", dir.path("preset"), "--cache", dir.path("cache")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
         let http = try daemon.waitUntilServing()
 

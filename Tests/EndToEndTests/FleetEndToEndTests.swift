@@ -80,8 +80,8 @@ import TestOrigin
 
         // With --no-report a poll carries nothing.
         let before = lines.count
-        let quiet = try Binary.run(["sync", "--no-report", "--remote", origin.url(.good), "--cacert", origin.caFile,
-                                    "--cache", dir.path("quiet"), "--preset", dir.path("preset")])
+        let quiet = try Device(cache: dir.path("quiet"), preset: dir.path("preset"))
+            .run(["sync", "--no-report", "--remote", origin.url(.good), "--cacert", origin.caFile])
         #expect(quiet.status == 0, "\(quiet.stderr)")
         let after = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(before)
         #expect(after.contains { $0.contains(#""report":"""#) } && !after.contains { $0.contains("device=") }, "\(after)")
@@ -112,8 +112,7 @@ import TestOrigin
         #expect(dir.read("site/Routes.json.release")?.contains(#""halted": true"#) == true)
         #expect(dir.read("site/Routes.json.sig")?.contains("expires") == true)
 
-        let sync = try Binary.run(["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub"),
-                                   "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let sync = try Device(in: dir).run(["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub")])
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
     }
@@ -128,8 +127,7 @@ import TestOrigin
         try dir.write("site/index.html", "<h1>r0</h1>")
         let sign = ["--sign-key", dir.path("release.key")]
         #expect(try Binary.run(["routes", dir.path("site"), "--compress", "--release", "r0"] + sign).status == 0)
-        let device = ["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub"),
-                      "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let device = ["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub")] + Device(in: dir).flags
         #expect(try Binary.run(device).json()["outcome"] as? String == "committed")
         #expect(FileManager.default.fileExists(atPath: dir.path("cache/head.json")), "the device polls the head")
 

@@ -101,7 +101,7 @@ import TestOrigin
         #expect(staleBody["status"] as? String == "stale")
         let last = (staleBody["sync"] as? [String: Any])?["last"] as? [String: Any]
         #expect(last?["outcome"] as? String == "failed" && last?["desc"] as? String == "REMOTE")
-        let text = try Binary.run(["status", "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let text = try Device(in: dir).run(["status"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("last sync:") && text.stdout.contains("failed: REMOTE (3)"), "\(text.stdout)")
         #expect(text.stdout.contains("next sync:"))

@@ -43,7 +43,7 @@ import TestOrigin
         let victim = dir.path("victim")
         try Self.makeVictim(victim)
         let before = Self.snapshot(victim)
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset"), "--keep", "1", "--grace", "0"]
+        let common = ["--remote", origin.url] + Device(cache: cache, preset: dir.path("preset")).flags + ["--keep", "1", "--grace", "0"]
         var release = 1
         func publish() {
             origin.publish(["index.html": "v\(release)", "js/app.js": "app \(release)", "css/a.css": "same"])
@@ -146,7 +146,7 @@ import TestOrigin
         let dir = try Scratch()
         Cleanups.add { await origin.shutdown(); dir.remove() }
         let cache = dir.path("cache")
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(cache: cache, preset: dir.path("preset")).flags
         origin.publish(["index.html": "v1"])
         try #require(try Binary.run(["sync"] + common).status == 0)
         var info = stat()

@@ -14,7 +14,7 @@ import TestOrigin
         let origin = try OriginProcess(dir.path("site"))
         defer { origin.stop() }
 
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let sync = try Binary.run(["sync", "--json"] + common)
         #expect(sync.status == 0, "\(sync.stderr) \(origin.state)")
         #expect((try? sync.json())?["downloadedFiles"] as? Int == 2, "\(sync.stdout)")
@@ -33,7 +33,7 @@ import TestOrigin
         origin.put("cenarius-routes.json", #"[{"file": "a.txt", "hash": "\#(TestOrigin.md5(Array("a".utf8)))"}]"#)
         origin.put("Routes.json", "not the table")
         origin.resetRequests()
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let sync = try Binary.run(["sync", "--routes-name", "cenarius-routes.json"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(origin.requests(for: "cenarius-routes.json").count == 1)
@@ -49,7 +49,7 @@ import TestOrigin
         let body = String(repeating: "0123456789abcdef", count: 1 << 16)  // 1 MiB
         origin.publish(["big.bin": body])
         origin.inject(.truncate, on: "big.bin", times: 1)
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let sync = try Binary.run(["sync"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")
         let requests = origin.requests(for: "big.bin")

@@ -73,7 +73,7 @@ import TestOrigin
         #expect(try headVersion(publisher) == versionB, "at \(step): the head is B's, the newest")
         #expect(try publisher.sync("after the overlap at \(step)")["outcome"] as? String != nil)
         #expect(try publisher.served() == "<h1>release \(b)</h1>", "at \(step)")
-        let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
+        let verified = try Device("device", in: publisher.dir).run(["verify"])
         #expect(verified.status == 0, "at \(step): the device's cache after B's restaged release: \(verified.stdout) \(verified.stderr)")
     }
 

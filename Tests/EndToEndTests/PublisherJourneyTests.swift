@@ -122,7 +122,7 @@ import TestOrigin
         }
 
         func device(_ name: String) -> [String] {
-            ["--remote", "file://" + remote, "--cache", dir.path(name + "/cache"), "--preset", dir.path(name + "/preset")]
+            ["--remote", "file://" + remote] + Device(name, in: dir).flags
         }
 
         /// Release `n` reaches a device that holds the one before, a new device and a seeded preset.

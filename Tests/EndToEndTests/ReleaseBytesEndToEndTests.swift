@@ -50,7 +50,7 @@ import TestOrigin
         // The table lists the site, never the forms.
         #expect(!(dir.read("v2/Routes.json") ?? "").contains("_cenarius"))
 
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--public-key", dir.path("release.pub")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags + ["--public-key", dir.path("release.pub")]
         try Self.upload(dir.path("v1"), to: origin)
         let first = try Binary.run(["sync", "--json"] + common)
         #expect(first.status == 0, "\(first.stderr)")

@@ -88,7 +88,7 @@ import TestOrigin
         #expect(metrics.text.contains("cenarius_sync_failures_total{error=\"REMOTE\"} 1"))
 
         // A second daemon on the same cache says who holds it and exits 5.
-        let second = try Binary.run(["serve", "--port", "0", "--cache", dir.path("cache"), "--remote", origin.url])
+        let second = try Device(cache: dir.path("cache")).run(["serve", "--port", "0", "--remote", origin.url])
         #expect(second.status == 5)
         #expect(second.stderr.contains("pid \(daemon.process.processIdentifier)"))
 
@@ -136,7 +136,7 @@ import TestOrigin
     @Test func tokensGuardPostsAndNonLoopbackBinds() async throws {
         let dir = try Scratch()
         defer { dir.remove() }
-        let open = try Binary.run(["serve", "--bind", "0.0.0.0", "--port", "0", "--cache", dir.path("c1")])
+        let open = try Device(cache: dir.path("c1")).run(["serve", "--bind", "0.0.0.0", "--port", "0"])
         #expect(open.status == 64)
         #expect(open.stderr.contains("--token"))
 

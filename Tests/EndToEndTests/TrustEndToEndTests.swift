@@ -7,57 +7,15 @@ import TestOrigin
 /// thresholds, key rotation, and `seed` writing the sidecar it verified, all with the binary's own
 /// `keygen` and `routes`. The device's clock is moved by the test hook `CENARIUS_CLOCK_OFFSET`.
 @Suite(.awaitsCleanups) struct TrustEndToEndTests {
-    struct Publisher {
-        let origin: TestOrigin
-        let dir: Scratch
-
-        func keygen(_ name: String, _ extra: [String] = []) throws {
-            let run = try Binary.run(["keygen", "--output", dir.path(name)] + extra)
-            #expect(run.status == 0, "\(run.stderr)")
-        }
-
-        /// Writes `app.js` into `site`, runs `routes` there and puts the result on the origin.
-        @discardableResult
-        func publish(_ app: String?, from site: String = "site", _ options: [String]) throws -> Binary.Run {
-            if let app { try dir.write(site + "/app.js", app) }
-            let run = try Binary.run(["routes", dir.path(site)] + options.map { $0.hasPrefix("@") ? dir.path(String($0.dropFirst())) : $0 })
-            #expect(run.status == 0, "\(run.stderr)")
-            for name in ["app.js", "Routes.json", "Routes.json.sig", "Routes.json.release"] {
-                if let text = dir.read(site + "/" + name) { origin.put(name, text) } else { origin.remove(name) }
-            }
-            return run
-        }
-
-        func sidecar(_ site: String = "site") throws -> TableSignature {
-            try TableSignature.parse(Array(try #require(dir.read(site + "/Routes.json.sig")).utf8), source: "sig")
-        }
-
-        func device(_ cache: String, keys: [String], _ extra: [String] = []) -> [String] {
-            ["--remote", origin.url, "--cache", dir.path(cache), "--preset", dir.path("preset")]
-                + keys.flatMap { ["--public-key", dir.path($0 + ".pub")] } + extra
-        }
-
-        func app(_ common: [String]) throws -> String {
-            let path = try Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines)
-            return (try? String(contentsOfFile: path, encoding: .utf8)) ?? "?"
-        }
-    }
-
-    func publisher() async throws -> Publisher {
-        let publisher = Publisher(origin: try await TestOrigin(), dir: try Scratch())
-        Cleanups.add { await publisher.origin.shutdown(); publisher.dir.remove() }
-        return publisher
-    }
-
     /// Two CI runners with fresh clones (two folders, no sidecar between them) signing within the
     /// same second: with versions in seconds the second release was refused as a replay.
     @Test func twoPublishersThatShareNothingBothGetTheirReleasesAdopted() async throws {
-        let p = try await publisher()
+        let p = try await Publisher.make()
         try p.keygen("release")
         let device = p.device("cache", keys: ["release"])
-        try p.publish("one()", from: "runner-a", ["--sign-key", "@release.key"])
+        try p.publish("one()", build: "runner-a", ["--sign-key", "@release.key"])
         #expect(try Binary.run(["sync"] + device).status == 0)
-        try p.publish("two()", from: "runner-b", ["--sign-key", "@release.key"])
+        try p.publish("two()", build: "runner-b", ["--sign-key", "@release.key"])
         let second = try Binary.run(["sync"] + device)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try p.app(device) == "two()")
@@ -68,7 +26,7 @@ import TestOrigin
     }
 
     @Test func seedWritesTheSidecarItVerified() async throws {
-        let p = try await publisher()
+        let p = try await Publisher.make()
         try p.keygen("release")
         try p.publish("one()", ["--sign-key", "@release.key"])
         p.origin.resetRequests()
@@ -90,7 +48,7 @@ import TestOrigin
     }
 
     @Test func aThresholdNeedsSignaturesFromDistinctTrustedKeys() async throws {
-        let p = try await publisher()
+        let p = try await Publisher.make()
         try p.keygen("alice")
         try p.keygen("bob")
         let device = p.device("cache", keys: ["alice", "bob"], ["--signatures-required", "2"])
@@ -113,7 +71,7 @@ import TestOrigin
     }
 
     @Test func expiredTablesAreRefusedAndAnExpiredTableInForceIsVisible() async throws {
-        let p = try await publisher()
+        let p = try await Publisher.make()
         try p.keygen("release")
         let device = p.device("cache", keys: ["release"])
         let hours = ["CENARIUS_CLOCK_OFFSET": "7200"]
@@ -189,7 +147,7 @@ import TestOrigin
     }
 
     @Test func aRotationMovesTheFleetToTheNewKeyAndAChainIsFollowed() async throws {
-        let p = try await publisher()
+        let p = try await Publisher.make()
         try p.keygen("k1")
         let device = p.device("cache", keys: ["k1"])
         try p.publish("one()", ["--sign-key", "@k1.key"])
@@ -239,7 +197,23 @@ import TestOrigin
     }
 }
 
-extension TrustEndToEndTests.Publisher {
+/// What this suite asks of a publisher beyond publishing: its signature sidecar, a device's flags
+/// trusting some of its keys, and what a device serves.
+extension Publisher {
+    func sidecar(_ site: String = "site") throws -> TableSignature {
+        try TableSignature.parse(Array(try #require(dir.read(site + "/Routes.json.sig")).utf8), source: "sig")
+    }
+
+    func device(_ cache: String, keys: [String], _ extra: [String] = []) -> [String] {
+        ["--remote", origin.url] + Device(cache: dir.path(cache), preset: dir.path("preset")).flags
+            + keys.flatMap { ["--public-key", dir.path($0 + ".pub")] } + extra
+    }
+
+    func app(_ common: [String]) throws -> String {
+        let path = try Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines)
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? "?"
+    }
+
     /// The key id `keygen` printed for `NAME`: the first 16 hex digits of SHA-256 of the public key.
     func sidecarKeyID(_ name: String) throws -> String {
         let text = try #require(dir.read(name + ".pub")).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -6,10 +6,10 @@ import TestOrigin
 /// its exit code, and the same answer in `status --json` and `GET /_cenarius/why`.
 @Suite(.awaitsCleanups) struct WhyTests {
     /// A publisher's folder served as a file:// remote, and one device.
-    struct Device {
+    struct Fixture {
         let dir: Scratch
         var remote: String { dir.path("site") }
-        var common: [String] { ["--remote", "file://" + remote, "--cache", dir.path("cache"), "--preset", dir.path("preset")] }
+        var common: [String] { ["--remote", "file://" + remote] + Device(in: dir).flags }
 
         init() throws {
             dir = try Scratch()
@@ -68,7 +68,7 @@ import TestOrigin
         Cleanups.add { await origin.shutdown(); dir.remove() }
         origin.publish(["index.html": "v1"])
         origin.inject(.cached(age: 40, maxAge: 300), on: "Routes.json")
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         #expect(try Binary.run(["sync"] + common).status == 0)
         let run = try Binary.run(["why", "2099.1-z", "--json"] + common)
         let answer = try run.json()
@@ -124,7 +124,7 @@ import TestOrigin
     /// every sync does: an origin that is down, a channel the remote does not publish, a key the
     /// remote does not sign with. No cache structure is left behind.
     @Test func aFailedFirstSyncSaysWhyNotThatNothingRan() throws {
-        let device = try Device()
+        let device = try Fixture()
         for key in ["k", "stranger"] { #expect(try Binary.run(["keygen", "--output", device.dir.path(key)]).status == 0) }
         try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
         let cases: [(name: String, flags: [String], reason: String, status: Int32)] = [
@@ -133,7 +133,7 @@ import TestOrigin
             ("key", ["--remote", "file://" + device.remote, "--public-key", device.dir.path("stranger.pub")], "signature", 4),
         ]
         for (name, flags, reason, status) in cases {
-            let places = ["--cache", device.dir.path(name), "--preset", device.dir.path("preset")]
+            let places = Device(cache: device.dir.path(name), preset: device.dir.path("preset")).flags
             #expect(try Binary.run(["sync"] + flags + places).status == status, "\(name)")
             let run = try Binary.run(["why", "--json"] + flags + places)
             let answer = try run.json()
@@ -150,7 +150,7 @@ import TestOrigin
     }
 
     @Test func anExpiredSignatureIsSignature() throws {
-        let device = try Device()
+        let device = try Fixture()
         #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)
         let keys = ["--public-key", device.dir.path("k.pub")]
         try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
@@ -165,7 +165,7 @@ import TestOrigin
     }
 
     @Test func aStagedMomentANativeGateAndAHaltAreEachTheirOwnCode() throws {
-        let device = try Device()
+        let device = try Fixture()
         try device.publish("v1", ["--release", "r1"])
         #expect(try device.sync().status == 0)
         #expect(try device.why().reason == "current")
@@ -189,7 +189,7 @@ import TestOrigin
     }
 
     @Test func aRolledBackReleaseIsHeldBack() throws {
-        let device = try Device()
+        let device = try Fixture()
         try device.publish("v1", ["--release", "r1"])
         #expect(try device.sync().status == 0)
         try device.publish("v2", ["--release", "r2"])
@@ -201,7 +201,7 @@ import TestOrigin
     }
 
     @Test func developModeIsDevelopMode() throws {
-        let device = try Device()
+        let device = try Fixture()
         let answer = try device.why(["--develop", "--develop-dir", device.dir.path("www")])
         #expect(answer.reason == "develop-mode" && answer.status == 2, "\(answer.json)")
         // The contract's object always has "release": null when no release applies.
@@ -218,7 +218,7 @@ import TestOrigin
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "120"],
                                        cache: dir.path("cache"))
         let http = try daemon.waitUntilServing()
-        let cli = ["--cache", dir.path("cache"), "--preset", dir.path("preset"), "--remote", origin.url]
+        let cli = Device(in: dir).flags + ["--remote", origin.url]
         func why() throws -> String? { try Binary.run(["why", "--json"] + cli).json()["reason"] as? String }
         origin.publish(["index.html": "v2"])
         _ = try http.request("POST", "/_cenarius/sync")
