@@ -15,13 +15,9 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func aChainOfReleasesThenARepackToTheObjectStore() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "carry-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try PublishTests.Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                                   remoteFlags: ["--endpoint", store.endpoint, "--jobs", "4"])
+        let (store, bucket, publisher) = try await PublishTests.Publisher.onObjectStore("carry", remoteFlags: ["--jobs", "4"])
         try Self.chain(publisher, head: {
-            let run = try Binary.run(["-s", base + "/app/Routes.head"], executable: "/usr/bin/curl")
+            let run = try Binary.run(["-s", publisher.publicURL + "/Routes.head"], executable: "/usr/bin/curl")
             return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         }, writes: { try PublishTests.writes(store, bucket: bucket) })
     }

@@ -4,9 +4,7 @@ import TestOrigin
 
 @Suite(.awaitsCleanups) struct CommandLineTests {
     @Test func publishSyncResolveAsAUserWould() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         // Publisher: build a table with `routes`, upload it with the files.
         try dir.write("site/index.html", "<h1>hello</h1>")
         try dir.write("site/js/app.js", "go()")
@@ -106,15 +104,12 @@ import TestOrigin
     }
 
     @Test func strictAndStaleLookups() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, common) = try await OriginAndDevice.make()
         try dir.write("preset/app.js", "old build")
         try dir.write("preset/Routes.json", #"[{"uri": "app.js", "hash": "\#(TestOrigin.md5(Array("old build".utf8)))"}]"#)
         // The cache's table says app.js changed, but the origin is gone before the file arrives.
         origin.publish(["app.js": "new build"])
         origin.inject(.status(404), on: "app.js")
-        let common = ["--remote", origin.url] + Device(in: dir).flags
         #expect(try Binary.run(["sync"] + common).status == 3)
         // Nothing was committed: the preset table is in force and answers as current.
         let current = try Binary.run(["resolve", "app.js", "--json"] + common)
@@ -164,9 +159,7 @@ import TestOrigin
     }
 
     @Test func seedFillsAndChecksAPresetFolder() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "i", "js/a.js": "shared", "js/b.js": "shared"])
         let seed = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"])
         #expect(seed.status == 0, "\(seed.stderr)")
@@ -197,9 +190,7 @@ import TestOrigin
     /// Proxy variables reach libcurl as they always did: cenariusd only tells it to stop looking
     /// them up at every transfer when none is set. Nothing listens on port 1 of loopback.
     @Test func proxyVariablesAreHonoured() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "i"])
         let seed = ["seed", "--remote", origin.url, "--preset", dir.path("preset")]
         for variable in ["http_proxy", "all_proxy", "ALL_PROXY"] {
@@ -215,9 +206,7 @@ import TestOrigin
     /// New paths are downloaded straight into place; a seed that fails takes them away again,
     /// folders included, and never touches what was there.
     @Test func failedSeedLeavesThePresetAsItWas() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
         origin.publish(["index.html": "i", "deep/er/a.js": "a", "deep/b.js": "b", "copy.js": "a"])
         origin.inject(.corrupt, on: "deep/b.js")
@@ -248,9 +237,7 @@ import TestOrigin
 
     /// A path that is a file in one release and a folder in the next (and back).
     @Test func seedTurnsAFileIntoAFolderAndBack() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
         let check = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status }
         origin.publish(["index.html": "i", "js": "a file"])
@@ -308,9 +295,7 @@ import TestOrigin
     }
 
     @Test func settingsPrecedenceFlagThenEnvironmentThenConfigFile() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["a.txt": "a"])
         try dir.write("config.json", #"{"remote": "http://127.0.0.1:1", "cache": "\#(dir.path("cache"))", "preset": "\#(dir.path("preset"))"}"#)
         // Config file alone: its remote is unreachable.

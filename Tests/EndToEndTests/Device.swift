@@ -40,8 +40,10 @@ struct Device: Sendable {
     /// Whether `verify` finds the cache whole.
     func verified() throws -> Bool { try run(["verify"]).status == 0 }
 
-    /// `serve` on this device, with `flags` (the remote, the interval ...).
-    func serve(_ flags: [String], environment: [String: String] = [:]) throws -> DaemonProcess {
-        try DaemonProcess((preset.map { ["--preset", $0] } ?? []) + flags, cache: cache, environment: environment)
+    /// `serve` on this device, following `remote` hourly (a test asks for the syncs it wants), with
+    /// `options` (`--confirm-timeout` ...).
+    func serve(remote: String, _ options: [String] = [], environment: [String: String] = [:]) throws -> DaemonProcess {
+        try DaemonProcess(["--remote", remote] + (preset.map { ["--preset", $0] } ?? []) + ["--interval", "3600"] + options,
+                          cache: cache, environment: environment)
     }
 }

@@ -13,9 +13,7 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || FileManager.default.isExecutableFile(atPath: strace), "needs strace (make test-deps installs it)"))
     func anAdoptedObjectIsSyncedBeforeItsNameAppears() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "one", "app.js": "two()", "style.css": "three {}"])
         let trace = dir.path("trace.log")
         let run = try Binary.run(["-f", "-y", "-e", "trace=close,fsync,syncfs,rename,renameat,renameat2", "-o", trace, Binary.path,

@@ -6,9 +6,7 @@ import TestOrigin
 /// `cenariusd fleet` reads that log, counts the fleet and halts a release that keeps failing.
 @Suite(.serialized, .awaitsCleanups) struct FleetEndToEndTests {
     @Test func aReleaseThatRollsBackOnMostDevicesIsHaltedFromTheOriginsLog() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
         func publish(_ release: String, age: TimeInterval = 0) throws {

@@ -9,9 +9,7 @@ import TestOrigin
     let page = String(repeating: "<p>Cenarius hot deploy, served by cenariusd.</p>\n", count: 40)
 
     @Test func preconditionsFollowRFC9110AndEachRepresentationRevalidatesWithItsOwnTag() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": page, "docs/index.html": "docs", "assets/app-1a2b3c4d.js": "hashed()", "app.js": "app()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
                                         "--immutable", "assets/*-????????.js", "--fallback", "index.html"], cache: dir.path("cache"))
@@ -71,12 +69,9 @@ import TestOrigin
     }
 
     @Test func healthGoesStaleWithADeadOriginAndComesBack() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--health-max-age", "2"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--health-max-age", "2"])
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         let healthy = try http.get("/health")

@@ -36,9 +36,7 @@ import TestOrigin
     }
 
     @Test func linksPlantedAtEveryLevelAreRemovedNeverFollowed() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let cache = dir.path("cache")
         let victim = dir.path("victim")
         try Self.makeVictim(victim)
@@ -142,9 +140,7 @@ import TestOrigin
     }
 
     @Test func aCacheOthersCanWriteOrAnotherUserOwnsIsRefused() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let cache = dir.path("cache")
         let common = ["--remote", origin.url] + Device(cache: cache, preset: dir.path("preset")).flags
         origin.publish(["index.html": "v1"])

@@ -126,11 +126,9 @@ import TestOrigin
     /// with its code, the table in force stays, `/health` answers with the failure, and the
     /// control API answers 400 naming the field for bodies out of range.
     @Test func theDaemonKeepsServingThroughHostileValues() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
 

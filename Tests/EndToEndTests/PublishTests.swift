@@ -28,12 +28,13 @@ import TestOrigin
 
         /// Release `n`'s build folder: a bundle that changes a little, a page, files that never change.
         /// A publisher of `s3://BUCKET/app` on the shared three-replica store, in a bucket of its own named `name-…`.
-        static func onObjectStore(_ name: String) async throws -> (store: ObjectStore, bucket: String, publisher: Publisher) {
+        /// `remoteFlags`: more of the publisher's flags for the store (`--jobs 4`).
+        static func onObjectStore(_ name: String, remoteFlags: [String] = []) async throws -> (store: ObjectStore, bucket: String, publisher: Publisher) {
             let store = try await ObjectStore.shared()
             let bucket = name + "-" + String(UUID().uuidString.prefix(8)).lowercased()
             let base = try store.bucket(bucket)
             let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                          remoteFlags: ["--endpoint", store.endpoint])
+                                          remoteFlags: ["--endpoint", store.endpoint] + remoteFlags)
             return (store, bucket, publisher)
         }
 

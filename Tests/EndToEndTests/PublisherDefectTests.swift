@@ -167,9 +167,7 @@ import TestOrigin
     }
 
     @Test func aCompressedTableThatFailsOrBreaksOffNeverFailsTheSync() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         for n in 0..<40 { try dir.write("w/lib/file-\(n).js", "// \(n)") }
         try dir.write("w/a.txt", String(repeating: "v1 ", count: 400))
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
@@ -266,9 +264,7 @@ import TestOrigin
     }
 
     @Test func aFailedPackIsFetchedOnceAndEveryByteIsCounted() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         for n in 0..<4 { try dir.write("w/f\(n).js", ReleaseBytesEndToEndTests.bundle(UInt64(n), 30_000)) }
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
         try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)

@@ -28,9 +28,7 @@ import TestOrigin
     }
 
     @Test func publishWithDeltasThenSyncAndSeedThroughThem() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
         let main = Self.bundle(1, 300_000)
         try dir.write("v1/index.html", "<script src=main.1a2b3c4d.js></script>")

@@ -7,9 +7,7 @@ import TestOrigin
 /// of each hour only, and `cenariusd fleet` counts the devices from that log.
 @Suite(.awaitsCleanups) struct ReportInQueryTests {
     @Test func aLogWithoutHeadersCountsTheDevicesThatPutTheirReportInTheQuery() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
         try "<h1>r1</h1>".write(toFile: site + "/index.html", atomically: true, encoding: .utf8)

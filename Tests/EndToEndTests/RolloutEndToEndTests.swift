@@ -77,12 +77,9 @@ import TestOrigin
     }
 
     @Test func theDaemonSwitchesAtTheDevicesMomentWithoutWaitingForItsNextPoll() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--device-id", "kiosk-9"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--device-id", "kiosk-9"])
         let http = try daemon.waitUntilServing()
         let events = try EventStreamClient(port: http.port)
         // A rollout that reaches this device 8 s from now: time for the sync below to be deferred
@@ -170,9 +167,7 @@ import TestOrigin
     }
 
     @Test func holdsDeferSwitchesUntilDeletedOrExpiredAndSurviveSIGKILL() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
         let args = ["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"]
         var daemon = try DaemonProcess(args, cache: dir.path("cache"))

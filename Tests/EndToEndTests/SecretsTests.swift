@@ -19,9 +19,7 @@ import TestOrigin
     }
 
     @Test func aPlantedSecretAppearsInNoOutput() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let remote = origin.url.replacingOccurrences(of: "://", with: "://alice:\(Self.password)@") + "/"
         let cache = dir.path("cache")
         let common = ["--remote", remote, "--header", "X-Api-Key: \(Self.token)", "--preset", dir.path("preset")]

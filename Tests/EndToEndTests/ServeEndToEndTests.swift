@@ -6,11 +6,9 @@ import TestOrigin
     let page = String(repeating: "<p>Cenarius hot deploy, served by cenariusd.</p>\n", count: 40)
 
     @Test func daemonServesTheSiteAndAnswersTheControlAPI() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": page, "img/logo.png": "PNGDATA", "js/app.js": "v1()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         let http = try daemon.waitUntilServing()
 
         // GET: the bytes of the table, the route hash as ETag.
@@ -98,9 +96,7 @@ import TestOrigin
     }
 
     @Test func rawRequestPathsNeverEscapeTheServedFolders() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (_, dir, _) = try await OriginAndDevice.make()
         try dir.write("secret.txt", "TOPSECRET")
         try dir.write("preset/index.html", "home")
         try dir.write("preset/Routes.json", #"[{"uri": "index.html", "hash": "\#(TestOrigin.md5(Array("home".utf8)))"}]"#)

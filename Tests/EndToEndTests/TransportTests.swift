@@ -15,9 +15,7 @@ import TestOrigin
     }
 
     @Test func httpsWithAPrivateCAAndTheTLSFailuresPeopleMeet() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("site"), version: "v1")
         let host = "host 127.0.0.1:"
 
@@ -47,9 +45,7 @@ import TestOrigin
     /// G7 over https: HTTP/2 is negotiated (as nginx logs it, not assumed) and the files share at most
     /// `--connections` connections.
     @Test func httpsNegotiatesHTTP2WithinTheConnectionCap() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site + "/js", withIntermediateDirectories: true)
         for i in 0..<40 {
@@ -65,9 +61,7 @@ import TestOrigin
     }
 
     @Test func clientCertificatesIdentifyTheDevice() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("site"), version: "v1")
         let common = ["--remote", origin.url(.mutual), "--cacert", origin.caFile]
 
@@ -87,9 +81,7 @@ import TestOrigin
     }
 
     @Test func aHeaderOpensAPrivateOriginAndSeedsUseItToo() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("private"), version: "v1")
         let common = ["--remote", origin.url(.good, "private"), "--cacert", origin.caFile]
 
@@ -153,9 +145,7 @@ import TestOrigin
     }
 
     @Test func theDaemonKeepsItsConnectionFromPollToPoll() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("site"), version: "v1")
         let daemon = try DaemonProcess(["--remote", origin.url(.good), "--cacert", origin.caFile, "--preset", dir.path("preset")],
                                        cache: dir.path("cache"))
@@ -227,9 +217,7 @@ import TestOrigin
     }
 
     @Test func theFirstSyncWaitsAJitteredMomentOnlyWhenATableIsInForce() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         _ = origin.publish(["index.html": "<h1>v1</h1>"])
 
         // Nothing in force: the first sync cannot wait.
@@ -260,9 +248,7 @@ import TestOrigin
     }
 
     @Test func maxRateCapsTheDownloadAcrossItsTransfers() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         // Four files of 512 KiB at 512 KiB/s in all: four seconds however many connections (less
         // the quarter second's burst the gate allows at the start).
         var files: [String: [UInt8]] = [:]

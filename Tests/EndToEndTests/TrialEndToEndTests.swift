@@ -20,8 +20,7 @@ import TestOrigin
             }()
             let dir = try dir ?? Scratch()
             if origin.file("Routes.json") == nil { origin.publish(["index.html": "v1", "app.js": "one()"]) }
-            let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"] + options,
-                                           cache: dir.path("cache"))
+            let daemon = try Device(in: dir).serve(remote: origin.url, options)
             return Fixture(origin: origin, dir: dir, daemon: daemon, http: try daemon.waitUntilServing())
         }
 

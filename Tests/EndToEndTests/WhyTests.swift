@@ -63,12 +63,9 @@ import TestOrigin
     /// `origin-unchanged` rests on the last poll's answer: a copy served by a cache on the way,
     /// with its `Age` and `max-age`, says until when that edge may go on serving it.
     @Test func originUnchangedNamesHowStaleTheEdgeMayBe() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         origin.inject(.cached(age: 40, maxAge: 300), on: "Routes.json")
-        let common = ["--remote", origin.url] + Device(in: dir).flags
         #expect(try Binary.run(["sync"] + common).status == 0)
         let run = try Binary.run(["why", "2099.1-z", "--json"] + common)
         let answer = try run.json()
@@ -211,12 +208,9 @@ import TestOrigin
     /// A switch on trial, and a release waiting for a hold, through the running daemon, which
     /// answers `GET /_cenarius/why` as `why --json` does.
     @Test func aTrialAndAHoldThroughTheDaemon() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "120"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--confirm-timeout", "120"])
         let http = try daemon.waitUntilServing()
         let cli = Device(in: dir).flags + ["--remote", origin.url]
         func why() throws -> String? { try Binary.run(["why", "--json"] + cli).json()["reason"] as? String }
