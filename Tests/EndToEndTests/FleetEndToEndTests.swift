@@ -94,7 +94,7 @@ import TestOrigin
         let dir = try Scratch()
         defer { dir.remove() }
         try dir.write("site/index.html", "<h1>r1</h1>")
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        try dir.keygen("release")
         let routes = try Binary.run(["routes", dir.path("site"), "--release", "r1", "--sign-key", dir.path("release.key"), "--expires", "7d"])
         #expect(routes.status == 0, "\(routes.stderr)")
         var log = ""
@@ -120,7 +120,7 @@ import TestOrigin
     @Test func aHaltReachesDevicesThatPollTheHead() throws {
         let dir = try Scratch()
         defer { dir.remove() }
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        try dir.keygen("release")
         for n in 0..<40 { try dir.write("site/static/file-\(n).txt", "unchanged \(n)") }
         try dir.write("site/index.html", "<h1>r0</h1>")
         let sign = ["--sign-key", dir.path("release.key")]

@@ -23,7 +23,7 @@ import TestOrigin
             self.remoteFlags = remoteFlags
             self.deviceFlags = deviceFlags
             Cleanups.add { [dir] in dir.remove() }
-            #expect(try Binary.run(["keygen", "--output", dir.path("k1")]).status == 0)
+            try dir.keygen("k1")
         }
 
         /// Release `n`'s build folder: a bundle that changes a little, a page, files that never change.

@@ -15,12 +15,6 @@ struct Publisher {
         return publisher
     }
 
-    /// `keygen --output NAME`: NAME.key and NAME.pub in the folder.
-    func keygen(_ name: String, _ extra: [String] = []) throws {
-        let run = try Binary.run(["keygen", "--output", dir.path(name)] + extra)
-        #expect(run.status == 0, "\(run.stderr)")
-    }
-
     /// Writes `app.js` into the build folder `build` (unless nil), runs `routes` there with
     /// `options` (`@NAME` stands for the file NAME in the publisher's folder: `@k1.key`) and puts
     /// the result on the origin; a sidecar this run did not write is taken off it.
@@ -33,5 +27,13 @@ struct Publisher {
             if let text = dir.read(build + "/" + name) { origin.put(name, text) } else { origin.remove(name) }
         }
         return run
+    }
+}
+
+extension Scratch {
+    /// `keygen --output NAME` (and `extra`: `--rotate-from …`): NAME.key and NAME.pub in the folder.
+    func keygen(_ name: String, _ extra: [String] = []) throws {
+        let run = try Binary.run(["keygen", "--output", path(name)] + extra)
+        #expect(run.status == 0, "\(run.stderr)")
     }
 }

@@ -15,7 +15,7 @@ import TestOrigin
         init() throws {
             dir = try Scratch()
             Cleanups.add { [dir] in dir.remove() }
-            for key in ["k", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
+            for key in ["k", "k2"] { try dir.keygen(key) }
         }
 
         func routes(_ arguments: [String]) throws -> Binary.Run {

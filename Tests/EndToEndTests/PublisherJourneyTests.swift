@@ -40,8 +40,8 @@ import TestOrigin
         init() throws {
             dir = try Scratch()
             Cleanups.add { [dir] in dir.remove() }
-            for key in ["k1", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
-            #expect(try Binary.run(["keygen", "--output", dir.path("k3"), "--rotate-from", dir.path("k1.key")]).status == 0)
+            for key in ["k1", "k2"] { try dir.keygen(key) }
+            try dir.keygen("k3", ["--rotate-from", dir.path("k1.key")])
         }
 
         /// Release `n` of a small site: an entry page, a bundle renamed with its content (as

@@ -16,8 +16,8 @@ import TestOrigin
             let dir = try Scratch()
             publisher = try PublishTests.Publisher(remote: dir.path("remote"), publicURL: "file://" + dir.path("remote"))
             Cleanups.add { [dir] in dir.remove() }
-            for key in ["k2"] { #expect(try Binary.run(["keygen", "--output", publisher.dir.path(key)]).status == 0) }
-            #expect(try Binary.run(["keygen", "--output", publisher.dir.path("k3"), "--rotate-from", publisher.dir.path("k1.key")]).status == 0)
+            for key in ["k2"] { try publisher.dir.keygen(key) }
+            try publisher.dir.keygen("k3", ["--rotate-from", publisher.dir.path("k1.key")])
         }
 
         func run(_ arguments: [String]) throws -> Binary.Run { try Binary.run(arguments) }

@@ -29,7 +29,7 @@ import TestOrigin
 
     @Test func publishWithDeltasThenSyncAndSeedThroughThem() async throws {
         let (origin, dir, _) = try await OriginAndDevice.make()
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        try dir.keygen("release")
         let main = Self.bundle(1, 300_000)
         try dir.write("v1/index.html", "<script src=main.1a2b3c4d.js></script>")
         try dir.write("v1/main.1a2b3c4d.js", main)

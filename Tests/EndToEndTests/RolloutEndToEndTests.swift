@@ -136,7 +136,7 @@ import TestOrigin
     @Test func aTamperedSignedManifestIsRefusedAndNothingIsAdopted() async throws {
         let publisher = try await Publisher.make()
         let (origin, dir) = (publisher.origin, publisher.dir)
-        try publisher.keygen("release")
+        try publisher.dir.keygen("release")
         func publish(_ app: String, _ extra: [String], from site: String = "site") throws {
             try publisher.publish(app, build: site, ["--sign-key", "@release.key"] + extra)
         }

@@ -11,7 +11,7 @@ import TestOrigin
     /// same second: with versions in seconds the second release was refused as a replay.
     @Test func twoPublishersThatShareNothingBothGetTheirReleasesAdopted() async throws {
         let p = try await Publisher.make()
-        try p.keygen("release")
+        try p.dir.keygen("release")
         let device = p.device("cache", keys: ["release"])
         try p.publish("one()", build: "runner-a", ["--sign-key", "@release.key"])
         #expect(try Binary.run(["sync"] + device).status == 0)
@@ -27,7 +27,7 @@ import TestOrigin
 
     @Test func seedWritesTheSidecarItVerified() async throws {
         let p = try await Publisher.make()
-        try p.keygen("release")
+        try p.dir.keygen("release")
         try p.publish("one()", ["--sign-key", "@release.key"])
         p.origin.resetRequests()
         let seed = try Binary.run(["seed", "--remote", p.origin.url, "--preset", p.dir.path("seeded"), "--public-key", p.dir.path("release.pub")])
@@ -49,8 +49,8 @@ import TestOrigin
 
     @Test func aThresholdNeedsSignaturesFromDistinctTrustedKeys() async throws {
         let p = try await Publisher.make()
-        try p.keygen("alice")
-        try p.keygen("bob")
+        try p.dir.keygen("alice")
+        try p.dir.keygen("bob")
         let device = p.device("cache", keys: ["alice", "bob"], ["--signatures-required", "2"])
         try p.publish("one()", ["--sign-key", "@alice.key"])
         let version = try p.sidecar().version
@@ -72,7 +72,7 @@ import TestOrigin
 
     @Test func expiredTablesAreRefusedAndAnExpiredTableInForceIsVisible() async throws {
         let p = try await Publisher.make()
-        try p.keygen("release")
+        try p.dir.keygen("release")
         let device = p.device("cache", keys: ["release"])
         let hours = ["CENARIUS_CLOCK_OFFSET": "7200"]
         #expect(try Binary.run(["routes", p.dir.path("site"), "--sign-key", p.dir.path("release.key"), "--expires", "5x"]).status == 64)
@@ -148,12 +148,12 @@ import TestOrigin
 
     @Test func aRotationMovesTheFleetToTheNewKeyAndAChainIsFollowed() async throws {
         let p = try await Publisher.make()
-        try p.keygen("k1")
+        try p.dir.keygen("k1")
         let device = p.device("cache", keys: ["k1"])
         try p.publish("one()", ["--sign-key", "@k1.key"])
         #expect(try Binary.run(["sync"] + device).status == 0)
 
-        try p.keygen("k2", ["--rotate-from", p.dir.path("k1.key")])
+        try p.dir.keygen("k2", ["--rotate-from", p.dir.path("k1.key")])
         #expect(p.dir.read("k2.rotation") != nil)
         // Signed by the new key without the statement: a stranger's signature.
         try p.publish("two()", ["--sign-key", "@k2.key"])
@@ -175,7 +175,7 @@ import TestOrigin
         #expect(old.stderr.contains("which this device retired"), "\(old.stderr)")
 
         // A chain, oldest first: followed from where each device is, and from the start by a new one.
-        try p.keygen("k3", ["--rotate-from", p.dir.path("k2.key")])
+        try p.dir.keygen("k3", ["--rotate-from", p.dir.path("k2.key")])
         // Statements out of order are the publisher's mistake, caught before publishing.
         #expect(try Binary.run(["routes", p.dir.path("site"), "--sign-key", p.dir.path("k3.key"),
                                 "--rotation", p.dir.path("k3.rotation"), "--rotation", p.dir.path("k2.rotation")]).status == 64)
@@ -187,8 +187,8 @@ import TestOrigin
         #expect(try p.app(fresh) == "four()")
 
         // A statement from a key the device never trusted is refused.
-        try p.keygen("mallory")
-        try p.keygen("mallory-2", ["--rotate-from", p.dir.path("mallory.key")])
+        try p.dir.keygen("mallory")
+        try p.dir.keygen("mallory-2", ["--rotate-from", p.dir.path("mallory.key")])
         try p.publish("five()", ["--sign-key", "@mallory-2.key", "--rotation", "@mallory-2.rotation"])
         let forged = try Binary.run(["sync"] + device)
         #expect(forged.status == 4)

@@ -122,7 +122,7 @@ import TestOrigin
     /// remote does not sign with. No cache structure is left behind.
     @Test func aFailedFirstSyncSaysWhyNotThatNothingRan() throws {
         let device = try Fixture()
-        for key in ["k", "stranger"] { #expect(try Binary.run(["keygen", "--output", device.dir.path(key)]).status == 0) }
+        for key in ["k", "stranger"] { try device.dir.keygen(key) }
         try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
         let cases: [(name: String, flags: [String], reason: String, status: Int32)] = [
             ("down", ["--remote", Binary.downRemote], "origin-unreachable", 3),
@@ -148,7 +148,7 @@ import TestOrigin
 
     @Test func anExpiredSignatureIsSignature() throws {
         let device = try Fixture()
-        #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)
+        try device.dir.keygen("k")
         let keys = ["--public-key", device.dir.path("k.pub")]
         try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
         #expect(try device.sync(keys).status == 0)
