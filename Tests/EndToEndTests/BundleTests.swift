@@ -12,8 +12,7 @@ import TestOrigin
         let publisher: PublishTests.Publisher
 
         init(remote: String? = nil, publicURL: String? = nil, environment: [String: String] = [:], remoteFlags: [String] = []) throws {
-            let dir = try Scratch()
-            Cleanups.add { dir.remove() }
+            let dir = try Scratch.forTest()
             let folder = remote ?? dir.path("www")
             publisher = try PublishTests.Publisher(remote: folder, publicURL: publicURL ?? "file://" + folder, environment: environment, remoteFlags: remoteFlags)
         }

@@ -18,8 +18,7 @@ import TestOrigin
         let dir: Scratch
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
+            dir = try Scratch.forTest()
         }
 
         func publish(_ n: Int) throws {

@@ -6,8 +6,7 @@ import TestOrigin
 @Suite(.awaitsCleanups) struct PromiseTests {
     /// `cenariusd origin DIR` serves a folder and its table as a remote a device syncs from.
     @Test func originServesAFolderAsARemote() async throws {
-        let dir = try Scratch()
-        Cleanups.add { dir.remove() }
+        let dir = try Scratch.forTest()
         try dir.write("site/index.html", "<h1>hello</h1>")
         try dir.write("site/js/app.js", "app()")
         #expect(try Binary.run(["routes", dir.path("site")]).status == 0)

@@ -16,13 +16,12 @@ import TestOrigin
         let deviceFlags: [String]
 
         init(remote: String, publicURL: String, environment: [String: String] = [:], remoteFlags: [String] = [], deviceFlags: [String] = []) throws {
-            dir = try Scratch()
+            dir = try Scratch.forTest()
             self.remote = remote
             self.publicURL = publicURL
             self.environment = environment
             self.remoteFlags = remoteFlags
             self.deviceFlags = deviceFlags
-            Cleanups.add { [dir] in dir.remove() }
             try dir.keygen("k1")
         }
 

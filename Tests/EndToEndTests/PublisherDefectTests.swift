@@ -13,8 +13,7 @@ import TestOrigin
         var site: String { dir.path("w") }
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
+            dir = try Scratch.forTest()
             for key in ["k", "k2"] { try dir.keygen(key) }
         }
 

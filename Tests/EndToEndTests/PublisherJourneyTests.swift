@@ -38,8 +38,7 @@ import TestOrigin
         var remote: String { dir.path("remote") }
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
+            dir = try Scratch.forTest()
             for key in ["k1", "k2"] { try dir.keygen(key) }
             try dir.keygen("k3", ["--rotate-from", dir.path("k1.key")])
         }

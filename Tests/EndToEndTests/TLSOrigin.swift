@@ -46,10 +46,7 @@ final class TLSOrigin {
     /// An origin and a scratch folder for one test; the folder is removed when the test ends (its
     /// suite has `.awaitsCleanups`), the origin when the test lets go of it.
     static func withScratch() throws -> (origin: TLSOrigin, dir: Scratch) {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        Cleanups.add { dir.remove() }
-        return (origin, dir)
+        (try TLSOrigin(), try Scratch.forTest())
     }
 
     deinit {

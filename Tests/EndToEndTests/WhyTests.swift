@@ -12,8 +12,7 @@ import TestOrigin
         var common: [String] { ["--remote", "file://" + remote] + Device(in: dir).flags }
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
+            dir = try Scratch.forTest()
         }
 
         func publish(_ page: String, _ options: [String] = []) throws {
