@@ -82,6 +82,13 @@ struct Scratch {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }
 
+    /// A folder removed when the test ends (its suite has `.awaitsCleanups`).
+    static func forTest() throws -> Scratch {
+        let dir = try Scratch()
+        Cleanups.add { dir.remove() }
+        return dir
+    }
+
     func path(_ relative: String) -> String { root + "/" + relative }
 
     func write(_ relative: String, _ text: String) throws {

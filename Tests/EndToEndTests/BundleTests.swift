@@ -12,8 +12,7 @@ import TestOrigin
         let publisher: PublishTests.Publisher
 
         init(remote: String? = nil, publicURL: String? = nil, environment: [String: String] = [:], remoteFlags: [String] = []) throws {
-            let dir = try Scratch()
-            Cleanups.add { dir.remove() }
+            let dir = try Scratch.forTest()
             let folder = remote ?? dir.path("www")
             publisher = try PublishTests.Publisher(remote: folder, publicURL: publicURL ?? "file://" + folder, environment: environment, remoteFlags: remoteFlags)
         }
@@ -26,7 +25,7 @@ import TestOrigin
 
         /// A device that never names a remote: everything it holds came from bundles (or its first sync, where a test says so).
         func deviceFlags(_ device: String) -> [String] {
-            ["--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset"), "--public-key", dir.path("k1.pub"),
+            Device(device, in: dir).flags + ["--public-key", dir.path("k1.pub"),
              "--device-id", device + "-" + dir.root.suffix(12)]
         }
 

@@ -6,11 +6,9 @@ import TestOrigin
 /// error in the log, no `sync-failed` event, no failure metric. Nothing is wrong with the remote.
 @Suite(.awaitsCleanups) struct CancelledSyncTests {
     @Test func aSyncStoppedByShutdownIsCancelledNotARemoteError() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         let http = try daemon.waitUntilServing()
 
         origin.publish(["index.html": "v2", "big.js": String(repeating: "x", count: 4096)])

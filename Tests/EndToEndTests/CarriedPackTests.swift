@@ -15,13 +15,9 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func aChainOfReleasesThenARepackToTheObjectStore() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "carry-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try PublishTests.Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                                   remoteFlags: ["--endpoint", store.endpoint, "--jobs", "4"])
+        let (store, bucket, publisher) = try await PublishTests.Publisher.onObjectStore("carry", remoteFlags: ["--jobs", "4"])
         try Self.chain(publisher, head: {
-            let run = try Binary.run(["-s", base + "/app/Routes.head"], executable: "/usr/bin/curl")
+            let run = try Binary.run(["-s", publisher.publicURL + "/Routes.head"], executable: "/usr/bin/curl")
             return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         }, writes: { try PublishTests.writes(store, bucket: bucket) })
     }
@@ -70,7 +66,7 @@ import TestOrigin
         let synced = try publisher.sync("\(device) to release \(n)", device: device)
         #expect(synced["outcome"] as? String == "committed" && synced["formFallbacks"] as? Int == 0, "\(device), release \(n): \(synced)")
         #expect(try publisher.served(device) == "<h1>release \(n)</h1>", "\(device), release \(n)")
-        let verify = try Binary.run(["verify", "--cache", publisher.dir.path("\(device)/cache"), "--preset", publisher.dir.path("\(device)/preset")])
+        let verify = try Device(device, in: publisher.dir).run(["verify"])
         #expect(verify.status == 0, "\(device), release \(n): \(verify.stdout) \(verify.stderr)")
         return synced
     }
@@ -127,8 +123,7 @@ import TestOrigin
         let names = try Binary.run(["-tf", tar], executable: "/usr/bin/tar").stdout.split(separator: "\n")
         #expect(!names.contains { $0.hasPrefix("_cenarius/z/") } && names.filter { $0.hasPrefix("_cenarius/pack/") }.count == 2, "\(names)")
         #expect((try FileManager.default.attributesOfItem(atPath: tar)[.size] as? Int ?? .max) <= newPack + newPack / 20 + 64 << 10)
-        let imported = try Binary.run(["import", tar, "--json", "--cache", publisher.dir.path("offline/cache"), "--preset", publisher.dir.path("offline/preset"),
-                                       "--public-key", publisher.dir.path("k1.pub")])
+        let imported = try Device("offline", in: publisher.dir).run(["import", tar, "--json", "--public-key", publisher.dir.path("k1.pub")])
         #expect(imported.status == 0 && (try? imported.json()["outcome"] as? String) == "committed", "\(imported.stdout) \(imported.stderr)")
         #expect(try publisher.served("offline") == "<h1>release 5</h1>")
     }

@@ -4,9 +4,7 @@ import TestOrigin
 
 @Suite(.awaitsCleanups) struct CommandLineTests {
     @Test func publishSyncResolveAsAUserWould() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         // Publisher: build a table with `routes`, upload it with the files.
         try dir.write("site/index.html", "<h1>hello</h1>")
         try dir.write("site/js/app.js", "go()")
@@ -14,7 +12,7 @@ import TestOrigin
         #expect(routes.status == 0, "\(routes.stderr)")
         for uri in ["index.html", "js/app.js", "Routes.json"] { origin.put(uri, dir.read("site/" + uri)!) }
 
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let sync = try Binary.run(["sync", "--json"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.json()["outcome"] as? String == "committed")
@@ -70,15 +68,15 @@ import TestOrigin
 
         // 5: the cache cannot be created.
         try dir.write("not-a-dir", "x")
-        let storage = try Binary.run(["sync", "--remote", origin.url, "--cache", dir.path("not-a-dir"), "--preset", dir.path("preset")])
+        let storage = try Device(cache: dir.path("not-a-dir"), preset: dir.path("preset")).run(["sync", "--remote", origin.url])
         #expect(storage.status == 5)
         #expect(storage.stderr.contains("not-a-dir"))
 
         // 64: usage.
         #expect(try Binary.run(["sync", "--connections", "0"] + common).status == 64)
         #expect(try Binary.run(["resolve"]).status == 64)
-        #expect(try Binary.run(["sync", "--cache", dir.path("c2")]).status == 64)
-        #expect(try Binary.run(["sync", "--remote", "ftp://x", "--cache", dir.path("c2")]).status == 64)
+        #expect(try Device(cache: dir.path("c2")).run(["sync"]).status == 64)
+        #expect(try Device(cache: dir.path("c2")).run(["sync", "--remote", "ftp://x"]).status == 64)
     }
 
     /// `sync` and `seed` start loading libcurl on a second thread at launch. One that fails
@@ -99,22 +97,19 @@ import TestOrigin
         try dir.write("not-a-dir", "x")
         var codes: [Int32: Int] = [:]
         for _ in 0..<150 {
-            let run = try Binary.run(["sync", "--remote", "http://127.0.0.1:9", "--cache", dir.path("not-a-dir"), "--preset", dir.path("preset")])
+            let run = try Device(cache: dir.path("not-a-dir"), preset: dir.path("preset")).run(["sync", "--remote", "http://127.0.0.1:9"])
             codes[run.status, default: 0] += 1
         }
         #expect(codes == [5: 150])
     }
 
     @Test func strictAndStaleLookups() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, common) = try await OriginAndDevice.make()
         try dir.write("preset/app.js", "old build")
         try dir.write("preset/Routes.json", #"[{"uri": "app.js", "hash": "\#(TestOrigin.md5(Array("old build".utf8)))"}]"#)
         // The cache's table says app.js changed, but the origin is gone before the file arrives.
         origin.publish(["app.js": "new build"])
         origin.inject(.status(404), on: "app.js")
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 3)
         // Nothing was committed: the preset table is in force and answers as current.
         let current = try Binary.run(["resolve", "app.js", "--json"] + common)
@@ -164,9 +159,7 @@ import TestOrigin
     }
 
     @Test func seedFillsAndChecksAPresetFolder() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "i", "js/a.js": "shared", "js/b.js": "shared"])
         let seed = try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"])
         #expect(seed.status == 0, "\(seed.stderr)")
@@ -197,9 +190,7 @@ import TestOrigin
     /// Proxy variables reach libcurl as they always did: cenariusd only tells it to stop looking
     /// them up at every transfer when none is set. Nothing listens on port 1 of loopback.
     @Test func proxyVariablesAreHonoured() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "i"])
         let seed = ["seed", "--remote", origin.url, "--preset", dir.path("preset")]
         for variable in ["http_proxy", "all_proxy", "ALL_PROXY"] {
@@ -215,9 +206,7 @@ import TestOrigin
     /// New paths are downloaded straight into place; a seed that fails takes them away again,
     /// folders included, and never touches what was there.
     @Test func failedSeedLeavesThePresetAsItWas() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
         origin.publish(["index.html": "i", "deep/er/a.js": "a", "deep/b.js": "b", "copy.js": "a"])
         origin.inject(.corrupt, on: "deep/b.js")
@@ -248,9 +237,7 @@ import TestOrigin
 
     /// A path that is a file in one release and a folder in the next (and back).
     @Test func seedTurnsAFileIntoAFolderAndBack() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let seed = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--json"]) }
         let check = { try Binary.run(["seed", "--remote", origin.url, "--preset", dir.path("preset"), "--check"]).status }
         origin.publish(["index.html": "i", "js": "a file"])
@@ -301,16 +288,14 @@ import TestOrigin
         let dir = try Scratch()
         defer { dir.remove() }
         try dir.write("home/Documents/www/index.html", "dev")
-        let run = try Binary.run(["resolve", "index.html", "--develop", "--json", "--cache", dir.path("cache")], environment: ["HOME": dir.path("home")])
+        let run = try Device(cache: dir.path("cache")).run(["resolve", "index.html", "--develop", "--json"], environment: ["HOME": dir.path("home")])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try run.json()["source"] as? String == "develop")
         #expect(try Binary.run(["resolve", "none.html", "--develop"], environment: ["HOME": dir.path("home")]).status == 2)
     }
 
     @Test func settingsPrecedenceFlagThenEnvironmentThenConfigFile() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["a.txt": "a"])
         try dir.write("config.json", #"{"remote": "http://127.0.0.1:1", "cache": "\#(dir.path("cache"))", "preset": "\#(dir.path("preset"))"}"#)
         // Config file alone: its remote is unreachable.

@@ -10,12 +10,9 @@ import Glibc
 /// and event streams that leave without reading.
 @Suite(.awaitsCleanups) struct ControlHostTests {
     func daemon(_ extra: [String] = []) async throws -> (DaemonProcess, RawHTTP) {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "0123456789", "app.js": "one()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"] + extra,
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, extra)
         return (daemon, try daemon.waitUntilServing())
     }
 

@@ -18,8 +18,7 @@ import TestOrigin
         let dir: Scratch
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
+            dir = try Scratch.forTest()
         }
 
         func publish(_ n: Int) throws {
@@ -29,7 +28,7 @@ import TestOrigin
         }
 
         func device(_ name: String) -> [String] {
-            ["--remote", "file://" + dir.path("site"), "--cache", dir.path(name + "/cache"), "--preset", dir.path(name + "/preset")]
+            ["--remote", "file://" + dir.path("site")] + Device(name, in: dir).flags
         }
 
         func sync(_ name: String, killBefore effect: String? = nil) throws -> Binary.Run {

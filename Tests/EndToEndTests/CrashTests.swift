@@ -29,10 +29,8 @@ import TestOrigin
     }
 
     @Test func killDashNineDuringSyncNeverLeavesAMix() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--grace", "0"]
+        let (origin, dir, _) = try await OriginAndDevice.make()
+        let common = ["--remote", origin.url] + Device(in: dir).flags + ["--grace", "0"]
         publish(origin, version: 0)
         #expect(try Binary.run(["sync"] + common).status == 0)
         var random = SplitMix(seed: 0xC3A5_1115)

@@ -6,9 +6,7 @@ import TestOrigin
 /// the daemon's own pages and clients without a browser context (curl, scripts) can.
 @Suite(.awaitsCleanups) struct CrossOriginTests {
     @Test func writesFromOtherOriginsAreRefusedAndChangeNothing() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
                                         "--confirm-timeout", "60", "--allow-origin", "http://app.example:3000"], cache: dir.path("cache"))

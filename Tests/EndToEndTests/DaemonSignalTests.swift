@@ -37,9 +37,7 @@ import TestOrigin
     /// it: here the trial policy (the release machine's: a switch after the reload is on trial,
     /// one before was not) beside the remote; a start-only setting that changed is kept and said.
     @Test func sighupReachesTheTrialPolicyAndSaysWhatWaitsForARestart() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["app.js": "one()"])
         try dir.write("config.json", #"{"remote": "\#(origin.url)"}"#)
         let daemon = try DaemonProcess(["--config", dir.path("config.json"), "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
@@ -62,9 +60,7 @@ import TestOrigin
 
     /// SIGINT stops the daemon cleanly within 5 s, as SIGTERM does, and frees the cache for the next one.
     @Test func sigintStopsTheDaemonCleanly() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["app.js": "v1"])
         let common = ["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"]
         let daemon = try DaemonProcess(common, cache: dir.path("cache"))
@@ -81,11 +77,9 @@ import TestOrigin
 
     /// An idle event stream gets a comment line before 30 s pass, so proxies and browsers keep it open.
     @Test func idleEventStreamsGetAKeepAliveComment() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["app.js": "v1"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         _ = try daemon.waitUntilServing()
         let stream = try EventStreamClient(port: daemon.port)
         let opened = Date()
@@ -99,15 +93,12 @@ import TestOrigin
     /// G2 and G6: `resolve` processes running while the daemon switches generations never fail and never
     /// hand out a path whose bytes differ from the hash they report.
     @Test func resolveProcessesDuringSwitchesSeeWholeVerifiedFiles() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, common) = try await OriginAndDevice.make()
         func release(_ n: Int) -> [String: String] {
             ["index.html": "<h1>release \(n)</h1>", "js/app.js": String(repeating: "release(\(n));", count: 4000)]
         }
         origin.publish(release(0))
-        let common = ["--remote", origin.url, "--preset", dir.path("preset"), "--cache", dir.path("cache")]
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         let http = try daemon.waitUntilServing()
 
         let stop = Atomic(false)

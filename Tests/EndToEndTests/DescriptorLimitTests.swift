@@ -53,9 +53,7 @@ import TestOrigin
           arguments: [1024, 4096])
     func idleConnectionsPastTheLimitLockNobodyOutAndSpinNothing(hard: Int) async throws {
         try #require(Requirement.descriptors(4096), "needs /usr/bin/prlimit and 4096 open files for the test process")
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "hello"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"],
                                        cache: dir.path("cache"), wrapper: ["/usr/bin/prlimit", "--nofile=1024:\(hard)"])

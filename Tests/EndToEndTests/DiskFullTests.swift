@@ -18,7 +18,7 @@ import TestOrigin
             return
         }
         Cleanups.add { await origin.shutdown(); Requirement.unmount(cache); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(cache: cache, preset: dir.path("preset")).flags
         origin.publish(["index.html": "v1", "app.js": "v1"])
         #expect(try Binary.run(["sync"] + common).status == 0)
 

@@ -13,13 +13,11 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || FileManager.default.isExecutableFile(atPath: strace), "needs strace (make test-deps installs it)"))
     func anAdoptedObjectIsSyncedBeforeItsNameAppears() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "one", "app.js": "two()", "style.css": "three {}"])
         let trace = dir.path("trace.log")
         let run = try Binary.run(["-f", "-y", "-e", "trace=close,fsync,syncfs,rename,renameat,renameat2", "-o", trace, Binary.path,
-                                  "sync", "--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")],
+                                  "sync", "--remote", origin.url] + Device(in: dir).flags,
                                  executable: Self.strace)
         #expect(run.status == 0, "\(run.stderr)")
         let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)

@@ -6,9 +6,7 @@ import TestOrigin
 /// `cenariusd fleet` reads that log, counts the fleet and halts a release that keeps failing.
 @Suite(.serialized, .awaitsCleanups) struct FleetEndToEndTests {
     @Test func aReleaseThatRollsBackOnMostDevicesIsHaltedFromTheOriginsLog() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
         func publish(_ release: String, age: TimeInterval = 0) throws {
@@ -80,8 +78,8 @@ import TestOrigin
 
         // With --no-report a poll carries nothing.
         let before = lines.count
-        let quiet = try Binary.run(["sync", "--no-report", "--remote", origin.url(.good), "--cacert", origin.caFile,
-                                    "--cache", dir.path("quiet"), "--preset", dir.path("preset")])
+        let quiet = try Device(cache: dir.path("quiet"), preset: dir.path("preset"))
+            .run(["sync", "--no-report", "--remote", origin.url(.good), "--cacert", origin.caFile])
         #expect(quiet.status == 0, "\(quiet.stderr)")
         let after = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(before)
         #expect(after.contains { $0.contains(#""report":"""#) } && !after.contains { $0.contains("device=") }, "\(after)")
@@ -96,7 +94,7 @@ import TestOrigin
         let dir = try Scratch()
         defer { dir.remove() }
         try dir.write("site/index.html", "<h1>r1</h1>")
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        try dir.keygen("release")
         let routes = try Binary.run(["routes", dir.path("site"), "--release", "r1", "--sign-key", dir.path("release.key"), "--expires", "7d"])
         #expect(routes.status == 0, "\(routes.stderr)")
         var log = ""
@@ -112,8 +110,7 @@ import TestOrigin
         #expect(dir.read("site/Routes.json.release")?.contains(#""halted": true"#) == true)
         #expect(dir.read("site/Routes.json.sig")?.contains("expires") == true)
 
-        let sync = try Binary.run(["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub"),
-                                   "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let sync = try Device(in: dir).run(["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub")])
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
     }
@@ -123,13 +120,12 @@ import TestOrigin
     @Test func aHaltReachesDevicesThatPollTheHead() throws {
         let dir = try Scratch()
         defer { dir.remove() }
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        try dir.keygen("release")
         for n in 0..<40 { try dir.write("site/static/file-\(n).txt", "unchanged \(n)") }
         try dir.write("site/index.html", "<h1>r0</h1>")
         let sign = ["--sign-key", dir.path("release.key")]
         #expect(try Binary.run(["routes", dir.path("site"), "--compress", "--release", "r0"] + sign).status == 0)
-        let device = ["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub"),
-                      "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let device = ["sync", "--json", "--remote", "file://" + dir.path("site"), "--public-key", dir.path("release.pub")] + Device(in: dir).flags
         #expect(try Binary.run(device).json()["outcome"] as? String == "committed")
         #expect(FileManager.default.fileExists(atPath: dir.path("cache/head.json")), "the device polls the head")
 

@@ -107,8 +107,7 @@ import TestOrigin
 extension HeadAndStoreTests.Site {
     /// The signature in force as `status --json` shows it (version, expiry).
     func status() throws -> String {
-        let run = try Binary.run(["status", "--json", "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset"),
-                                  "--public-key", dir.path("k1.pub")])
+        let run = try Device("device", in: dir).run(["status", "--json", "--public-key", dir.path("k1.pub")])
         let signature = try run.json()["signature"] as? [String: Any] ?? [:]
         return "\(signature["version"] ?? "none") \(signature["expires"] ?? "never")"
     }

@@ -6,14 +6,12 @@ import TestOrigin
 /// order whatever path each takes, keep-alive rules, big files by sendfile, and bad requests.
 @Suite(.awaitsCleanups) struct HTTPConnectionTests {
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let page = String(repeating: "<p>pipelined</p>\n", count: 50)
         // Over the 1 MiB kept in memory: sent from the file.
         let big = (0..<(1_600_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
         origin.publish(["index.html": Array(page.utf8), "big.bin": big])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         #expect(try http.get("/index.html").text == page)

@@ -9,9 +9,7 @@ import TestOrigin
     let page = String(repeating: "<p>Cenarius hot deploy, served by cenariusd.</p>\n", count: 40)
 
     @Test func preconditionsFollowRFC9110AndEachRepresentationRevalidatesWithItsOwnTag() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": page, "docs/index.html": "docs", "assets/app-1a2b3c4d.js": "hashed()", "app.js": "app()"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
                                         "--immutable", "assets/*-????????.js", "--fallback", "index.html"], cache: dir.path("cache"))
@@ -71,12 +69,9 @@ import TestOrigin
     }
 
     @Test func healthGoesStaleWithADeadOriginAndComesBack() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--health-max-age", "2"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--health-max-age", "2"])
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         let healthy = try http.get("/health")
@@ -101,7 +96,7 @@ import TestOrigin
         #expect(staleBody["status"] as? String == "stale")
         let last = (staleBody["sync"] as? [String: Any])?["last"] as? [String: Any]
         #expect(last?["outcome"] as? String == "failed" && last?["desc"] as? String == "REMOTE")
-        let text = try Binary.run(["status", "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let text = try Device(in: dir).run(["status"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("last sync:") && text.stdout.contains("failed: REMOTE (3)"), "\(text.stdout)")
         #expect(text.stdout.contains("next sync:"))

@@ -20,7 +20,7 @@ import TestOrigin
             dir = try Scratch()
             origin = try await TestOrigin()
             Cleanups.add { [origin, dir] in await origin.shutdown(); dir.remove() }
-            for key in ["k1", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
+            for key in ["k1", "k2"] { try dir.keygen(key) }
         }
 
         /// Release `n` in its own folder, published with patches from the one before, and uploaded
@@ -47,7 +47,7 @@ import TestOrigin
         }
 
         /// The device's cache and preset, for any of its commands.
-        var places: [String] { ["--cache", dir.path("device/cache"), "--preset", dir.path("device/preset")] }
+        var places: [String] { Device("device", in: dir).flags }
 
         var device: [String] {
             ["sync", "--json", "--remote", origin.url] + places + ["--public-key", dir.path("k1.pub")] + following
@@ -80,8 +80,7 @@ import TestOrigin
         }
 
         func served() throws -> String {
-            let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("device/cache"), "--preset", dir.path("device/preset")])
-            return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
+            try Device("device", in: dir).served()
         }
 
         var pollsTheHead: Bool { FileManager.default.fileExists(atPath: dir.path("device/cache/head.json")) && !(dir.read("device/cache/head.json") ?? "").contains("\"absent\" : true") }

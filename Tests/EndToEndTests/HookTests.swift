@@ -20,9 +20,7 @@ import Glibc
     }
 
     func start(_ extra: [String]) async throws -> (DaemonProcess, Scratch) {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600",
                                         "--on-switch", slowHook] + extra, cache: dir.path("cache"))

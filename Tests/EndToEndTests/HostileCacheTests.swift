@@ -36,14 +36,12 @@ import TestOrigin
     }
 
     @Test func linksPlantedAtEveryLevelAreRemovedNeverFollowed() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let cache = dir.path("cache")
         let victim = dir.path("victim")
         try Self.makeVictim(victim)
         let before = Self.snapshot(victim)
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset"), "--keep", "1", "--grace", "0"]
+        let common = ["--remote", origin.url] + Device(cache: cache, preset: dir.path("preset")).flags + ["--keep", "1", "--grace", "0"]
         var release = 1
         func publish() {
             origin.publish(["index.html": "v\(release)", "js/app.js": "app \(release)", "css/a.css": "same"])
@@ -142,11 +140,9 @@ import TestOrigin
     }
 
     @Test func aCacheOthersCanWriteOrAnotherUserOwnsIsRefused() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let cache = dir.path("cache")
-        let common = ["--remote", origin.url, "--cache", cache, "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(cache: cache, preset: dir.path("preset")).flags
         origin.publish(["index.html": "v1"])
         try #require(try Binary.run(["sync"] + common).status == 0)
         var info = stat()

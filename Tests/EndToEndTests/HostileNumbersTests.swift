@@ -8,10 +8,10 @@ import TestOrigin
 /// `status`: the built binary exits with the contract's code, the table in force stays, and the
 /// daemon keeps answering. Each value here killed the binary with SIGILL before.
 @Suite(.serialized, .awaitsCleanups) struct HostileNumbersTests {
-    struct Device {
+    struct Fixture {
         let origin: TestOrigin
         let dir: Scratch
-        var common: [String] { ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--device-id", "kiosk-1"] }
+        var common: [String] { ["--remote", origin.url] + Device(in: dir).flags + ["--device-id", "kiosk-1"] }
 
         func sync() throws -> Binary.Run { try Binary.run(["sync"] + common) }
 
@@ -21,8 +21,8 @@ import TestOrigin
         }
     }
 
-    func device() async throws -> Device {
-        let device = Device(origin: try await TestOrigin(), dir: try Scratch())
+    func device() async throws -> Fixture {
+        let device = Fixture(origin: try await TestOrigin(), dir: try Scratch())
         Cleanups.add { await device.origin.shutdown(); device.dir.remove() }
         device.origin.publish(["index.html": "v1", "app.js": "one()"])
         #expect(try device.sync().status == 0)
@@ -126,11 +126,9 @@ import TestOrigin
     /// with its code, the table in force stays, `/health` answers with the failure, and the
     /// control API answers 400 naming the field for bodies out of range.
     @Test func theDaemonKeepsServingThroughHostileValues() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
 
@@ -155,7 +153,7 @@ import TestOrigin
         origin.put("Routes.json.release", #"{"rollout": {"start": 9.3e18}}"#)
         let refused = try #require(try http.request("POST", "/_cenarius/sync").json()["id"] as? String)
         #expect((try waitForReceipt(http, refused)["message"] as? String)?.contains("rollout.start") == true)
-        let status = try Binary.run(["status", "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let status = try Device(in: dir).run(["status"])
         #expect(status.status == 0 && status.stdout.contains("rollout.start"), "\(status.stdout)")
         let events = try EventStreamClient(port: http.port, lastEventID: "0")
         func isRefusal(_ event: EventStreamClient.Event) -> Bool {

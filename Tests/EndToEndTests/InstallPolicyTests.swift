@@ -19,7 +19,7 @@ import TestOrigin
         return "daily \(clock(from))-\(clock(to))"
     }
 
-    struct Device {
+    struct Fixture {
         let origin: TestOrigin
         let dir: Scratch
         let flags: [String]
@@ -52,7 +52,7 @@ import TestOrigin
 
     @Test func aDownloadWaitsForItsWindowAndAMeteredLink() async throws {
         // An hour away: a test queued behind others on a loaded machine must not reach it by waiting.
-        let device = try await Device(["--download-window", Self.window(60, 120), "--metered", "small:1K"])
+        let device = try await Fixture(["--download-window", Self.window(60, 120), "--metered", "small:1K"])
         var (daemon, http) = try device.start()
         try waitUntil { try http.get("/app.js").text == "one()" }
         device.origin.publish(["index.html": "v2", "app.js": "two()" + String(repeating: " ", count: 4000)])
@@ -89,7 +89,7 @@ import TestOrigin
     }
 
     @Test func aSwitchWaitsForAnInhibitFileAndAWindowAndForceOverridesThem() async throws {
-        let device = try await Device([])
+        let device = try await Fixture([])
         let inhibit = device.dir.path("customer-at-screen")
         var (daemon, http) = try device.start(["--inhibit-file", inhibit])
         try waitUntil { try http.get("/app.js").text == "one()" }
@@ -117,7 +117,7 @@ import TestOrigin
         // The command line asks the running daemon the same.
         device.origin.publish(["index.html": "v4", "app.js": "four()"])
         #expect(try device.sync(http)["outcome"] as? String == "held")
-        let command = try Binary.run(["switch", "--force", "--json", "--cache", device.dir.path("cache")])
+        let command = try Device(cache: device.dir.path("cache")).run(["switch", "--force", "--json"])
         #expect(command.status == 0 && (try? command.json()["outcome"] as? String) == "committed", "\(command.stdout) \(command.stderr)")
         _ = daemon.terminate()
     }
@@ -125,26 +125,26 @@ import TestOrigin
     /// An operator typing `cenariusd switch` means now: it overrides a closed window without
     /// `--force` (which scripts may still pass), through the running daemon and without one.
     @Test func switchFromTheShellOverridesAClosedWindowWithoutForce() async throws {
-        let device = try await Device([])
+        let device = try await Fixture([])
         let window = ["--switch-window", Self.window(30, 40)]
         let (daemon, http) = try device.start(window)
         try waitUntil { try http.get("/app.js").text == "one()" }
         device.origin.publish(["index.html": "v2", "app.js": "two()"])
         #expect(try device.sync(http)["outcome"] as? String == "held")
-        let asked = try Binary.run(["switch", "--json", "--cache", device.dir.path("cache")])
+        let asked = try Device(cache: device.dir.path("cache")).run(["switch", "--json"])
         #expect(asked.status == 0 && (try? asked.json()["outcome"] as? String) == "committed", "through the daemon: \(asked.stdout) \(asked.stderr)")
         #expect(try http.get("/app.js").text == "two()")
         _ = daemon.terminate()
 
         device.origin.publish(["index.html": "v3", "app.js": "three()"])
-        let here = try Binary.run(["switch", "--json", "--cache", device.dir.path("cache")] + device.flags + window, environment: ["TZ": "UTC"])
+        let here = try Device(cache: device.dir.path("cache")).run(["switch", "--json"] + device.flags + window, environment: ["TZ": "UTC"])
         #expect(here.status == 0 && (try? here.json()["outcome"] as? String) == "committed", "without a daemon: \(here.stdout) \(here.stderr)")
-        let forced = try Binary.run(["switch", "--force", "--json", "--cache", device.dir.path("cache")] + device.flags + window, environment: ["TZ": "UTC"])
+        let forced = try Device(cache: device.dir.path("cache")).run(["switch", "--force", "--json"] + device.flags + window, environment: ["TZ": "UTC"])
         #expect(forced.status == 0, "--force is still accepted: \(forced.stderr)")
     }
 
     @Test func switchAtStartSwitchesOnRestartOrWhenTheAppAsksAndSurvivesSIGKILL() async throws {
-        let device = try await Device(["--switch-at", "start"])
+        let device = try await Fixture(["--switch-at", "start"])
         var (daemon, http) = try device.start()
         try waitUntil { try http.get("/app.js").text == "one()" }
         device.origin.publish(["index.html": "v2", "app.js": "two()"])
@@ -165,7 +165,7 @@ import TestOrigin
     }
 
     @Test func aFailedTrialRollsBackWhateverTheWindowsAndInhibitFilesSay() async throws {
-        let device = try await Device(["--health-cmd", #"test "$CENARIUS_GENERATION" -lt 2"#, "--confirm-timeout", "20"])
+        let device = try await Fixture(["--health-cmd", #"test "$CENARIUS_GENERATION" -lt 2"#, "--confirm-timeout", "20"])
         let inhibit = device.dir.path("busy")
         let (daemon, http) = try device.start(["--inhibit-file", inhibit, "--switch-window", Self.window(30, 40)])
         try waitUntil { try http.get("/app.js").text == "one()" }
@@ -181,7 +181,7 @@ import TestOrigin
 
         // A window that can never open, or a policy that is not one, is a usage error at start.
         for bad in [["--switch-window", "daily 10:00-10:00"], ["--download-window", "Mon-Fry 01:00-02:00"], ["--metered", "sometimes"], ["--switch-at", "noon"]] {
-            let run = try Binary.run(["serve", "--cache", device.dir.path("bad"), "--remote", device.origin.url] + bad)
+            let run = try Device(cache: device.dir.path("bad")).run(["serve", "--remote", device.origin.url] + bad)
             #expect(run.status == 64, "\(bad): \(run.stderr)")
         }
     }

@@ -20,7 +20,7 @@ import TestOrigin
             return
         }
         Cleanups.add { await origin.shutdown(); Requirement.unmount(mountPoint); dir.remove() }
-        let common = ["--remote", origin.url, "--cache", mountPoint + "/cache", "--preset", dir.path("preset"), "--keep", "5"]
+        let common = ["--remote", origin.url] + Device(cache: mountPoint + "/cache", preset: dir.path("preset")).flags + ["--keep", "5"]
         // 17,000 empty files, five generations kept: 51,001 links after the third release, past
         // 65,000 in the fourth, and every one a copy in the fifth.
         var files: [String: String] = [:]

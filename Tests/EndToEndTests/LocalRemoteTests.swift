@@ -11,7 +11,7 @@ import TestOrigin
         defer { dir.remove() }
         let remote = dir.path("remote")
         try FileManager.default.createDirectory(atPath: remote, withIntermediateDirectories: true)
-        let common = ["--remote", "file://" + remote, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--timeout", "5"]
+        let common = ["--remote", "file://" + remote] + Device(in: dir).flags + ["--timeout", "5"]
 
         #expect(mkfifo(remote + "/Routes.json", 0o644) == 0)
         let table = try Binary.run(["sync"] + common, killAfter: 30)
@@ -36,7 +36,7 @@ import TestOrigin
     @Test func aFileRemoteSyncsReleasesAsAnHTTPOneDoes() throws {
         let dir = try Scratch()
         defer { dir.remove() }
-        let common = ["--remote", "file://" + dir.path("remote"), "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", "file://" + dir.path("remote")] + Device(in: dir).flags
         let bundle = String(repeating: "function render(props) { return props.children; }\n", count: 2000)
         try dir.write("remote/index.html", "<script src=app.js></script>")
         try dir.write("remote/app.js", bundle + "// 1")
@@ -104,7 +104,7 @@ import TestOrigin
         // Sparse: 80 MiB that cost no disk.
         #expect(FileManager.default.createFile(atPath: dir.path("preset/Routes.json"), contents: Data("[".utf8)))
         #expect(truncate(dir.path("preset/Routes.json"), 80 << 20) == 0)
-        let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let resolved = try Device(in: dir).run(["resolve", "index.html", "--offline"])
         #expect(resolved.status == 4, "\(resolved.stderr)")
         #expect(resolved.stderr.contains("more than the 67108864 a route table may be"), "\(resolved.stderr)")
     }

@@ -104,8 +104,7 @@ import TestOrigin
         defer { dir.remove() }
         var endpoint = origin.url + "/v1/metrics"
         if collector == "down" { endpoint = Binary.downRemote + "/v1/metrics" } else { origin.inject(.stall, on: "v1/metrics") }
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--otlp-metrics-endpoint", endpoint],
-                                       cache: dir.path("cache"), environment: ["OTEL_METRIC_EXPORT_INTERVAL": "20"])
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--otlp-metrics-endpoint", endpoint], environment: ["OTEL_METRIC_EXPORT_INTERVAL": "20"])
         let http = try daemon.waitUntilServing()
         if collector == "hanging" { try waitUntil(timeout: 20) { !origin.requests(for: "v1/metrics").isEmpty } }
         for release in 2...4 {

@@ -8,6 +8,6 @@ enum OriginAndDevice {
         let origin = try await TestOrigin()
         let dir = try Scratch()
         Cleanups.add { await origin.shutdown(); dir.remove() }
-        return (origin, dir, ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        return (origin, dir, ["--remote", origin.url] + Device(in: dir).flags)
     }
 }

@@ -163,12 +163,11 @@ import TestOrigin
         let origin = "http://\(lan.address("a")):8801"
         try lan.start("origin", "/usr/sbin/ip", ["netns", "exec", lan.ns("a"), Binary.path, "origin", first, "--port", "8801", "--bind", "0.0.0.0"])
         func device(_ name: String) -> [String] {
-            ["--remote", origin, "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset"), "--public-key", site.dir.path("k1.pub")]
+            ["--remote", origin] + Device(name, in: site.dir).flags + ["--public-key", site.dir.path("k1.pub")]
         }
         let serve = ["serve", "--start-jitter", "0", "--interval", "3600"]
         func served(_ name: String) throws -> String {
-            let resolved = try lan.run(name, Binary.path, ["resolve", "index.html", "--offline", "--cache", site.dir.path("\(name)/cache"),
-                                                         "--preset", site.dir.path("\(name)/preset")])
+            let resolved = try lan.run(name, Binary.path, ["resolve", "index.html", "--offline"] + Device(name, in: site.dir).flags)
             return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stdout
         }
         try waitUntil { try lan.run("a", Binary.path, ["sync", "--json"] + device("a")).status == 0 }
@@ -186,7 +185,7 @@ import TestOrigin
         // B is given no peer: it finds A, and not C (another channel's), before its first fetch.
         try lan.startDaemon("b", serve + ["--peer-discovery", "on"] + device("b"))
         let status = try poll("B's first install") { () -> [String: Any]? in
-            let run = try lan.run("b", Binary.path, ["status", "--json", "--cache", site.dir.path("b/cache"), "--preset", site.dir.path("b/preset")])
+            let run = try lan.run("b", Binary.path, ["status", "--json"] + Device("b", in: site.dir).flags)
             guard run.status == 0, let json = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
                   let sync = json["sync"] as? [String: Any], (sync["bytesFromPeers"] as? Int ?? 0) > 0 else { return nil }
             return sync
@@ -195,7 +194,7 @@ import TestOrigin
         #expect(!lan.lines("b", "found a peer").filter { $0.contains("http://\(lan.address("a")):8701") }.isEmpty)
         #expect(lan.lines("b", "found a peer").filter { $0.contains(lan.address("c")) }.isEmpty, "C is another channel's: \(lan.lines("b", "peer"))")
         #expect(lan.lines("a", "found a peer").isEmpty, "A never lists itself (B does not announce, C is another channel's): \(lan.lines("a", "found a peer"))")
-        #expect(try lan.run("b", Binary.path, ["verify", "--cache", site.dir.path("b/cache"), "--preset", site.dir.path("b/preset")]).status == 0)
+        #expect(try lan.run("b", Binary.path, ["verify"] + Device("b", in: site.dir).flags).status == 0)
 
         // The avahi-daemons die; a release comes; B's sync of it succeeds from the origin.
         lan.signal("avahi-a", SIGKILL)

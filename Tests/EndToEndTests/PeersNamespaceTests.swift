@@ -81,7 +81,7 @@ import TestOrigin
         let origin = "http://10.77.0.1:8801"
         try lan.start("a", ["origin", folder, "--port", "8801", "--bind", "0.0.0.0"])
         func device(_ name: String) -> [String] {
-            ["--remote", origin, "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset"), "--public-key", site.dir.path("k1.pub")]
+            ["--remote", origin] + Device(name, in: site.dir).flags + ["--public-key", site.dir.path("k1.pub")]
         }
         try waitUntil { try lan.run("a", ["sync", "--json"] + device("a")).status == 0 }
         try lan.start("a", ["serve", "--port", "0", "--start-jitter", "0", "--peer-listen", "10.77.0.1:8701"] + device("a"))
@@ -104,7 +104,7 @@ import TestOrigin
         let json = try outside.json()
         #expect(json["outcome"] as? String == "committed" && json["bytesFromPeers"] as? Int == 0 && json["bytesFromOrigin"] as? Int ?? 0 > 0, "\(json)")
         for name in ["b", "c"] {
-            #expect(try Binary.run(["verify", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")]).status == 0)
+            #expect(try Device(name, in: site.dir).verified())
         }
     }
 }

@@ -74,12 +74,12 @@ import TestOrigin
 
     /// `status --json`'s `sync`: the bytes from peers and from the origin since the daemon started.
     static func synced(_ site: HeadAndStoreTests.Site, _ name: String) throws -> [String: Any] {
-        let status = try Binary.run(["status", "--json", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")])
+        let status = try Device(name, in: site.dir).run(["status", "--json"])
         return try status.json()["sync"] as? [String: Any] ?? [:]
     }
 
     static func verified(_ site: HeadAndStoreTests.Site, _ name: String) throws -> Bool {
-        try Binary.run(["verify", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")]).status == 0
+        try Device(name, in: site.dir).verified()
     }
 
     @Test func devicesStartedTogetherFetchEachObjectOnceBetweenThem() async throws {

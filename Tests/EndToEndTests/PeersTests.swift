@@ -18,8 +18,7 @@ import TestOrigin
 
     /// `sync` for the device whose cache is `name`, with `extra` flags (`--peer URL`).
     static func sync(_ site: HeadAndStoreTests.Site, _ name: String, _ extra: [String] = []) throws -> [String: Any] {
-        let run = try Binary.run(["sync", "--json", "--remote", site.origin.url, "--cache", site.dir.path("\(name)/cache"),
-                                  "--preset", site.dir.path("\(name)/preset"), "--public-key", site.dir.path("k1.pub")] + extra)
+        let run = try Device(name, in: site.dir).run(["sync", "--json", "--remote", site.origin.url, "--public-key", site.dir.path("k1.pub")] + extra)
         #expect(run.status == 0, "\(name): \(run.stderr)")
         return try run.json()
     }
@@ -34,8 +33,7 @@ import TestOrigin
     }
 
     static func served(_ site: HeadAndStoreTests.Site, _ name: String) throws -> String {
-        let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", site.dir.path("\(name)/cache"), "--preset", site.dir.path("\(name)/preset")])
-        return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
+        try Device(name, in: site.dir).served()
     }
 
     /// A daemon on the cache `name` serving its objects to peers on a free loopback port.
@@ -81,7 +79,7 @@ import TestOrigin
         #expect(again["outcome"] as? String == "not-modified")
         let report = site.origin.requests(for: "Routes.head").last?.headers["cenarius-report"] ?? ""
         #expect(report.hasSuffix(", peer=\(release["bytesFromPeers"] as? Int ?? -1), origin=0"), "\(report)")
-        #expect(try Binary.run(["verify", "--cache", site.dir.path("b/cache"), "--preset", site.dir.path("b/preset")]).status == 0)
+        #expect(try Device("b", in: site.dir).verified())
     }
 
     /// A daemon that takes its releases from a peer says so in `status` and its metrics; a peer
@@ -97,7 +95,7 @@ import TestOrigin
         defer { _ = device.terminate() }
         let http = try device.waitUntilServing()
         #expect(try http.get("/index.html").text == "<h1>release 1</h1>")
-        let status = try Binary.run(["status", "--cache", site.dir.path("c/cache"), "--preset", site.dir.path("c/preset")])
+        let status = try Device("c", in: site.dir).run(["status"])
         #expect(status.stdout.contains("from the origin,") && status.stdout.contains("KiB from peers (since the daemon started)"), "\(status.stdout)")
         let metrics = try http.get("/metrics").text
         let line = metrics.split(separator: "\n").first { $0.hasPrefix("cenarius_fetched_bytes_by_source_total{source=\"peer\"}") }
@@ -114,8 +112,8 @@ import TestOrigin
         // Killed while the large file is on its way from it.
         let finished = Mutex<Binary.Run?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let arguments = ["sync", "--json", "--remote", site.origin.url, "--cache", site.dir.path("d/cache"), "--preset", site.dir.path("d/preset"),
-                         "--public-key", site.dir.path("k1.pub"), "--peer", slowURL]
+        let arguments = ["sync", "--json", "--remote", site.origin.url] + Device("d", in: site.dir).flags
+            + ["--public-key", site.dir.path("k1.pub"), "--peer", slowURL]
         DispatchQueue.global().async {
             let run = try? Binary.run(arguments, killAfter: 120)
             finished.withLock { $0 = run }
@@ -133,7 +131,7 @@ import TestOrigin
         #expect(Date().timeIntervalSince(killedAt) < 10, "a killed peer cost \(Date().timeIntervalSince(killedAt)) s")
         #expect(killed["bytesFromOrigin"] as? Int ?? 0 > 400_000, "the large file came from the origin: \(killed)")
         #expect(try Self.served(site, "d") == "<h1>release 2</h1>")
-        #expect(try Binary.run(["verify", "--cache", site.dir.path("d/cache"), "--preset", site.dir.path("d/preset")]).status == 0)
+        #expect(try Device("d", in: site.dir).verified())
     }
 
     /// A peer at its cap says "later" (503, Retry-After): the device asks again a second later
@@ -180,7 +178,7 @@ import TestOrigin
             #expect(install["bytesFromPeers"] as? Int == 0, "\(install)")
             #expect(Date().timeIntervalSince(started) < 10, "a hostile peer cost \(Date().timeIntervalSince(started)) s \(install["seconds"] ?? 0)")
             #expect(try Self.served(site, "b\(round)") == "<h1>release 1</h1>")
-            #expect(try Binary.run(["verify", "--cache", site.dir.path("b\(round)/cache"), "--preset", site.dir.path("b\(round)/preset")]).status == 0)
+            #expect(try Device("b\(round)", in: site.dir).run(["verify"]).status == 0)
             let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: site.dir.path("b\(round)/cache/tmp"))) ?? []
             #expect(leftovers.isEmpty, "\(leftovers)")
         }

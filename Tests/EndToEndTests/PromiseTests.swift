@@ -6,15 +6,14 @@ import TestOrigin
 @Suite(.awaitsCleanups) struct PromiseTests {
     /// `cenariusd origin DIR` serves a folder and its table as a remote a device syncs from.
     @Test func originServesAFolderAsARemote() async throws {
-        let dir = try Scratch()
-        Cleanups.add { dir.remove() }
+        let dir = try Scratch.forTest()
         try dir.write("site/index.html", "<h1>hello</h1>")
         try dir.write("site/js/app.js", "app()")
         #expect(try Binary.run(["routes", dir.path("site")]).status == 0)
         let origin = try OriginProcess(dir.path("site"))
         defer { origin.stop() }
 
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags
         let sync = try Binary.run(["sync", "--json"] + common)
         #expect(sync.status == 0, "\(sync.stderr) \(origin.state)")
         #expect((try? sync.json())?["downloadedFiles"] as? Int == 2, "\(sync.stdout)")
@@ -26,14 +25,11 @@ import TestOrigin
 
     /// `--routes-name` is the table's file name on the remote (older Cenarius releases used others).
     @Test func routesNameNamesTheTable() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["a.txt": "a"])
         origin.put("cenarius-routes.json", #"[{"file": "a.txt", "hash": "\#(TestOrigin.md5(Array("a".utf8)))"}]"#)
         origin.put("Routes.json", "not the table")
         origin.resetRequests()
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         let sync = try Binary.run(["sync", "--routes-name", "cenarius-routes.json"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(origin.requests(for: "cenarius-routes.json").count == 1)
@@ -43,13 +39,10 @@ import TestOrigin
 
     /// G4: an interrupted download resumes where it stopped, with `Range` and `If-Range`.
     @Test func interruptedDownloadResumesWithRange() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         let body = String(repeating: "0123456789abcdef", count: 1 << 16)  // 1 MiB
         origin.publish(["big.bin": body])
         origin.inject(.truncate, on: "big.bin", times: 1)
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         let sync = try Binary.run(["sync"] + common)
         #expect(sync.status == 0, "\(sync.stderr)")
         let requests = origin.requests(for: "big.bin")

@@ -65,7 +65,7 @@ import TestOrigin
         #expect(try headVersion(publisher) == versionB, "at \(step): the head is B's, the newest")
         #expect(try publisher.sync("after the overlap at \(step)")["outcome"] as? String != nil)
         #expect(try publisher.served() == "<h1>release \(b)</h1>", "at \(step)")
-        let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
+        let verified = try Device("device", in: publisher.dir).run(["verify"])
         #expect(verified.status == 0, "at \(step): the device's cache after B's restaged release: \(verified.stdout) \(verified.stderr)")
     }
 
@@ -107,11 +107,7 @@ import TestOrigin
 
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func overlappingPublishesToTheObjectStoreNeverMoveTheHeadBack() async throws {
-        let store = try await ObjectStore.shared()
-        let bucket = "race-" + String(UUID().uuidString.prefix(8)).lowercased()
-        let base = try store.bucket(bucket)
-        let publisher = try PublishTests.Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                                   remoteFlags: ["--endpoint", store.endpoint])
+        let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("race")
         #expect(try publisher.publish(1)["restaged"] as? Bool == false, "alone, the release staged while the lease settled is uploaded")
         #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
         for (n, step) in Self.steps.enumerated() {

@@ -16,24 +16,24 @@ import TestOrigin
         let deviceFlags: [String]
 
         init(remote: String, publicURL: String, environment: [String: String] = [:], remoteFlags: [String] = [], deviceFlags: [String] = []) throws {
-            dir = try Scratch()
+            dir = try Scratch.forTest()
             self.remote = remote
             self.publicURL = publicURL
             self.environment = environment
             self.remoteFlags = remoteFlags
             self.deviceFlags = deviceFlags
-            Cleanups.add { [dir] in dir.remove() }
-            #expect(try Binary.run(["keygen", "--output", dir.path("k1")]).status == 0)
+            try dir.keygen("k1")
         }
 
         /// Release `n`'s build folder: a bundle that changes a little, a page, files that never change.
         /// A publisher of `s3://BUCKET/app` on the shared three-replica store, in a bucket of its own named `name-…`.
-        static func onObjectStore(_ name: String) async throws -> (store: ObjectStore, bucket: String, publisher: Publisher) {
+        /// `remoteFlags`: more of the publisher's flags for the store (`--jobs 4`).
+        static func onObjectStore(_ name: String, remoteFlags: [String] = []) async throws -> (store: ObjectStore, bucket: String, publisher: Publisher) {
             let store = try await ObjectStore.shared()
             let bucket = name + "-" + String(UUID().uuidString.prefix(8)).lowercased()
             let base = try store.bucket(bucket)
             let publisher = try Publisher(remote: "s3://\(bucket)/app", publicURL: base + "/app", environment: store.environment,
-                                          remoteFlags: ["--endpoint", store.endpoint])
+                                          remoteFlags: ["--endpoint", store.endpoint] + remoteFlags)
             return (store, bucket, publisher)
         }
 
@@ -65,15 +65,14 @@ import TestOrigin
 
         /// A sync of `device`, which follows `channel`.
         func sync(_ what: String, device: String = "device", channel: String = "default") throws -> [String: Any] {
-            let run = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset"),
-                                      "--public-key", dir.path("k1.pub"), "--channel", channel, "--device-id", device + "-" + dir.root.suffix(12)] + deviceFlags)
+            let run = try Device(device, in: dir).run(["sync", "--json", "--remote", publicURL, "--public-key", dir.path("k1.pub"), "--channel", channel,
+                                                       "--device-id", device + "-" + dir.root.suffix(12)] + deviceFlags)
             #expect(run.status == 0, "\(what): \(run.stderr)")
             return (try? run.json()) ?? [:]
         }
 
         func served(_ device: String = "device") throws -> String {
-            let resolved = try Binary.run(["resolve", "index.html", "--offline", "--cache", dir.path("\(device)/cache"), "--preset", dir.path("\(device)/preset")])
-            return (try? String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8)) ?? resolved.stderr
+            try Device(device, in: dir).served()
         }
 
         func releases() throws -> [[String: Any]] {
@@ -144,8 +143,7 @@ import TestOrigin
             #expect(try resume.json()["uploaded"] as? Int == 4, "\(resume.stdout)")
             #expect(try releases().first?["rollout"] as? String != "rollout: halted")
             // A new device installs the resumed release whole from what the head names.
-            let resumed = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("resumed/cache"), "--preset",
-                                          dir.path("resumed/preset"), "--public-key", dir.path("k1.pub")] + deviceFlags)
+            let resumed = try Device("resumed", in: dir).run(["sync", "--json", "--remote", publicURL, "--public-key", dir.path("k1.pub")] + deviceFlags)
             #expect(resumed.status == 0 && (try? resumed.json()["outcome"] as? String) == "committed", "\(resumed.stderr)")
             #expect(try served("resumed") == "<h1>release 2</h1>")
 
@@ -166,8 +164,7 @@ import TestOrigin
             #expect(try served("beta") == "<h1>release 4</h1>")
             #expect(["unchanged", "not-modified"].contains(try sync("the default channel meanwhile")["outcome"] as? String ?? ""))
             #expect(try served() == "<h1>release 2</h1>", "beta's release stays on beta")
-            let missing = try Binary.run(["sync", "--remote", publicURL, "--cache", dir.path("gamma/cache"), "--preset", dir.path("gamma/preset"),
-                                          "--channel", "gamma"] + deviceFlags)
+            let missing = try Device("gamma", in: dir).run(["sync", "--remote", publicURL, "--channel", "gamma"] + deviceFlags)
             #expect(missing.status == 3, "a channel with no head is the remote's failure, never the default channel's release: \(missing.stderr)")
             let tested = try run(["promote", "--from", "beta", "--to", "default", remote, "--sign-key", dir.path("k1.key")] + remoteFlags)
             #expect(tested.status == 0, "promote: \(tested.stderr)")
@@ -190,8 +187,7 @@ import TestOrigin
             #expect(pruned.status == 0 && deleted == planned, "the dry run said what went: \(pruned.stdout) \(pruned.stderr)")
             #expect(try run(["prune", remote, "--keep", "1", "--min-age", "0", "--json"] + remoteFlags).json()["deleted"] as? [String] == [], "a second prune finds nothing")
             // What is left is whole: a new device installs the current release from it.
-            let fresh = try Binary.run(["sync", "--json", "--remote", publicURL, "--cache", dir.path("fresh/cache"), "--preset", dir.path("fresh/preset"),
-                                        "--public-key", dir.path("k1.pub")] + deviceFlags)
+            let fresh = try Device("fresh", in: dir).run(["sync", "--json", "--remote", publicURL, "--public-key", dir.path("k1.pub")] + deviceFlags)
             #expect(fresh.status == 0 && (try? fresh.json()["outcome"] as? String) == "committed", "\(fresh.stderr)")
             let gone = try run(["rollback", "--channel", "default", remote, "--sign-key", dir.path("k1.key"), "--to", "1"] + remoteFlags)
             #expect(gone.status == 2, "\(gone.stderr)")

@@ -13,9 +13,8 @@ import TestOrigin
         var site: String { dir.path("w") }
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
-            for key in ["k", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
+            dir = try Scratch.forTest()
+            for key in ["k", "k2"] { try dir.keygen(key) }
         }
 
         func routes(_ arguments: [String]) throws -> Binary.Run {
@@ -25,8 +24,7 @@ import TestOrigin
         }
 
         func sync(_ device: String, _ extra: [String] = []) throws -> Binary.Run {
-            try Binary.run(["sync", "--json", "--remote", "file://" + site, "--cache", dir.path(device + "/cache"),
-                            "--preset", dir.path(device + "/preset")] + extra)
+            try Device(device, in: dir).run(["sync", "--json", "--remote", "file://" + site] + extra)
         }
 
         func sidecar() throws -> [String: Any] {
@@ -148,7 +146,7 @@ import TestOrigin
         for device in ["old", "new"] {
             let sync = try s.sync(device, trust)
             #expect(sync.status == 0, "\(device): \(sync.stderr)")
-            let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path(device + "/cache"), "--preset", s.dir.path(device + "/preset")])
+            let resolved = try Device(device, in: s.dir).run(["resolve", "a.txt", "--offline"])
             #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v3"))
         }
 
@@ -159,7 +157,7 @@ import TestOrigin
         #expect(check.status == 4 && check.stderr.contains("compressed"), "\(check.stderr)")
         let fresh = try s.sync("fresh", trust)
         #expect(fresh.status == 0, "\(fresh.stderr)")
-        let resolved = try Binary.run(["resolve", "a.txt", "--offline", "--cache", s.dir.path("fresh/cache"), "--preset", s.dir.path("fresh/preset")])
+        let resolved = try Device("fresh", in: s.dir).run(["resolve", "a.txt", "--offline"])
         #expect(try String(contentsOfFile: resolved.stdout.trimmingCharacters(in: .newlines), encoding: .utf8).hasPrefix("v3"))
         // Not counted as a refused release: only the table itself is the remote's word.
         let state = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: s.dir.path("fresh/cache/release.json"))))) as? [String: Any]
@@ -168,9 +166,7 @@ import TestOrigin
     }
 
     @Test func aCompressedTableThatFailsOrBreaksOffNeverFailsTheSync() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         for n in 0..<40 { try dir.write("w/lib/file-\(n).js", "// \(n)") }
         try dir.write("w/a.txt", String(repeating: "v1 ", count: 400))
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
@@ -179,14 +175,14 @@ import TestOrigin
         let form = Self.legacyForm
         for (n, fault) in [Fault.status(500), .truncate, .corrupt, .status(502)].enumerated() {
             origin.inject(fault, on: form, times: 10)
-            let sync = try Binary.run(["sync", "--json", "--remote", origin.url, "--cache", dir.path("c\(n)"), "--preset", dir.path("p")])
+            let sync = try Device(cache: dir.path("c\(n)"), preset: dir.path("p")).run(["sync", "--json", "--remote", origin.url])
             #expect(sync.status == 0, "\(fault): \(sync.stderr)")
             #expect(try sync.json()["outcome"] as? String == "committed", "\(fault)")
             origin.clearFaults()
         }
         // A device that knows the compressed table: its next poll meets a 500 there and still
         // picks up the new release from the table.
-        let device = ["sync", "--json", "--remote", origin.url, "--cache", dir.path("c0"), "--preset", dir.path("p")]
+        let device = ["sync", "--json", "--remote", origin.url] + Device(cache: dir.path("c0"), preset: dir.path("p")).flags
         try dir.write("w/a.txt", String(repeating: "v2 ", count: 400))
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
         try Self.earlierVersionsTableForm(in: dir.path("w"))
@@ -222,7 +218,7 @@ import TestOrigin
         _ = try s.routes(["--compress", "--sign-key", s.key("k")])
         try ReleaseBytesEndToEndTests.upload(s.site, to: origin)
         origin.put(form, stale)
-        let device = ["sync", "--json", "--remote", origin.url, "--cache", s.dir.path("n/cache"), "--preset", s.dir.path("n/preset"), "--public-key", s.pub("k")]
+        let device = ["sync", "--json", "--remote", origin.url] + Device("n", in: s.dir).flags + ["--public-key", s.pub("k")]
         let install = try Binary.run(device)
         #expect(install.status == 0, "\(install.stderr)")
         #expect(try install.json()["outcome"] as? String == "committed")
@@ -267,9 +263,7 @@ import TestOrigin
     }
 
     @Test func aFailedPackIsFetchedOnceAndEveryByteIsCounted() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         for n in 0..<4 { try dir.write("w/f\(n).js", ReleaseBytesEndToEndTests.bundle(UInt64(n), 30_000)) }
         #expect(try Binary.run(["routes", dir.path("w"), "--compress"]).status == 0)
         try ReleaseBytesEndToEndTests.upload(dir.path("w"), to: origin)
@@ -282,7 +276,7 @@ import TestOrigin
         for (n, fault) in [Fault.status(500), .corrupt].enumerated() {
             origin.resetRequests()
             origin.inject(fault, on: pack, times: 10)
-            let sync = try Binary.run(["sync", "--json", "--remote", origin.url, "--cache", dir.path("c\(n)"), "--preset", dir.path("p")])
+            let sync = try Device(cache: dir.path("c\(n)"), preset: dir.path("p")).run(["sync", "--json", "--remote", origin.url])
             #expect(sync.status == 0, "\(fault): \(sync.stderr)")
             #expect(origin.requests(for: pack).count == 1, "\(fault): the pack was asked for \(origin.requests(for: pack).count) times")
             let report = try sync.json()

@@ -38,10 +38,9 @@ import TestOrigin
         var remote: String { dir.path("remote") }
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
-            for key in ["k1", "k2"] { #expect(try Binary.run(["keygen", "--output", dir.path(key)]).status == 0) }
-            #expect(try Binary.run(["keygen", "--output", dir.path("k3"), "--rotate-from", dir.path("k1.key")]).status == 0)
+            dir = try Scratch.forTest()
+            for key in ["k1", "k2"] { try dir.keygen(key) }
+            try dir.keygen("k3", ["--rotate-from", dir.path("k1.key")])
         }
 
         /// Release `n` of a small site: an entry page, a bundle renamed with its content (as
@@ -122,7 +121,7 @@ import TestOrigin
         }
 
         func device(_ name: String) -> [String] {
-            ["--remote", "file://" + remote, "--cache", dir.path(name + "/cache"), "--preset", dir.path(name + "/preset")]
+            ["--remote", "file://" + remote] + Device(name, in: dir).flags
         }
 
         /// Release `n` reaches a device that holds the one before, a new device and a seeded preset.

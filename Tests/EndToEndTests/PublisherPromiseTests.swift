@@ -16,8 +16,8 @@ import TestOrigin
             let dir = try Scratch()
             publisher = try PublishTests.Publisher(remote: dir.path("remote"), publicURL: "file://" + dir.path("remote"))
             Cleanups.add { [dir] in dir.remove() }
-            for key in ["k2"] { #expect(try Binary.run(["keygen", "--output", publisher.dir.path(key)]).status == 0) }
-            #expect(try Binary.run(["keygen", "--output", publisher.dir.path("k3"), "--rotate-from", publisher.dir.path("k1.key")]).status == 0)
+            for key in ["k2"] { try publisher.dir.keygen(key) }
+            try publisher.dir.keygen("k3", ["--rotate-from", publisher.dir.path("k1.key")])
         }
 
         func run(_ arguments: [String]) throws -> Binary.Run { try Binary.run(arguments) }
@@ -31,7 +31,7 @@ import TestOrigin
 
         /// A device that trusts `keys` and has never synced.
         func newDevice(_ name: String, trusting keys: [String]) throws -> Binary.Run {
-            try Binary.run(["sync", "--json", "--remote", "file://" + remote, "--cache", dir.path(name + "/cache"), "--preset", dir.path(name + "/preset")]
+            try Device(name, in: dir).run(["sync", "--json", "--remote", "file://" + remote]
                 + keys.flatMap { ["--public-key", dir.path($0 + ".pub")] })
         }
     }
@@ -141,8 +141,7 @@ import TestOrigin
         for name in ["Routes.json", "Routes.json.sig", "Routes.json.release"] {
             try FileManager.default.copyItem(atPath: s.dir.path("out/" + name), toPath: remote + "/" + name)
         }
-        let device = try Binary.run(["sync", "--json", "--remote", "file://" + remote, "--cache", s.dir.path("d/cache"),
-                                     "--preset", s.dir.path("d/preset"), "--public-key", s.dir.path("k1.pub")])
+        let device = try Device("d", in: s.dir).run(["sync", "--json", "--remote", "file://" + remote, "--public-key", s.dir.path("k1.pub")])
         #expect(device.status == 0, "\(device.stderr)")
         let stdout = try s.run(["routes", build, "--output", "-", "--sign-key", s.dir.path("k1.key")])
         #expect(stdout.status == 64 && stdout.stderr.contains("--output FILE"), "\(stdout.stderr)")

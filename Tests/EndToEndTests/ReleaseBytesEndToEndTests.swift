@@ -28,10 +28,8 @@ import TestOrigin
     }
 
     @Test func publishWithDeltasThenSyncAndSeedThroughThem() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        let (origin, dir, _) = try await OriginAndDevice.make()
+        try dir.keygen("release")
         let main = Self.bundle(1, 300_000)
         try dir.write("v1/index.html", "<script src=main.1a2b3c4d.js></script>")
         try dir.write("v1/main.1a2b3c4d.js", main)
@@ -50,7 +48,7 @@ import TestOrigin
         // The table lists the site, never the forms.
         #expect(!(dir.read("v2/Routes.json") ?? "").contains("_cenarius"))
 
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--public-key", dir.path("release.pub")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags + ["--public-key", dir.path("release.pub")]
         try Self.upload(dir.path("v1"), to: origin)
         let first = try Binary.run(["sync", "--json"] + common)
         #expect(first.status == 0, "\(first.stderr)")

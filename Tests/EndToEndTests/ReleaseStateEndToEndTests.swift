@@ -14,7 +14,7 @@ import Glibc
 @Suite(.serialized) struct ReleaseStateEndToEndTests {
     typealias Fixture = TrialEndToEndTests.Fixture
 
-    func common(_ f: Fixture) -> [String] { ["--cache", f.dir.path("cache"), "--preset", f.dir.path("preset")] }
+    func common(_ f: Fixture) -> [String] { Device(in: f.dir).flags }
 
     @Test func aManualRollbackGoesToTheLastConfirmedReleaseNotToOneThatFailed() async throws {
         // 10 s: C (3) below must still be on trial when the operator's `rollback` process asks.

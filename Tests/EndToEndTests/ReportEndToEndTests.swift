@@ -149,8 +149,7 @@ import TestOrigin
     @Test func aReportURLThatIsNotHTTPIsAUsageError() throws {
         let dir = try Scratch()
         defer { dir.remove() }
-        let run = try Binary.run(["serve", "--port", "0", "--cache", dir.path("cache"), "--preset", dir.path("preset"),
-                                  "--report-url", "ftp://user:secret@sink.example/events"])
+        let run = try Device(in: dir).run(["serve", "--port", "0", "--report-url", "ftp://user:secret@sink.example/events"])
         #expect(run.status == 64, "\(run.stderr)")
         #expect(run.stderr.contains("report-url") && !run.stderr.contains("secret"), "\(run.stderr)")
     }

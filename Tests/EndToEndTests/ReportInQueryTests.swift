@@ -7,17 +7,15 @@ import TestOrigin
 /// of each hour only, and `cenariusd fleet` counts the devices from that log.
 @Suite(.awaitsCleanups) struct ReportInQueryTests {
     @Test func aLogWithoutHeadersCountsTheDevicesThatPutTheirReportInTheQuery() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
         try "<h1>r1</h1>".write(toFile: site + "/index.html", atomically: true, encoding: .utf8)
         #expect(try Binary.run(["routes", site, "--release", "2026.11-a"]).status == 0)
         func sync(_ n: Int, _ extra: [String] = [], hoursLater: Int = 0) throws -> Binary.Run {
-            try Binary.run(["sync", "--json", "--remote", origin.url(.good), "--cacert", origin.caFile, "--cache", dir.path("cache\(n)"),
-                            "--preset", dir.path("preset"), "--device-id", "kiosk-\(n)", "--native-version", "2.3.0"] + extra,
-                           environment: hoursLater == 0 ? [:] : ["CENARIUS_CLOCK_OFFSET": String(hoursLater * 3600)])
+            try Device(cache: dir.path("cache\(n)"), preset: dir.path("preset"))
+                .run(["sync", "--json", "--remote", origin.url(.good), "--cacert", origin.caFile, "--device-id", "kiosk-\(n)", "--native-version", "2.3.0"] + extra,
+                      environment: hoursLater == 0 ? [:] : ["CENARIUS_CLOCK_OFFSET": String(hoursLater * 3600)])
         }
         let s3Log = origin.root + "/logs/s3.log"
         func queryLines() -> [Substring] {

@@ -6,11 +6,9 @@ import TestOrigin
 /// (the contract says so for `serve`); the target's authority stands for Host (§3.2.2).
 @Suite(.awaitsCleanups) struct RequestTargetTests {
     @Test func absoluteFormTargetsAreServedLikeOriginForm() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "home", "js/app.js": "go()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         let base = "http://127.0.0.1:\(daemon.port)"

@@ -6,12 +6,12 @@ import TestOrigin
 /// Staged adoption, halts, the compatibility gate and holds (G10) against the real binary, with
 /// the rollout clock moved by the test hook `CENARIUS_CLOCK_OFFSET`.
 @Suite(.serialized, .awaitsCleanups) struct RolloutEndToEndTests {
-    struct Device {
+    struct Fixture {
         let origin: TestOrigin
         let dir: Scratch
         let id = "kiosk-17"
         var common: [String] {
-            ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--device-id", id]
+            ["--remote", origin.url] + Device(in: dir).flags + ["--device-id", id]
         }
 
         /// `cenariusd sync --json` as the rollout's clock reads `now`.
@@ -32,8 +32,8 @@ import TestOrigin
         func manifest(_ json: String) { origin.put("Routes.json.release", json) }
     }
 
-    func device() async throws -> Device {
-        let device = Device(origin: try await TestOrigin(), dir: try Scratch())
+    func device() async throws -> Fixture {
+        let device = Fixture(origin: try await TestOrigin(), dir: try Scratch())
         device.origin.publish(["index.html": "v1", "app.js": "one()"])
         #expect(try device.sync().status == 0)
         return device
@@ -77,12 +77,9 @@ import TestOrigin
     }
 
     @Test func theDaemonSwitchesAtTheDevicesMomentWithoutWaitingForItsNextPoll() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--device-id", "kiosk-9"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--device-id", "kiosk-9"])
         let http = try daemon.waitUntilServing()
         let events = try EventStreamClient(port: http.port)
         // A rollout that reaches this device 8 s from now: time for the sync below to be deferred
@@ -137,19 +134,13 @@ import TestOrigin
     }
 
     @Test func aTamperedSignedManifestIsRefusedAndNothingIsAdopted() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        #expect(try Binary.run(["keygen", "--output", dir.path("release")]).status == 0)
+        let publisher = try await Publisher.make()
+        let (origin, dir) = (publisher.origin, publisher.dir)
+        try publisher.dir.keygen("release")
         func publish(_ app: String, _ extra: [String], from site: String = "site") throws {
-            try dir.write(site + "/app.js", app)
-            let routes = try Binary.run(["routes", dir.path(site), "--sign-key", dir.path("release.key")] + extra)
-            #expect(routes.status == 0, "\(routes.stderr)")
-            for name in ["app.js", "Routes.json", "Routes.json.sig", "Routes.json.release"] {
-                if let text = dir.read(site + "/" + name) { origin.put(name, text) } else { origin.remove(name) }
-            }
+            try publisher.publish(app, build: site, ["--sign-key", "@release.key"] + extra)
         }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--public-key", dir.path("release.pub"), "--device-id", "k1"]
+        let common = ["--remote", origin.url] + Device(in: dir).flags + ["--public-key", dir.path("release.pub"), "--device-id", "k1"]
         try publish("one()", [])
         #expect(try Binary.run(["sync"] + common).status == 0)
 
@@ -176,9 +167,7 @@ import TestOrigin
     }
 
     @Test func holdsDeferSwitchesUntilDeletedOrExpiredAndSurviveSIGKILL() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1", "app.js": "one()"])
         let args = ["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"]
         var daemon = try DaemonProcess(args, cache: dir.path("cache"))

@@ -19,9 +19,7 @@ import TestOrigin
     }
 
     @Test func aPlantedSecretAppearsInNoOutput() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let remote = origin.url.replacingOccurrences(of: "://", with: "://alice:\(Self.password)@") + "/"
         let cache = dir.path("cache")
         let common = ["--remote", remote, "--header", "X-Api-Key: \(Self.token)", "--preset", dir.path("preset")]
@@ -31,16 +29,16 @@ import TestOrigin
             channels.append((name + " stdout", run.stdout))
             channels.append((name + " stderr", run.stderr))
         }
-        record("sync --json", try Binary.run(["sync", "--json", "--cache", cache] + common))
-        record("status --json", try Binary.run(["status", "--json", "--cache", cache] + common))
-        record("status", try Binary.run(["status", "--cache", cache] + common))
+        record("sync --json", try Device(cache: cache).run(["sync", "--json"] + common))
+        record("status --json", try Device(cache: cache).run(["status", "--json"] + common))
+        record("status", try Device(cache: cache).run(["status"] + common))
         origin.inject(.status(500), on: "Routes.json")
-        let failed = try Binary.run(["sync", "--cache", cache] + common)
+        let failed = try Device(cache: cache).run(["sync"] + common)
         #expect(failed.status == 3)
         #expect(failed.stderr.contains("alice:***@"), "the URL is still named, without its password: \(failed.stderr)")
         record("failed sync", failed)
-        record("failed sync --json", try Binary.run(["sync", "--json", "--cache", cache] + common))
-        record("malformed header", try Binary.run(["sync", "--cache", cache, "--remote", remote, "--header", "X-Bad Name: \(Self.token)\u{7}"]))
+        record("failed sync --json", try Device(cache: cache).run(["sync", "--json"] + common))
+        record("malformed header", try Device(cache: cache).run(["sync", "--remote", remote, "--header", "X-Bad Name: \(Self.token)\u{7}"]))
         origin.clearFaults()
 
         for format in ["text", "json"] {

@@ -6,11 +6,9 @@ import TestOrigin
     let page = String(repeating: "<p>Cenarius hot deploy, served by cenariusd.</p>\n", count: 40)
 
     @Test func daemonServesTheSiteAndAnswersTheControlAPI() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": page, "img/logo.png": "PNGDATA", "js/app.js": "v1()"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         let http = try daemon.waitUntilServing()
 
         // GET: the bytes of the table, the route hash as ETag.
@@ -88,7 +86,7 @@ import TestOrigin
         #expect(metrics.text.contains("cenarius_sync_failures_total{error=\"REMOTE\"} 1"))
 
         // A second daemon on the same cache says who holds it and exits 5.
-        let second = try Binary.run(["serve", "--port", "0", "--cache", dir.path("cache"), "--remote", origin.url])
+        let second = try Device(cache: dir.path("cache")).run(["serve", "--port", "0", "--remote", origin.url])
         #expect(second.status == 5)
         #expect(second.stderr.contains("pid \(daemon.process.processIdentifier)"))
 
@@ -98,9 +96,7 @@ import TestOrigin
     }
 
     @Test func rawRequestPathsNeverEscapeTheServedFolders() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (_, dir, _) = try await OriginAndDevice.make()
         try dir.write("secret.txt", "TOPSECRET")
         try dir.write("preset/index.html", "home")
         try dir.write("preset/Routes.json", #"[{"uri": "index.html", "hash": "\#(TestOrigin.md5(Array("home".utf8)))"}]"#)
@@ -136,7 +132,7 @@ import TestOrigin
     @Test func tokensGuardPostsAndNonLoopbackBinds() async throws {
         let dir = try Scratch()
         defer { dir.remove() }
-        let open = try Binary.run(["serve", "--bind", "0.0.0.0", "--port", "0", "--cache", dir.path("c1")])
+        let open = try Device(cache: dir.path("c1")).run(["serve", "--bind", "0.0.0.0", "--port", "0"])
         #expect(open.status == 64)
         #expect(open.stderr.contains("--token"))
 

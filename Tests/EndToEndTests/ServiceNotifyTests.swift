@@ -58,9 +58,7 @@ import TestOrigin
     }
 
     @Test func aStartAReloadAndAStopAreToldWithWatchdogPingsBetween() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         let notify = try NotifySocket(in: dir)
         let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"),
@@ -92,9 +90,7 @@ import TestOrigin
     /// which another process holds) stops the pings, so systemd restarts the daemon; once the
     /// sync moves again, so do the pings.
     @Test func aStuckSchedulerStopsTheWatchdogPings() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         try FileManager.default.createDirectory(atPath: dir.path("cache"), withIntermediateDirectories: true)
         let lock = open(dir.path("cache/lock"), O_RDWR | O_CREAT, 0o644)
@@ -105,8 +101,7 @@ import TestOrigin
         // counted from the sync's start (at launch), whenever the daemon gets to READY on a loaded
         // machine: the early window ends a second and a half before that, however late READY came.
         let launched = Date()
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--timeout", "3"],
-                                       cache: dir.path("cache"), environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--timeout", "3"], environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
         _ = try #require(notify.read(until: { $0.contains("READY=1") }))
         let window = min(3, 12 - Date().timeIntervalSince(launched))
         let early = notify.read(for: window).filter { $0 == "WATCHDOG=1" }
@@ -123,9 +118,7 @@ import TestOrigin
     }
 
     @Test func underTheJournalEveryLineCarriesItsPriority() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         for format in ["text", "json"] {
             let cache = dir.path("cache-" + format)

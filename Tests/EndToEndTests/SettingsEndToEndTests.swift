@@ -10,8 +10,8 @@ import Testing
     /// A value of each setting that every command accepts (key files are real keys, file
     /// settings name a readable file), different from its default.
     static func samples(_ dir: Scratch) throws -> [String: SettingValue] {
-        #expect(try Binary.run(["keygen", "--output", dir.path("one")]).status == 0)
-        #expect(try Binary.run(["keygen", "--output", dir.path("two")]).status == 0)
+        try dir.keygen("one")
+        try dir.keygen("two")
         try dir.write("file.pem", "not read here")
         var samples: [String: SettingValue] = [:]
         for setting in Settings.all {

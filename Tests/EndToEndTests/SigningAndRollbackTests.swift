@@ -4,21 +4,17 @@ import TestOrigin
 
 @Suite(.awaitsCleanups) struct SigningAndRollbackTests {
     @Test func signedTablesAreRequiredOnceAKeyIsConfigured() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
-        #expect(try Binary.run(["keygen", "--output", dir.path("keys/release")]).status == 0)
+        let publisher = try await Publisher.make()
+        let (origin, dir) = (publisher.origin, publisher.dir)
+        try dir.keygen("keys/release")
         #expect(try Binary.run(["keygen", "--output", dir.path("keys/release")]).status == 64)
         let mode = try FileManager.default.attributesOfItem(atPath: dir.path("keys/release.key"))[.posixPermissions] as? Int
         #expect(mode == 0o600)
 
         func publish(_ content: String, version: Int) throws {
-            try dir.write("site/app.js", content)
-            let routes = try Binary.run(["routes", dir.path("site"), "--sign-key", dir.path("keys/release.key"), "--table-version", String(version)])
-            #expect(routes.status == 0, "\(routes.stderr)")
-            for name in ["app.js", "Routes.json", "Routes.json.sig"] { origin.put(name, dir.read("site/" + name)!) }
+            try publisher.publish(content, ["--sign-key", "@keys/release.key", "--table-version", String(version)])
         }
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset"), "--public-key", dir.path("keys/release.pub")]
+        let common = ["--remote", origin.url] + Device(in: dir).flags + ["--public-key", dir.path("keys/release.pub")]
 
         try publish("v1", version: 10)
         #expect(try Binary.run(["sync"] + common).status == 0)

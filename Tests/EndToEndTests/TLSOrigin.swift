@@ -43,6 +43,12 @@ final class TLSOrigin {
         try waitUntilListening()
     }
 
+    /// An origin and a scratch folder for one test; the folder is removed when the test ends (its
+    /// suite has `.awaitsCleanups`), the origin when the test lets go of it.
+    static func withScratch() throws -> (origin: TLSOrigin, dir: Scratch) {
+        (try TLSOrigin(), try Scratch.forTest())
+    }
+
     deinit {
         process.signal(SIGTERM)
         process.waitUntilExit()

@@ -60,8 +60,7 @@ import TestOrigin
     }
 
     static func sync(_ origin: TestOrigin, _ dir: Scratch, _ extra: [String] = [], environment: [String: String] = [:]) throws -> Binary.Run {
-        try Binary.run(["sync", "--json", "--remote", origin.url, "--preset", dir.path("preset"), "--cache", dir.path("cache"),
-                        "--device-id", "kiosk-7-serial-A1B2"] + extra, environment: environment)
+        try Device(in: dir).run(["sync", "--json", "--remote", origin.url, "--device-id", "kiosk-7-serial-A1B2"] + extra, environment: environment)
     }
 
     @Test func eachSyncIsOneTraceWhoseIdTheOriginSawOnEveryRequest() async throws {
@@ -157,8 +156,7 @@ import TestOrigin
         defer { dir.remove() }
         origin.inject(.status(500), on: "Routes.json")
         let remote = origin.url.replacingOccurrences(of: "http://", with: "http://deploy:pa55-s3cret@")
-        let run = try Binary.run(["sync", "--remote", remote, "--preset", dir.path("preset"), "--cache", dir.path("cache"),
-                                  "--header", "X-Api-Key: hunter2-key", "--otlp-endpoint", origin.url + "/v1/traces",
+        let run = try Device(in: dir).run(["sync", "--remote", remote, "--header", "X-Api-Key: hunter2-key", "--otlp-endpoint", origin.url + "/v1/traces",
                                   "--otlp-header", "Authorization: Bearer collector-token"])
         #expect(run.status == 3, "\(run.stderr)")
         let spans = Self.spans(try Self.exports(origin))

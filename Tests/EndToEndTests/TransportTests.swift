@@ -15,49 +15,44 @@ import TestOrigin
     }
 
     @Test func httpsWithAPrivateCAAndTheTLSFailuresPeopleMeet() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("site"), version: "v1")
         let host = "host 127.0.0.1:"
 
-        let trusted = try Binary.run(["sync", "--json", "--remote", origin.url(.good), "--cacert", origin.caFile, "--cache", dir.path("c1")])
+        let trusted = try Device(cache: dir.path("c1")).run(["sync", "--json", "--remote", origin.url(.good), "--cacert", origin.caFile])
         #expect(trusted.status == 0, "\(trusted.stderr)")
         #expect(try trusted.json()["outcome"] as? String == "committed")
 
-        let unknown = try Binary.run(["sync", "--remote", origin.url(.good), "--cache", dir.path("c2")])
+        let unknown = try Device(cache: dir.path("c2")).run(["sync", "--remote", origin.url(.good)])
         #expect(unknown.status == 3)
         #expect(unknown.stderr.contains("unknown certificate authority") && unknown.stderr.contains("--cacert"), "\(unknown.stderr)")
         #expect(unknown.stderr.contains(host + "\(origin.ports[.good]!)"), "\(unknown.stderr)")
         // A first sync that failed leaves no cache behind but the record of its failure, for `why`.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("c2")) == ["last-sync.json"])
 
-        let expired = try Binary.run(["sync", "--remote", origin.url(.expired), "--cacert", origin.caFile, "--cache", dir.path("c3")])
+        let expired = try Device(cache: dir.path("c3")).run(["sync", "--remote", origin.url(.expired), "--cacert", origin.caFile])
         #expect(expired.status == 3)
         #expect(expired.stderr.contains("certificate has expired"), "\(expired.stderr)")
 
-        let wrongName = try Binary.run(["sync", "--remote", origin.url(.wrongName), "--cacert", origin.caFile, "--cache", dir.path("c4")])
+        let wrongName = try Device(cache: dir.path("c4")).run(["sync", "--remote", origin.url(.wrongName), "--cacert", origin.caFile])
         #expect(wrongName.status == 3)
         #expect(wrongName.stderr.contains("does not name 127.0.0.1"), "\(wrongName.stderr)")
 
-        let missingCA = try Binary.run(["sync", "--remote", origin.url(.good), "--cacert", dir.path("nothing.pem"), "--cache", dir.path("c5")])
+        let missingCA = try Device(cache: dir.path("c5")).run(["sync", "--remote", origin.url(.good), "--cacert", dir.path("nothing.pem")])
         #expect(missingCA.status == 64, "\(missingCA.stderr)")
     }
 
     /// G7 over https: HTTP/2 is negotiated (as nginx logs it, not assumed) and the files share at most
     /// `--connections` connections.
     @Test func httpsNegotiatesHTTP2WithinTheConnectionCap() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         let site = origin.folder("site")
         try FileManager.default.createDirectory(atPath: site + "/js", withIntermediateDirectories: true)
         for i in 0..<40 {
             try String(repeating: "file \(i);", count: 2000).write(toFile: site + "/js/f\(i).js", atomically: true, encoding: .utf8)
         }
         #expect(try Binary.run(["routes", site]).status == 0)
-        let sync = try Binary.run(["sync", "--remote", origin.url(.good), "--cacert", origin.caFile, "--connections", "2",
-                                   "--cache", dir.path("cache"), "--preset", dir.path("preset")])
+        let sync = try Device(in: dir).sync(["--remote", origin.url(.good), "--cacert", origin.caFile, "--connections", "2"])
         #expect(sync.status == 0, "\(sync.stderr)")
         let files = origin.requests(endingWith: ".js").filter { $0.status == 200 }
         #expect(files.count == 40)
@@ -66,40 +61,35 @@ import TestOrigin
     }
 
     @Test func clientCertificatesIdentifyTheDevice() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("site"), version: "v1")
         let common = ["--remote", origin.url(.mutual), "--cacert", origin.caFile]
 
-        let anonymous = try Binary.run(["sync"] + common + ["--cache", dir.path("c1")])
+        let anonymous = try Device(cache: dir.path("c1")).run(["sync"] + common)
         #expect(anonymous.status == 3)
         #expect(anonymous.stderr.contains("requires a client certificate"), "\(anonymous.stderr)")
 
-        let identified = try Binary.run(["sync", "--json"] + common + ["--client-cert", origin.clientCertificate, "--client-key", origin.clientKey,
-                                                                      "--cache", dir.path("c2")])
+        let identified = try Device(cache: dir.path("c2")).run(["sync", "--json"] + common + ["--client-cert", origin.clientCertificate,
+                                                                                           "--client-key", origin.clientKey])
         #expect(identified.status == 0, "\(identified.stderr)")
         #expect(try identified.json()["downloadedFiles"] as? Int == 2)
 
         // A key that does not belong to the certificate: refused before any request, and said so.
-        let mismatched = try Binary.run(["sync"] + common + ["--client-cert", origin.clientCertificate, "--client-key", origin.folder("good.key"),
-                                                             "--cache", dir.path("c3")])
+        let mismatched = try Device(cache: dir.path("c3")).sync(common + ["--client-cert", origin.clientCertificate, "--client-key", origin.folder("good.key")])
         #expect(mismatched.status == 3)
         #expect(mismatched.stderr.contains("client certificate"), "\(mismatched.stderr)")
     }
 
     @Test func aHeaderOpensAPrivateOriginAndSeedsUseItToo() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("private"), version: "v1")
         let common = ["--remote", origin.url(.good, "private"), "--cacert", origin.caFile]
 
-        let refused = try Binary.run(["sync"] + common + ["--cache", dir.path("c1")])
+        let refused = try Device(cache: dir.path("c1")).run(["sync"] + common)
         #expect(refused.status == 3)
         #expect(refused.stderr.contains("HTTP 401"), "\(refused.stderr)")
 
-        let sync = try Binary.run(["sync"] + common + ["--header", "Authorization: Bearer s3cret", "--cache", dir.path("c2")])
+        let sync = try Device(cache: dir.path("c2")).run(["sync"] + common + ["--header", "Authorization: Bearer s3cret"])
         #expect(sync.status == 0, "\(sync.stderr)")
         let seed = try Binary.run(["seed"] + common + ["--header", "Authorization: Bearer s3cret", "--preset", dir.path("preset")])
         #expect(seed.status == 0, "\(seed.stderr)")
@@ -110,10 +100,10 @@ import TestOrigin
         let config = dir.path("config.json")
         try #"{"remote": "\#(origin.url(.good, "private"))", "cacert": "\#(origin.caFile)", "header": ["Authorization: Bearer s3cret"]}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let configured = try Binary.run(["sync", "--config", config, "--cache", dir.path("c3")])
+        let configured = try Device(cache: dir.path("c3")).run(["sync", "--config", config])
         #expect(configured.status == 0, "\(configured.stderr)")
         try #"{"remote": "\#(origin.url(.good, "private"))", "caFile": "\#(origin.caFile)"}"#.write(toFile: config, atomically: true, encoding: .utf8)
-        let typo = try Binary.run(["sync", "--config", config, "--cache", dir.path("c4")])
+        let typo = try Device(cache: dir.path("c4")).run(["sync", "--config", config])
         #expect(typo.status == 64)
         #expect(typo.stderr.contains("unknown key \"caFile\""), "\(typo.stderr)")
     }
@@ -127,7 +117,7 @@ import TestOrigin
         let common = ["--remote", origin.url(.good, "private"), "--cacert", origin.caFile, "--header", "Authorization: Bearer s3cret"]
         let viaProxy = ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": ""]
 
-        let sync = try Binary.run(["sync", "--json"] + common + ["--cache", dir.path("c1")], environment: viaProxy)
+        let sync = try Device(cache: dir.path("c1")).run(["sync", "--json"] + common, environment: viaProxy)
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.json()["downloadedFiles"] as? Int == 2)
         let tunnels = proxy.requests
@@ -136,29 +126,26 @@ import TestOrigin
         #expect(!tunnels.joined().contains("s3cret"), "\(tunnels)")
 
         // no_proxy names the hosts reached directly.
-        let direct = try Binary.run(["sync"] + common + ["--cache", dir.path("c2")],
-                                    environment: viaProxy.merging(["no_proxy": "127.0.0.1"]) { $1 })
+        let direct = try Device(cache: dir.path("c2")).sync(common, environment: viaProxy.merging(["no_proxy": "127.0.0.1"]) { $1 })
         #expect(direct.status == 0, "\(direct.stderr)")
         #expect(proxy.requests.count == tunnels.count)
 
         // A proxy that wants credentials says so, at once (no retry brings them).
         proxy.refuse(with: 407)
-        let refused = try Binary.run(["sync"] + common + ["--cache", dir.path("c3")], environment: viaProxy)
+        let refused = try Device(cache: dir.path("c3")).run(["sync"] + common, environment: viaProxy)
         #expect(refused.status == 3)
         #expect(refused.stderr.contains("proxy") && refused.stderr.contains("407"), "\(refused.stderr)")
         #expect(proxy.requests.count == tunnels.count + 1, "\(proxy.requests)")
 
         // A proxy that is down is a remote error that names where it was looked for.
         proxy.stop()
-        let down = try Binary.run(["sync"] + common + ["--cache", dir.path("c4")], environment: viaProxy)
+        let down = try Device(cache: dir.path("c4")).run(["sync"] + common, environment: viaProxy)
         #expect(down.status == 3)
         #expect(down.stderr.contains("port \(proxy.port)"), "\(down.stderr)")
     }
 
     @Test func theDaemonKeepsItsConnectionFromPollToPoll() throws {
-        let origin = try TLSOrigin()
-        let dir = try Scratch()
-        defer { dir.remove() }
+        let (origin, dir) = try TLSOrigin.withScratch()
         try publish(origin.folder("site"), version: "v1")
         let daemon = try DaemonProcess(["--remote", origin.url(.good), "--cacert", origin.caFile, "--preset", dir.path("preset")],
                                        cache: dir.path("cache"))
@@ -185,7 +172,7 @@ import TestOrigin
         elsewhere.put("app.js", "go()")
         remote.inject(.redirect(elsewhere.url + "/app.js"), on: "app.js")
 
-        let sync = try Binary.run(["sync", "--remote", remote.url, "--header", "X-Device-Token: t0ken", "--cache", dir.path("cache")])
+        let sync = try Device(cache: dir.path("cache")).run(["sync", "--remote", remote.url, "--header", "X-Device-Token: t0ken"])
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(remote.requests(for: "Routes.json").first?.headers["x-device-token"] == "t0ken")
         #expect(remote.requests(for: "app.js").first?.headers["x-device-token"] == "t0ken")
@@ -198,7 +185,7 @@ import TestOrigin
         let second = try await TestOrigin()
         let dir = try Scratch()
         Cleanups.add { await first.shutdown(); await second.shutdown(); dir.remove() }
-        let common = ["--remote", first.url, "--remote", second.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
+        let common = ["--remote", first.url, "--remote", second.url] + Device(in: dir).flags
         for origin in [first, second] { _ = origin.publish(["index.html": "<h1>v1</h1>", "app.js": "one()"]) }
 
         // The first remote cannot give the table: it comes from the second, and so do the files.
@@ -230,9 +217,7 @@ import TestOrigin
     }
 
     @Test func theFirstSyncWaitsAJitteredMomentOnlyWhenATableIsInForce() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         _ = origin.publish(["index.html": "<h1>v1</h1>"])
 
         // Nothing in force: the first sync cannot wait.
@@ -263,20 +248,18 @@ import TestOrigin
     }
 
     @Test func maxRateCapsTheDownloadAcrossItsTransfers() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         // Four files of 512 KiB at 512 KiB/s in all: four seconds however many connections (less
         // the quarter second's burst the gate allows at the start).
         var files: [String: [UInt8]] = [:]
         for i in 0..<4 { files["f\(i).bin"] = (0..<(512 << 10)).map { UInt8(truncatingIfNeeded: $0 &* (i + 7)) } }
         _ = origin.publish(files)
         let started = Date()
-        let capped = try Binary.run(["sync", "--remote", origin.url, "--max-rate", "524288", "--cache", dir.path("c1")])
+        let capped = try Device(cache: dir.path("c1")).run(["sync", "--remote", origin.url, "--max-rate", "524288"])
         let seconds = Date().timeIntervalSince(started)
         #expect(capped.status == 0, "\(capped.stderr)")
         #expect(seconds > 3.2, "2 MiB at 512 KiB/s took \(seconds) s")
-        let refused = try Binary.run(["sync", "--remote", origin.url, "--max-rate", "fast", "--cache", dir.path("c2")])
+        let refused = try Device(cache: dir.path("c2")).run(["sync", "--remote", origin.url, "--max-rate", "fast"])
         #expect(refused.status == 64)
     }
 }

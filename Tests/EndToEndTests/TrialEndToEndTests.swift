@@ -20,8 +20,7 @@ import TestOrigin
             }()
             let dir = try dir ?? Scratch()
             if origin.file("Routes.json") == nil { origin.publish(["index.html": "v1", "app.js": "one()"]) }
-            let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"] + options,
-                                           cache: dir.path("cache"))
+            let daemon = try Device(in: dir).serve(remote: origin.url, options)
             return Fixture(origin: origin, dir: dir, daemon: daemon, http: try daemon.waitUntilServing())
         }
 
@@ -94,7 +93,7 @@ import TestOrigin
         #expect((status["lastRollback"] as? [String: Any])?["reason"] as? String == "timeout")
         #expect((try waitForReceipt(f.http, id)["release"] as? [String: Any])?["reason"] as? String == "timeout")
         #expect(try f.http.get("/metrics").text.contains(#"cenarius_rollbacks_total{reason="timeout"} 1"#))
-        let cli = try Binary.run(["status", "--json", "--cache", f.dir.path("cache"), "--preset", f.dir.path("preset")])
+        let cli = try Device(in: f.dir).run(["status", "--json"])
         #expect((try cli.json()["lastRollback"] as? [String: Any])?["from"] as? Int == 2)
 
         // The failed table is held back while the remote still publishes it ...
@@ -192,7 +191,7 @@ import TestOrigin
         let f = try await Fixture.start(["--confirm-timeout", "30"])
         let events = try EventStreamClient(port: f.http.port)
         _ = try f.publishAndSync(["index.html": "v2", "app.js": "two()"])
-        let common = ["--cache", f.dir.path("cache"), "--preset", f.dir.path("preset")]
+        let common = Device(in: f.dir).flags
         let wrong = try Binary.run(["confirm", "--generation", "1"] + common)
         #expect(wrong.status == 2)
         #expect(wrong.stderr.contains("generation 2 is on trial"))

@@ -7,57 +7,15 @@ import TestOrigin
 /// thresholds, key rotation, and `seed` writing the sidecar it verified, all with the binary's own
 /// `keygen` and `routes`. The device's clock is moved by the test hook `CENARIUS_CLOCK_OFFSET`.
 @Suite(.awaitsCleanups) struct TrustEndToEndTests {
-    struct Publisher {
-        let origin: TestOrigin
-        let dir: Scratch
-
-        func keygen(_ name: String, _ extra: [String] = []) throws {
-            let run = try Binary.run(["keygen", "--output", dir.path(name)] + extra)
-            #expect(run.status == 0, "\(run.stderr)")
-        }
-
-        /// Writes `app.js` into `site`, runs `routes` there and puts the result on the origin.
-        @discardableResult
-        func publish(_ app: String?, from site: String = "site", _ options: [String]) throws -> Binary.Run {
-            if let app { try dir.write(site + "/app.js", app) }
-            let run = try Binary.run(["routes", dir.path(site)] + options.map { $0.hasPrefix("@") ? dir.path(String($0.dropFirst())) : $0 })
-            #expect(run.status == 0, "\(run.stderr)")
-            for name in ["app.js", "Routes.json", "Routes.json.sig", "Routes.json.release"] {
-                if let text = dir.read(site + "/" + name) { origin.put(name, text) } else { origin.remove(name) }
-            }
-            return run
-        }
-
-        func sidecar(_ site: String = "site") throws -> TableSignature {
-            try TableSignature.parse(Array(try #require(dir.read(site + "/Routes.json.sig")).utf8), source: "sig")
-        }
-
-        func device(_ cache: String, keys: [String], _ extra: [String] = []) -> [String] {
-            ["--remote", origin.url, "--cache", dir.path(cache), "--preset", dir.path("preset")]
-                + keys.flatMap { ["--public-key", dir.path($0 + ".pub")] } + extra
-        }
-
-        func app(_ common: [String]) throws -> String {
-            let path = try Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines)
-            return (try? String(contentsOfFile: path, encoding: .utf8)) ?? "?"
-        }
-    }
-
-    func publisher() async throws -> Publisher {
-        let publisher = Publisher(origin: try await TestOrigin(), dir: try Scratch())
-        Cleanups.add { await publisher.origin.shutdown(); publisher.dir.remove() }
-        return publisher
-    }
-
     /// Two CI runners with fresh clones (two folders, no sidecar between them) signing within the
     /// same second: with versions in seconds the second release was refused as a replay.
     @Test func twoPublishersThatShareNothingBothGetTheirReleasesAdopted() async throws {
-        let p = try await publisher()
-        try p.keygen("release")
+        let p = try await Publisher.make()
+        try p.dir.keygen("release")
         let device = p.device("cache", keys: ["release"])
-        try p.publish("one()", from: "runner-a", ["--sign-key", "@release.key"])
+        try p.publish("one()", build: "runner-a", ["--sign-key", "@release.key"])
         #expect(try Binary.run(["sync"] + device).status == 0)
-        try p.publish("two()", from: "runner-b", ["--sign-key", "@release.key"])
+        try p.publish("two()", build: "runner-b", ["--sign-key", "@release.key"])
         let second = try Binary.run(["sync"] + device)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try p.app(device) == "two()")
@@ -68,8 +26,8 @@ import TestOrigin
     }
 
     @Test func seedWritesTheSidecarItVerified() async throws {
-        let p = try await publisher()
-        try p.keygen("release")
+        let p = try await Publisher.make()
+        try p.dir.keygen("release")
         try p.publish("one()", ["--sign-key", "@release.key"])
         p.origin.resetRequests()
         let seed = try Binary.run(["seed", "--remote", p.origin.url, "--preset", p.dir.path("seeded"), "--public-key", p.dir.path("release.pub")])
@@ -90,9 +48,9 @@ import TestOrigin
     }
 
     @Test func aThresholdNeedsSignaturesFromDistinctTrustedKeys() async throws {
-        let p = try await publisher()
-        try p.keygen("alice")
-        try p.keygen("bob")
+        let p = try await Publisher.make()
+        try p.dir.keygen("alice")
+        try p.dir.keygen("bob")
         let device = p.device("cache", keys: ["alice", "bob"], ["--signatures-required", "2"])
         try p.publish("one()", ["--sign-key", "@alice.key"])
         let version = try p.sidecar().version
@@ -113,8 +71,8 @@ import TestOrigin
     }
 
     @Test func expiredTablesAreRefusedAndAnExpiredTableInForceIsVisible() async throws {
-        let p = try await publisher()
-        try p.keygen("release")
+        let p = try await Publisher.make()
+        try p.dir.keygen("release")
         let device = p.device("cache", keys: ["release"])
         let hours = ["CENARIUS_CLOCK_OFFSET": "7200"]
         #expect(try Binary.run(["routes", p.dir.path("site"), "--sign-key", p.dir.path("release.key"), "--expires", "5x"]).status == 64)
@@ -189,13 +147,13 @@ import TestOrigin
     }
 
     @Test func aRotationMovesTheFleetToTheNewKeyAndAChainIsFollowed() async throws {
-        let p = try await publisher()
-        try p.keygen("k1")
+        let p = try await Publisher.make()
+        try p.dir.keygen("k1")
         let device = p.device("cache", keys: ["k1"])
         try p.publish("one()", ["--sign-key", "@k1.key"])
         #expect(try Binary.run(["sync"] + device).status == 0)
 
-        try p.keygen("k2", ["--rotate-from", p.dir.path("k1.key")])
+        try p.dir.keygen("k2", ["--rotate-from", p.dir.path("k1.key")])
         #expect(p.dir.read("k2.rotation") != nil)
         // Signed by the new key without the statement: a stranger's signature.
         try p.publish("two()", ["--sign-key", "@k2.key"])
@@ -217,7 +175,7 @@ import TestOrigin
         #expect(old.stderr.contains("which this device retired"), "\(old.stderr)")
 
         // A chain, oldest first: followed from where each device is, and from the start by a new one.
-        try p.keygen("k3", ["--rotate-from", p.dir.path("k2.key")])
+        try p.dir.keygen("k3", ["--rotate-from", p.dir.path("k2.key")])
         // Statements out of order are the publisher's mistake, caught before publishing.
         #expect(try Binary.run(["routes", p.dir.path("site"), "--sign-key", p.dir.path("k3.key"),
                                 "--rotation", p.dir.path("k3.rotation"), "--rotation", p.dir.path("k2.rotation")]).status == 64)
@@ -229,8 +187,8 @@ import TestOrigin
         #expect(try p.app(fresh) == "four()")
 
         // A statement from a key the device never trusted is refused.
-        try p.keygen("mallory")
-        try p.keygen("mallory-2", ["--rotate-from", p.dir.path("mallory.key")])
+        try p.dir.keygen("mallory")
+        try p.dir.keygen("mallory-2", ["--rotate-from", p.dir.path("mallory.key")])
         try p.publish("five()", ["--sign-key", "@mallory-2.key", "--rotation", "@mallory-2.rotation"])
         let forged = try Binary.run(["sync"] + device)
         #expect(forged.status == 4)
@@ -239,7 +197,23 @@ import TestOrigin
     }
 }
 
-extension TrustEndToEndTests.Publisher {
+/// What this suite asks of a publisher beyond publishing: its signature sidecar, a device's flags
+/// trusting some of its keys, and what a device serves.
+extension Publisher {
+    func sidecar(_ site: String = "site") throws -> TableSignature {
+        try TableSignature.parse(Array(try #require(dir.read(site + "/Routes.json.sig")).utf8), source: "sig")
+    }
+
+    func device(_ cache: String, keys: [String], _ extra: [String] = []) -> [String] {
+        ["--remote", origin.url] + Device(cache: dir.path(cache), preset: dir.path("preset")).flags
+            + keys.flatMap { ["--public-key", dir.path($0 + ".pub")] } + extra
+    }
+
+    func app(_ common: [String]) throws -> String {
+        let path = try Binary.run(["resolve", "app.js", "--offline"] + common).stdout.trimmingCharacters(in: .newlines)
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? "?"
+    }
+
     /// The key id `keygen` printed for `NAME`: the first 16 hex digits of SHA-256 of the public key.
     func sidecarKeyID(_ name: String) throws -> String {
         let text = try #require(dir.read(name + ".pub")).trimmingCharacters(in: .whitespacesAndNewlines)

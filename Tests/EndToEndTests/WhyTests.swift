@@ -6,14 +6,13 @@ import TestOrigin
 /// its exit code, and the same answer in `status --json` and `GET /_cenarius/why`.
 @Suite(.awaitsCleanups) struct WhyTests {
     /// A publisher's folder served as a file:// remote, and one device.
-    struct Device {
+    struct Fixture {
         let dir: Scratch
         var remote: String { dir.path("site") }
-        var common: [String] { ["--remote", "file://" + remote, "--cache", dir.path("cache"), "--preset", dir.path("preset")] }
+        var common: [String] { ["--remote", "file://" + remote] + Device(in: dir).flags }
 
         init() throws {
-            dir = try Scratch()
-            Cleanups.add { [dir] in dir.remove() }
+            dir = try Scratch.forTest()
         }
 
         func publish(_ page: String, _ options: [String] = []) throws {
@@ -63,12 +62,9 @@ import TestOrigin
     /// `origin-unchanged` rests on the last poll's answer: a copy served by a cache on the way,
     /// with its `Age` and `max-age`, says until when that edge may go on serving it.
     @Test func originUnchangedNamesHowStaleTheEdgeMayBe() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, _, common) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
         origin.inject(.cached(age: 40, maxAge: 300), on: "Routes.json")
-        let common = ["--remote", origin.url, "--cache", dir.path("cache"), "--preset", dir.path("preset")]
         #expect(try Binary.run(["sync"] + common).status == 0)
         let run = try Binary.run(["why", "2099.1-z", "--json"] + common)
         let answer = try run.json()
@@ -124,8 +120,8 @@ import TestOrigin
     /// every sync does: an origin that is down, a channel the remote does not publish, a key the
     /// remote does not sign with. No cache structure is left behind.
     @Test func aFailedFirstSyncSaysWhyNotThatNothingRan() throws {
-        let device = try Device()
-        for key in ["k", "stranger"] { #expect(try Binary.run(["keygen", "--output", device.dir.path(key)]).status == 0) }
+        let device = try Fixture()
+        for key in ["k", "stranger"] { try device.dir.keygen(key) }
         try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
         let cases: [(name: String, flags: [String], reason: String, status: Int32)] = [
             ("down", ["--remote", Binary.downRemote], "origin-unreachable", 3),
@@ -133,7 +129,7 @@ import TestOrigin
             ("key", ["--remote", "file://" + device.remote, "--public-key", device.dir.path("stranger.pub")], "signature", 4),
         ]
         for (name, flags, reason, status) in cases {
-            let places = ["--cache", device.dir.path(name), "--preset", device.dir.path("preset")]
+            let places = Device(cache: device.dir.path(name), preset: device.dir.path("preset")).flags
             #expect(try Binary.run(["sync"] + flags + places).status == status, "\(name)")
             let run = try Binary.run(["why", "--json"] + flags + places)
             let answer = try run.json()
@@ -150,8 +146,8 @@ import TestOrigin
     }
 
     @Test func anExpiredSignatureIsSignature() throws {
-        let device = try Device()
-        #expect(try Binary.run(["keygen", "--output", device.dir.path("k")]).status == 0)
+        let device = try Fixture()
+        try device.dir.keygen("k")
         let keys = ["--public-key", device.dir.path("k.pub")]
         try device.publish("v1", ["--sign-key", device.dir.path("k.key")])
         #expect(try device.sync(keys).status == 0)
@@ -165,7 +161,7 @@ import TestOrigin
     }
 
     @Test func aStagedMomentANativeGateAndAHaltAreEachTheirOwnCode() throws {
-        let device = try Device()
+        let device = try Fixture()
         try device.publish("v1", ["--release", "r1"])
         #expect(try device.sync().status == 0)
         #expect(try device.why().reason == "current")
@@ -189,7 +185,7 @@ import TestOrigin
     }
 
     @Test func aRolledBackReleaseIsHeldBack() throws {
-        let device = try Device()
+        let device = try Fixture()
         try device.publish("v1", ["--release", "r1"])
         #expect(try device.sync().status == 0)
         try device.publish("v2", ["--release", "r2"])
@@ -201,7 +197,7 @@ import TestOrigin
     }
 
     @Test func developModeIsDevelopMode() throws {
-        let device = try Device()
+        let device = try Fixture()
         let answer = try device.why(["--develop", "--develop-dir", device.dir.path("www")])
         #expect(answer.reason == "develop-mode" && answer.status == 2, "\(answer.json)")
         // The contract's object always has "release": null when no release applies.
@@ -211,14 +207,11 @@ import TestOrigin
     /// A switch on trial, and a release waiting for a hold, through the running daemon, which
     /// answers `GET /_cenarius/why` as `why --json` does.
     @Test func aTrialAndAHoldThroughTheDaemon() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         origin.publish(["index.html": "v1"])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "120"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--confirm-timeout", "120"])
         let http = try daemon.waitUntilServing()
-        let cli = ["--cache", dir.path("cache"), "--preset", dir.path("preset"), "--remote", origin.url]
+        let cli = Device(in: dir).flags + ["--remote", origin.url]
         func why() throws -> String? { try Binary.run(["why", "--json"] + cli).json()["reason"] as? String }
         origin.publish(["index.html": "v2"])
         _ = try http.request("POST", "/_cenarius/sync")

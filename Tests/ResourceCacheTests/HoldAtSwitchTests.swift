@@ -11,8 +11,7 @@ import TestOrigin
 @Suite(.awaitsCleanups) struct HoldAtSwitchTests {
     @Test func aHoldMadeDuringTheBuildStopsItsSwitch() async throws {
         let f = try await Fixture.registered()
-        f.origin.publish(["index.html": "v1"])
-        _ = try f.sync()
+        try f.release(["index.html": "v1"])
         f.origin.publish(["index.html": "v2"])
         let layout = f.settings.cache
         // The daemon is adding a hold: it holds release.lock while the sync builds.

@@ -38,13 +38,11 @@ import TestOrigin
 
     @Test func originDownServesTheNewestCopyAsStaleAndStrictRefuses() async throws {
         var f = try await Fixture.registered()
-        f.origin.publish(["a.txt": "v1", "b.txt": "b"])
-        _ = try f.sync()
+        try f.release(["a.txt": "v1", "b.txt": "b"])
         // A new table is committed by hand-crafted means: sync v2 while a.txt fails would not
         // commit, so simulate "table says v2, a.txt not held" with a generation built from a
         // table whose a.txt object was then lost.
-        f.origin.publish(["a.txt": "v2", "b.txt": "b"])
-        _ = try f.sync()
+        try f.release(["a.txt": "v2", "b.txt": "b"])
         let current = GenerationStore(layout: f.settings.cache).current()!
         let hash = ContentHash(hex: TestOrigin.md5(Array("v2".utf8)))!
         unlink(current.filePath(try URIPath(validating: "a.txt")))
@@ -132,19 +130,16 @@ import TestOrigin
         let report = try Verifier(settings: f.settings).verify()
         #expect(report.isClean && report.presetFiles == 2 && report.presetMissing.isEmpty)
         // A sync whose table moves that content elsewhere copies it from the preset, link or not.
-        f.origin.publish(["moved.js": "shared"])
-        _ = try f.sync()
+        try f.release(["moved.js": "shared"])
         #expect(f.fileRequests.isEmpty)
         #expect(f.content(try f.resolve("moved.js")) == "shared")
     }
 
     @Test func handedOutPathsSurviveASwitch() async throws {
         let f = try await Fixture.registered()
-        f.origin.publish(["a.txt": "v1"])
-        _ = try f.sync()
+        try f.release(["a.txt": "v1"])
         let before = try f.resolve("a.txt")
-        f.origin.publish(["a.txt": "v2"])
-        _ = try f.sync()
+        try f.release(["a.txt": "v2"])
         #expect(f.content(before) == "v1")
         #expect(f.content(try f.resolve("a.txt")) == "v2")
     }

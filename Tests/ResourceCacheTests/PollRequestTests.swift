@@ -7,8 +7,7 @@ import TestOrigin
 @Suite(.awaitsCleanups) struct PollRequestTests {
     @Test func anUnchangedPollSendsTheETagAloneAndNoAccept() async throws {
         let f = try await Fixture.registered()
-        f.origin.publish(["a.txt": "a"])
-        _ = try f.sync()
+        try f.release(["a.txt": "a"])
         f.origin.resetRequests()
         #expect(try f.sync().outcome == .notModified)
         let poll = try #require(f.origin.requests.first)

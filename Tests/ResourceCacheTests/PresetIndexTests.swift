@@ -42,8 +42,7 @@ import TestOrigin
     @Test func aSyncedGenerationTakesOverFromThePresetIndex() async throws {
         let f = try await Fixture.registered(preset: ["index.html": "shipped"])
         _ = try f.resolve("index.html", offline: true)
-        f.origin.publish(["index.html": "synced"])
-        _ = try f.sync()
+        try f.release(["index.html": "synced"])
         let r = try f.resolve("index.html", offline: true)
         #expect(r.source == .cache)
         #expect(f.content(r) == "synced")

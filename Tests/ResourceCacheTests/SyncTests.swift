@@ -38,8 +38,7 @@ import TestOrigin
 
     @Test func unchangedTableCostsOneConditionalRequest() async throws {
         let f = try await Fixture.registered()
-        f.origin.publish(["a.txt": "a", "b.txt": "b"])
-        _ = try f.sync()
+        try f.release(["a.txt": "a", "b.txt": "b"])
         f.origin.resetRequests()
         let report = try f.sync()
         #expect(report.outcome == .notModified)
@@ -51,8 +50,7 @@ import TestOrigin
     @Test func sameTableWithoutValidatorsDoesNoFileWork() async throws {
         let f = try await Fixture.registered()
         f.origin.setValidators(false)
-        f.origin.publish(["a.txt": "a"])
-        _ = try f.sync()
+        try f.release(["a.txt": "a"])
         f.origin.resetRequests()
         let report = try f.sync()
         #expect(report.outcome == .unchanged)
@@ -75,8 +73,7 @@ import TestOrigin
         // The preset's table claims the right hash, but the file on disk is a different build.
         let f = try await Fixture.registered()
         try f.writePreset(["app.js": "stale build"], table: ["app.js": "v2"])
-        f.origin.publish(["app.js": "v3"])
-        _ = try f.sync()
+        try f.release(["app.js": "v3"])
         let r = try f.resolve("app.js")
         #expect(r.source == .cache)
         #expect(f.content(r) == "v3")
@@ -102,8 +99,7 @@ import TestOrigin
 
     @Test func corruptFileLeavesThePreviousGenerationInForceAndOnlyMissingFilesAreRefetched() async throws {
         let f = try await Fixture.registered()
-        f.origin.publish(["a.js": "a1", "b.js": "b1", "c.js": "c1"])
-        _ = try f.sync()
+        try f.release(["a.js": "a1", "b.js": "b1", "c.js": "c1"])
         f.origin.publish(["a.js": "a2", "b.js": "b2", "c.js": "c1"])
         f.origin.inject(.corrupt, on: "b.js")
         let error = expectError(.integrity) { _ = try f.sync() }
@@ -203,8 +199,7 @@ import TestOrigin
 
     @Test func hostileTablesAreRejectedWholeAndTheOldTableStays() async throws {
         let f = try await Fixture.registered()
-        f.origin.publish(["a.txt": "a"])
-        _ = try f.sync()
+        try f.release(["a.txt": "a"])
         f.origin.publish(["a.txt": "changed"], extraEntries: #"{"uri": "../../etc/passwd", "hash": "0123456789abcdef0123456789abcdef"}"#)
         f.origin.resetRequests()
         #expect(expectError(.integrity) { _ = try f.sync() }?.code == .integrity)
@@ -245,8 +240,7 @@ import TestOrigin
         var f = try await Fixture.registered()
         f.settings.grace = 0
         for version in 1...4 {
-            f.origin.publish(["a.txt": "v\(version)"])
-            _ = try f.sync()
+            try f.release(["a.txt": "v\(version)"])
         }
         let store = GenerationStore(layout: f.settings.cache)
         #expect(store.all().map(\.number) == [4, 3])
@@ -256,8 +250,7 @@ import TestOrigin
     @Test func graceKeepsRecentlyRetiredGenerations() async throws {
         let f = try await Fixture.registered()
         for version in 1...3 {
-            f.origin.publish(["a.txt": "v\(version)"])
-            _ = try f.sync()
+            try f.release(["a.txt": "v\(version)"])
         }
         // Default grace (10 min): generation 1 was handed out moments ago and must stay valid.
         #expect(GenerationStore(layout: f.settings.cache).all().map(\.number) == [3, 2, 1])
@@ -298,18 +291,15 @@ import TestOrigin
         var f = try await Fixture.registered()
         f.settings.grace = 0
         f.settings.keepGenerations = 1
-        f.origin.publish(["a.css": "v1"])
-        _ = try f.sync()
+        try f.release(["a.css": "v1"])
         let folder = f.settings.cache.root + "/gzip"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let v1 = TestOrigin.md5(Array("v1".utf8))
         let v2 = TestOrigin.md5(Array("v2".utf8))
         _ = FileManager.default.createFile(atPath: folder + "/\(v1).gz", contents: Data("x".utf8))
-        f.origin.publish(["a.css": "v2"])
-        _ = try f.sync()
+        try f.release(["a.css": "v2"])
         _ = FileManager.default.createFile(atPath: folder + "/\(v2).gz", contents: Data("y".utf8))
-        f.origin.publish(["a.css": "v2", "b.css": "b"])
-        _ = try f.sync()
+        try f.release(["a.css": "v2", "b.css": "b"])
         #expect(!FileManager.default.fileExists(atPath: folder + "/\(v1).gz"))
         #expect(FileManager.default.fileExists(atPath: folder + "/\(v2).gz"))
     }

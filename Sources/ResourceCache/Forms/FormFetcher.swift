@@ -173,13 +173,12 @@ package struct FormFetcher {
 /// use: a missing, unreadable or malformed index, one for another table, or (with a public key
 /// configured) one the table's signature does not cover. Nil costs nothing but the saving.
 package enum ReleaseIndexLoader {
-    /// - Parameter embedded: the index that came with the compressed table, if it did (no request then).
-    /// - Parameter signed: the table's verified signature, when a key is configured.
-    package static func load(table: [UInt8], embedded: [UInt8]? = nil, remote: Remote, downloader: Downloader, signed: TableSignatureVerifier.Verified?,
-                             verifier: TableSignatureVerifier?, cancel: CancelToken?) -> ReleaseIndex? {
+    /// The index `seed` uses (a sync takes its index through `ReleaseGate`, from the compressed
+    /// table when it came with one). `signed`: the table's verified signature, when a key is configured.
+    package static func load(table: [UInt8], remote: Remote, downloader: Downloader, signed: TableSignatureVerifier.Verified?,
+                             verifier: TableSignatureVerifier?) -> ReleaseIndex? {
         guard Zstd.isAvailable else { return nil }
-        if let embedded, let index = check(embedded, table: table, signed: signed, verifier: verifier) { return index }
-        return fetch(table: table, remote: remote, downloader: downloader, cancel: cancel).flatMap { check($0, table: table, signed: signed, verifier: verifier) }
+        return fetch(table: table, remote: remote, downloader: downloader, cancel: nil).flatMap { check($0, table: table, signed: signed, verifier: verifier) }
     }
 
     /// The index under the table's hash at `remote`, unchecked; nil when it cannot be had.

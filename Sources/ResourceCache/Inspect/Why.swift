@@ -85,81 +85,14 @@ package enum Why {
     package static func answer(_ facts: Facts) -> WhyAnswer {
         var answer = WhyAnswer(reason: .current, release: facts.asked ?? facts.deferred?.release ?? facts.currentRelease,
                                current: facts.currentRelease, evidence: [:], message: "")
-        func say(_ reason: WhyReason, _ message: String, _ evidence: [String: WhyAnswer.Evidence] = [:]) -> WhyAnswer {
-            answer.reason = reason
-            answer.message = message
-            answer.evidence.merge(evidence) { $1 }
-            return answer
-        }
         if let checked = facts.checkedAt { answer.evidence["lastChecked"] = .number(checked) }
-        if facts.develop { return say(.developMode, "develop mode serves the develop folder as it is: no release applies") }
-        if let asked = facts.asked, asked == facts.currentRelease {
-            if let deadline = facts.trialDeadline {
-                return say(.trial, "on \(asked), on trial until \(UTCTime.text(deadline)): the app confirms it, or it is rolled back", ["deadline": .number(deadline)])
-            }
-            return say(.current, "on \(asked)")
-        }
-        if let running = facts.downloading, facts.asked == nil || facts.asked == running.release {
-            var evidence: [String: WhyAnswer.Evidence] = ["since": .number(running.since), "bytes": .number(Double(running.bytes)),
-                                                          "files": .number(Double(running.filesDone)), "filesTotal": .number(Double(running.filesTotal))]
-            if let expected = running.expectedBytes { evidence["expectedBytes"] = .number(Double(expected)) }
-            let of = running.expectedBytes.map { " of \(ByteText.text($0))" } ?? ""
-            answer.release = running.release
-            return say(.downloading, "a sync is fetching \(running.release): \(running.filesDone) of \(running.filesTotal) files, \(ByteText.text(running.bytes))\(of) so far", evidence)
-        }
-        // The last sync failed after the last one that reached the remote: that failure is why.
-        if let last = facts.lastSync, let error = last.error, last.at >= (facts.checkedAt ?? 0) - 1 {
-            let message = last.message ?? error
-            let evidence: [String: WhyAnswer.Evidence] = ["at": .number(last.at), "error": .text(error), "detail": .text(message)]
-            let reason = failureReason(last)
-            let text = switch reason {
-            case .lock: "another process holds the cache's lock"
-            case .originUnreachable: "the last sync did not reach the remote"
-            case .storage: "the last sync could not write the cache"
-            default: "the last sync refused what the remote offers"
-            }
-            return say(reason, "\(text): \(message)", evidence)
-        }
-        if let deferred = facts.deferred {
-            var evidence: [String: WhyAnswer.Evidence] = ["since": .number(deferred.since), "waitsFor": .text(deferred.waitsFor)]
-            if let at = deferred.at { evidence["at"] = .number(at) }
-            if let place = deferred.place { evidence["place"] = .number(place) }
-            answer.release = deferred.release
-            return say(waitingReason(deferred.waitsFor), "\(deferred.release) waits: \(deferred.reason)", evidence)
-        }
-        if !facts.holds.isEmpty, facts.lastSync?.outcome == "held" {
-            return say(.held, "a release is downloaded and waits for \(facts.holds.count) hold\(facts.holds.count == 1 ? "" : "s") to end",
-                       ["holds": .text(facts.holds.map(\.id).joined(separator: ","))])
-        }
-        // Rolled back since the last sync: the release it left is still the newest the remote offered.
-        if let rollback = facts.lastRollback, rollback.at >= facts.lastSync?.at ?? 0 {
-            var evidence: [String: WhyAnswer.Evidence] = ["at": .number(rollback.at), "rolledBack": .text(rollback.reason.rawValue),
-                                                          "fromGeneration": .number(Double(rollback.from))]
-            if let detail = rollback.detail { evidence["detail"] = .text(detail) }
-            return say(.heldBack, "generation \(rollback.from) was rolled back at \(UTCTime.text(rollback.at)) (\(rollback.reason.rawValue)\(rollback.detail.map { ": " + $0 } ?? "")); "
-                       + "the release it held is not applied again", evidence)
-        }
-        if facts.lastSync?.outcome == "held-back" {
-            return say(.heldBack, "the remote still offers the release this device rolled back from; it is not applied again")
-        }
-        if facts.lastSync == nil, facts.checkedAt == nil, facts.generation == nil {
-            return say(.notPolledYet, "no sync has run yet: the preset is served")
-        }
-        if let deadline = facts.trialDeadline {
-            return say(.trial, "\(facts.currentRelease ?? "the release") is on trial until \(UTCTime.text(deadline))", ["deadline": .number(deadline)])
-        }
-        let poll = facts.lastPoll.map(pollEvidence) ?? [:]
-        if let asked = facts.asked {
-            var message = "the remote does not offer \(asked) as of the last poll; on \(facts.currentRelease ?? "the preset")"
-            if let served = facts.lastPoll {
-                message += "; \(served.url) answered \(served.status)\(served.etag.map { " (ETag \($0))" } ?? "") at \(UTCTime.text(served.at))"
-                if let until = served.staleUntil, until > served.at {
-                    message += ", a copy a cache on the way may serve unchanged until \(UTCTime.text(until))"
-                }
-            }
-            return say(.originUnchanged, message, poll)
-        }
-        return say(.current, "on \(facts.currentRelease ?? "the preset"), the newest the remote offered at the last poll", poll)
+        // The first step with a finding is the answer, in the order docs/why.md gives ("The order of the checks").
+        let finding = inForce(facts) ?? syncing(facts) ?? waiting(facts) ?? heldBack(facts) ?? polled(facts)
+        answer.reason = finding.reason
+        answer.message = finding.message
+        answer.evidence.merge(finding.evidence) { $1 }
+        if let release = finding.release { answer.release = release }
+        return answer
     }
 
     /// The last poll's answer as evidence: what was asked, what came back, and what a cache on

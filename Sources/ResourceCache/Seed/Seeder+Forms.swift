@@ -4,13 +4,24 @@ import Transport
 /// `seed` through the remote's compressed forms and patches (B8), the same path a sync takes:
 /// the preset's current files are the patch bases.
 extension Seeder {
-    /// Downloads `files`, each through its forms first; one result per file, in order, as
-    /// Downloader.download gives them.
-    func download(_ files: [FileDownload], table: RouteTable, tableBytes: [UInt8], remote: Remote, old: RouteTable, signed: TableSignatureVerifier.Verified?,
-                  downloader: Downloader, report: inout Report, progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
+    /// The table a seed installs as it was fetched: the remote that gave it, its bytes and parse,
+    /// its verified signature (with keys), and the downloader that fetched it and fetches the files.
+    struct Fetched {
+        let remote: Remote
+        let bytes: [UInt8]
+        let table: RouteTable
+        let signed: TableSignatureVerifier.Verified?
+        let downloader: Downloader
+    }
+
+    /// Downloads `files` of `fetched`'s table, each through its forms first; one result per file,
+    /// in order, as Downloader.download gives them.
+    func download(_ files: [FileDownload], of fetched: Fetched, old: RouteTable, report: inout Report,
+                  progress: ((TransferProgress) -> Void)?) throws(CenariusError) -> [Result<Int64, CenariusError>] {
+        let (table, remote, downloader) = (fetched.table, fetched.remote, fetched.downloader)
         let held = preset.copies(listedIn: old)
-        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: tableBytes, remote: remote, downloader: downloader, signed: signed,
-                                                                  verifier: verifier, cancel: nil)
+        let index = files.isEmpty ? nil : ReleaseIndexLoader.load(table: fetched.bytes, remote: remote, downloader: downloader, signed: fetched.signed,
+                                                                  verifier: verifier)
         var byHash: [ContentHash: RouteEntry] = [:]
         for entry in table.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry }
         let plan = FormPlan(downloads: files.compactMap { byHash[$0.expected] }, table: table, index: index, held: FormPlan.Held(tableAt: preset.tablePath), holds: { held($0) != nil })

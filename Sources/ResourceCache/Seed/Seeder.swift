@@ -63,8 +63,8 @@ package struct Seeder: Sendable {
         let plan = SeedPlan(table: table, old: old, preset: preset, remote: remote, mirrors: mirrors, staging: staging)
         report.keptFiles = plan.kept
         let files = plan.files
-        let results = try download(files, table: table, tableBytes: bytes, remote: remote, old: old, signed: signed?.verified, downloader: downloader,
-                                   report: &report, progress: progress)
+        let fetched = Fetched(remote: remote, bytes: bytes, table: table, signed: signed?.verified, downloader: downloader)
+        let results = try download(files, of: fetched, old: old, report: &report, progress: progress)
         for case .failure(let error) in results {
             plan.fresh.undo(files: zip(files, plan.staged).filter { !$1 }.map(\.0.destination))
             throw error.appending("; the preset was not changed")

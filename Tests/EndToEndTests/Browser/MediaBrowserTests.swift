@@ -23,9 +23,7 @@ import TestOrigin
     }
 
     @Test func aSeekIsAnsweredWith206AndAReloadRevalidatesWith304() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         let page = """
             <!doctype html><title>media</title>
             <audio id="a" src="media/tone.wav" preload="auto"></audio>
@@ -37,7 +35,7 @@ import TestOrigin
             </script>
             """
         _ = origin.publish(["index.html": Array(page.utf8), "media/tone.wav": Self.wav()])
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600"], cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url)
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         let browser = try Browser()

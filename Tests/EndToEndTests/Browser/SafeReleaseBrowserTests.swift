@@ -28,14 +28,11 @@ import TestOrigin
     }
 
     @Test func thePageFollowsReleasesConfirmsThemAndIsRolledBackWithABadOne() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         _ = origin.publish(try Self.site())
         // 20 s: each trial must outlast the page hearing of it, a click and a browser reload,
         // which on a loaded machine take seconds; the rollback below waits for the whole of it.
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "20"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--confirm-timeout", "20"])
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         let browser = try Browser()
@@ -88,12 +85,9 @@ import TestOrigin
     }
 
     @Test func aPageOfAnotherOriginCannotSyncConfirmOrHold() async throws {
-        let origin = try await TestOrigin()
-        let dir = try Scratch()
-        Cleanups.add { await origin.shutdown(); dir.remove() }
+        let (origin, dir, _) = try await OriginAndDevice.make()
         _ = origin.publish(try Self.site())
-        let daemon = try DaemonProcess(["--remote", origin.url, "--preset", dir.path("preset"), "--interval", "3600", "--confirm-timeout", "60"],
-                                       cache: dir.path("cache"))
+        let daemon = try Device(in: dir).serve(remote: origin.url, ["--confirm-timeout", "60"])
         defer { _ = daemon.terminate() }
         let http = try daemon.waitUntilServing()
         _ = origin.publish(try Self.site(Self.release("1.0.1")))
