@@ -21,17 +21,17 @@ import Testing
     @Test func aBundleListingKeepsThePlanToWhatItHolds() throws {
         let (one, _, table, index, held) = try release()
         // Anywhere: the delta pack from the table the device holds.
-        let online = FormPlan(downloads: [one], table: table, index: index, held: held, holds: { $0 == h("9") })
+        let online = FormPlan(downloads: [one], table: table, index: index, holding: .init(held) { $0 == h("9") })
         #expect(online.pack?.hash == h("d"))
         // A first-install bundle holds the pack alone: one file of two is too little of the site for a
         // pack online, and here its only source; the patch and the form the bundle lacks are not planned.
         let pack = ReleaseIndex.packPath(h("e"))
-        let bundled = FormPlan(downloads: [one], table: table, index: index, held: held, holds: { $0 == h("9") }, available: { $0 == pack })
+        let bundled = FormPlan(downloads: [one], table: table, index: index, holding: .init(held) { $0 == h("9") }, scope: .init(available: { $0 == pack }))
         #expect(bundled.pack?.hash == h("e"))
         #expect(bundled.sources[h("1")] == [.member(0), .plain])
         // A bundle with the patch: the patch, no pack.
         let patch = ReleaseIndex.patchPath(.init(target: h("1"), base: h("9")))
-        let patched = FormPlan(downloads: [one], table: table, index: index, held: held, holds: { $0 == h("9") }, available: { $0 == patch })
+        let patched = FormPlan(downloads: [one], table: table, index: index, holding: .init(held) { $0 == h("9") }, scope: .init(available: { $0 == patch }))
         #expect(patched.pack == nil && patched.sources[h("1")] == [.patch(base: h("9")), .plain])
     }
 
@@ -41,10 +41,10 @@ import Testing
         let (one, two, table, index, held) = try release()
         let holds = { (hash: ContentHash) in hash == h("9") }
         // 60 of the pack's 100 bytes: its own patch, not the pack.
-        let part = FormPlan(downloads: [one], table: table, index: index, held: held, holds: holds, share: true)
+        let part = FormPlan(downloads: [one], table: table, index: index, holding: .init(held, holds: holds), scope: .init(share: true))
         #expect(part.pack == nil && part.sources[h("1")]?.first == .patch(base: h("9")))
         // All of it: the pack, as for a device alone.
-        let all = FormPlan(downloads: [one, two], table: table, index: index, held: held, holds: holds, share: true)
+        let all = FormPlan(downloads: [one, two], table: table, index: index, holding: .init(held, holds: holds), scope: .init(share: true))
         #expect(all.pack?.hash == h("d"))
     }
 

@@ -439,17 +439,17 @@ fileprivate struct Release {
         let table = try RouteTable(entries: [two, one])
         let index = ReleaseIndex(table: "", plain: [h("2")], patches: [.init(target: h("1"), base: h("9")), .init(target: h("1"), base: h("8"))],
                                  pack: .init(hash: h("e"), size: 70, files: 2))
-        let update = FormPlan(downloads: [one], table: table, index: index, holds: { $0 == h("9") })
+        let update = FormPlan(downloads: [one], table: table, index: index, holding: .init { $0 == h("9") })
         #expect(update.sources[h("1")] == [.patch(base: h("9")), .zstd, .plain])
         #expect(update.pack == nil)
         #expect(update.bases == [h("9")])
-        let install = FormPlan(downloads: [one, two], table: table, index: index, holds: { _ in false })
+        let install = FormPlan(downloads: [one, two], table: table, index: index, holding: .init { _ in false })
         #expect(install.pack != nil)
         #expect(install.sources[h("1")] == [.member(0), .zstd, .plain])
         #expect(install.sources[h("2")] == [.member(1), .plain])
         // Too little of the site to be worth the pack.
-        #expect(FormPlan(downloads: [two], table: table, index: index, holds: { _ in false }).pack == nil)
-        #expect(FormPlan(downloads: [two], table: table, index: nil, holds: { _ in true }).sources[h("2")] == [.plain])
+        #expect(FormPlan(downloads: [two], table: table, index: index, holding: .init { _ in false }).pack == nil)
+        #expect(FormPlan(downloads: [two], table: table, index: nil, holding: .init { _ in true }).sources[h("2")] == [.plain])
     }
 
     @Test func aFirstInstallOfACarriedPackTakesItsFilesThenTheDeltaPack() throws {
@@ -463,14 +463,14 @@ fileprivate struct Release {
         index.carriedPack = .init(from: from, pack: .init(hash: h("e"), size: 70, files: 2), releases: 1)
         index.deltaPacks = [.init(from: from, hash: h("d"), size: 5, bases: [h("9")])]
         // Nothing held: the carried pack first; holding its table, the delta pack; on another release, neither.
-        let install = FormPlan(downloads: [one, two], table: table, index: index, holds: { _ in false })
+        let install = FormPlan(downloads: [one, two], table: table, index: index, holding: .init { _ in false })
         #expect(install.carried == index.carriedPack && install.pack == nil)
         let first = FormPlan(carried: try #require(install.carried), table: earlier, wanted: [h("1"), h("2"), h("9")])
         #expect(first.solid && first.pack?.hash == h("e"))
         #expect(first.sources[h("9")] == [.member(0), .plain] && first.sources[h("2")] == [.member(1), .plain])
-        let then = FormPlan(downloads: [one], table: table, index: index, held: .init(digest: from, hashes: [h("9"), h("2")]), holds: { $0 == h("9") })
+        let then = FormPlan(downloads: [one], table: table, index: index, holding: .init(.init(digest: from, hashes: [h("9"), h("2")])) { $0 == h("9") })
         #expect(then.pack?.hash == h("d") && then.sources[h("1")]?.first == .member(0) && then.carried == nil)
-        let update = FormPlan(downloads: [one], table: table, index: index, holds: { $0 == h("9") })
+        let update = FormPlan(downloads: [one], table: table, index: index, holding: .init { $0 == h("9") })
         #expect(update.carried == nil && update.pack == nil)
     }
 }

@@ -64,18 +64,38 @@ package struct FormPlan: Sendable, Equatable {
     /// A pack is fetched when the files wanted from it are at least this share of its files' bytes.
     package static let packShare = 0.75
 
+    /// What the device holds.
+    package struct Holding {
+        /// The table it holds, if any: a delta pack from it brings the release in one request.
+        package var table: Held?
+        /// Whether it holds a verified copy (cache object or preset file) of a hash.
+        package var holds: (ContentHash) -> Bool
+        package init(_ table: Held? = nil, holds: @escaping (ContentHash) -> Bool) {
+            self.table = table
+            self.holds = holds
+        }
+    }
+
+    /// Where the files may come from.
+    package struct Scope {
+        /// The store objects the remote is known to hold (an offline bundle's listing: a finder's
+        /// answer), nil when it may hold any; a form it lacks is never planned, and a pack it holds
+        /// is taken whenever a file has no other source there.
+        package var available: ((String) -> Bool)?
+        /// The downloads are this device's share of a release for its LAN peers: a delta pack only
+        /// when most of it is wanted (the others fetch the rest of it).
+        package var share: Bool
+        package init(available: ((String) -> Bool)? = nil, share: Bool = false) {
+            self.available = available
+            self.share = share
+        }
+    }
+
     /// - Parameters:
     ///   - downloads: one entry per hash to download (SyncPlan.downloads).
     ///   - table: the table the index belongs to (its distinct hashes are the pack's frames).
-    ///   - holds: whether the device holds a verified copy (cache object or preset file) of a hash.
-    ///   - held: the table the device holds, if any: a delta pack from it brings the release in one request.
-    ///   - available: the store objects the remote is known to hold (an offline bundle's listing:
-    ///     a finder's answer), nil when it may hold any; a form it lacks is never planned, and a
-    ///     pack it holds is taken whenever a file has no other source there.
-    ///   - share: the downloads are this device's share of a release for its LAN peers: a delta pack
-    ///     only when most of it is wanted (the others fetch the rest of it).
-    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, held: Held? = nil, holds: (ContentHash) -> Bool,
-                 available: ((String) -> Bool)? = nil, share: Bool = false) {
+    package init(downloads: [RouteEntry], table: RouteTable, index: ReleaseIndex?, holding: Holding, scope: Scope = Scope()) {
+        let (held, holds, available, share) = (holding.table, holding.holds, scope.available, scope.share)
         guard let index else {
             for entry in downloads { sources[entry.hash] = [.plain] }
             return

@@ -24,7 +24,7 @@ extension Seeder {
                                                                   verifier: verifier)
         var byHash: [ContentHash: RouteEntry] = [:]
         for entry in table.entries where byHash[entry.hash] == nil { byHash[entry.hash] = entry }
-        let plan = FormPlan(downloads: files.compactMap { byHash[$0.expected] }, table: table, index: index, held: FormPlan.Held(tableAt: preset.tablePath), holds: { held($0) != nil })
+        let plan = FormPlan(downloads: files.compactMap { byHash[$0.expected] }, table: table, index: index, holding: .init(FormPlan.Held(tableAt: preset.tablePath)) { held($0) != nil })
         var done: [Int: Int64] = [:]
         if plan.sources.values.contains(where: { $0.first != .plain }) {
             try FileSystem.makeDirectories(staging)

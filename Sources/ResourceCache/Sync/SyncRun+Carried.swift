@@ -21,8 +21,8 @@ extension SyncRun {
         _ = try downloadForms(entries, plan: FormPlan(carried: carried, table: earlier, wanted: wanted), into: fetch.objects, held: held, report: &report)
         let remaining = downloads.filter { held($0.hash) == nil }
         let listing = settings.storeListing
-        let plan = FormPlan(downloads: remaining, table: table, index: index, held: FormPlan.Held(digest: carried.from, hashes: Set(earlier.entries.map(\.hash))),
-                            holds: { held($0) != nil }, available: listing.map { listing in { listing.contains($0) } })
+        let plan = FormPlan(downloads: remaining, table: table, index: index, holding: .init(FormPlan.Held(digest: carried.from, hashes: Set(earlier.entries.map(\.hash)))) { held($0) != nil },
+                            scope: .init(available: listing.map { listing in { listing.contains($0) } }))
         return (remaining, plan)
     }
 }

@@ -94,8 +94,8 @@ extension SyncRun {
         let heldTable = downloads.isEmpty ? nil : syncer.heldTable()
         let listing = settings.storeListing
         let held = fetch.held
-        return FormPlan(downloads: downloads, table: fetch.offer.table, index: downloads.isEmpty ? nil : fetch.index, held: heldTable, holds: { held($0) != nil },
-                        available: listing.map { listing in { listing.contains($0) } }, share: !settings.peers.urls.isEmpty)
+        return FormPlan(downloads: downloads, table: fetch.offer.table, index: downloads.isEmpty ? nil : fetch.index, holding: .init(heldTable) { held($0) != nil },
+                        scope: .init(available: listing.map { listing in { listing.contains($0) } }, share: !settings.peers.urls.isEmpty))
     }
 
     /// The release index of a sync with downloads, which says the remote's forms (one request,

@@ -37,8 +37,8 @@ extension SyncRun {
         guard let index = fetch.index, !downloads.isEmpty else { return nil }
         let (offer, held) = (fetch.offer, fetch.held)
         let packs = ReleaseIndex.folder + "/pack/"
-        let plan = FormPlan(downloads: downloads, table: offer.table, index: index, holds: { held($0) != nil },
-                            available: { !$0.hasPrefix(packs) }, share: true)
+        let plan = FormPlan(downloads: downloads, table: offer.table, index: index, holding: .init { held($0) != nil },
+                            scope: .init(available: { !$0.hasPrefix(packs) }, share: true))
         return PeerFormAsk(plan: plan, held: held)
     }
 
