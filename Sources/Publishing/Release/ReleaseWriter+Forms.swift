@@ -54,6 +54,7 @@ extension ReleaseWriter {
         publisher.routesName = routesName
         publisher.outputRoot = root
         publisher.formsAtURI = formsAtURI
+        publisher.heldForms = heldForms
         if case .remade(let earlier, let storeHolds) = source {
             publisher.reusing = earlier
             publisher.storeHolds = storeHolds

@@ -26,6 +26,8 @@ package struct ReleaseWriter {
     package var forms: Forms?
     /// Earlier releases patches are made from (`--delta-from`, the channel's last releases).
     package var bases: [FormPublisher.Release] = []
+    /// Forms already read from the store (a republish's), taken as they are (FormPublisher.heldForms).
+    package var heldForms: [String: [UInt8]] = [:]
     /// The release's files are uploaded at their uris too (the default channel, FormPublisher.formsAtURI).
     package var formsAtURI = false
 

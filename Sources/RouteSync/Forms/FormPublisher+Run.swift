@@ -7,7 +7,7 @@ extension FormPublisher {
         let algorithm: ContentHash.Algorithm
         /// The table's files in pack order.
         let files: [RouteEntry]
-        /// Whether the output root or the store holds an object (a relative key).
+        /// Whether the output root or the store holds an object (a relative key), or it was read from the store (`heldForms`).
         let holds: (String) -> Bool
         /// An earlier index over this same table, whose packs and patches the store may still hold.
         let earlier: ReleaseIndex?
@@ -48,7 +48,10 @@ extension FormPublisher {
             let table = ReleaseIndex.tableDigest(publisher.tableBytes)
             index = ReleaseIndex(table: table)
             let storeHolds = publisher.storeHolds
-            let holds = { (key: String) in FileSystem.regularFileSize(FileSystem.join(root, key)) != nil || storeHolds?(key) == true }
+            let held = publisher.heldForms
+            let holds = { (key: String) in
+                FileSystem.regularFileSize(FileSystem.join(root, key)) != nil || held[key] != nil || storeHolds?(key) == true
+            }
             self.holds = holds
             let earlier = (publisher.reusing ?? Self.indexWritten(table: table, root: root)).flatMap { $0.table == table ? $0 : nil }
             self.earlier = earlier

@@ -101,6 +101,10 @@ package struct FormPublisher {
     /// An object's bytes from the store (`publish`): a form or patch it holds is read and checked
     /// to decode to its file rather than made again, which for a large file costs seconds.
     package var storeRead: ((String) -> [UInt8]?)?
+    /// Forms already read from the store, by key (a republish's, as `StoredRelease.materialize`
+    /// rebuilt the files from them): held by the store, and taken as they are when they decode to
+    /// their file, as a form an earlier run left in the output root is.
+    package var heldForms: [String: [UInt8]] = [:]
 
     package init(release: Release, tableBytes: [UInt8], olds: [Release]) {
         self.release = release
@@ -178,12 +182,14 @@ package struct FormPublisher {
         }
     }
 
-    /// The form an earlier run wrote for this file (or the store holds), when it decodes to exactly its bytes.
+    /// The form an earlier run wrote for this file (or the store holds, or was read from it), when it decodes to exactly its bytes.
     func storedForm(_ hash: ContentHash, of bytes: [UInt8], root: String, fromStore: Bool = true) -> [UInt8]? {
         let path = FileSystem.join(root, ReleaseIndex.formPath(hash))
         let form: [UInt8]?
         if let size = FileSystem.regularFileSize(path) {
             form = size < Int64(bytes.count) ? try? FileSystem.readFile(path, limit: Int(size)) : nil
+        } else if let held = heldForms[ReleaseIndex.formPath(hash)] {
+            form = held
         } else {
             form = fromStore && storeHolds?(ReleaseIndex.formPath(hash)) == true ? storeRead?(ReleaseIndex.formPath(hash)) : nil
         }

@@ -30,6 +30,8 @@ struct Publication {
     var republishSigner: ReleaseSigner?
     /// The release being republished was signed (`republish`): unsigning it needs `--unsigned` too.
     var republishedSigned = false
+    /// The forms a republish read from the store while it rebuilt the files: values for the writer, not files in the staging folder.
+    var heldForms: [String: [UInt8]] = [:]
 
     var channel: String { state.channel }
     var routesName: String { state.routesName }
@@ -65,6 +67,7 @@ struct Publication {
         var writer = try releaseWriter(build, table: table, digest: digest)
         writer.forms = forms
         writer.bases = olds
+        writer.heldForms = heldForms
         let written = try writer.write(into: staging.release, warn: Output.warn)
         guard written.forms?.index != nil || !forms.isMade else { throw CenariusError.internal("the staged release has no index") }
         let record = try ReleaseRecord(head: written.head.serialized(), published: FileSystem.now(), origin: origin, files: table.count, bytes: bytes)
@@ -156,8 +159,10 @@ struct Publication {
         try publication.refuseUnsigning()
         let parts = try StoredRelease.parts(of: head, from: source)
         let build = staging.root + "/build"
-        // The forms as the store holds them, beside the release being staged: read, not compressed again.
-        _ = try StoredRelease.materialize(parts, from: source, into: build, formsInto: staging.release)
+        // The forms as the store holds them, handed to the writer: read, not compressed again.
+        var held: [String: [UInt8]] = [:]
+        _ = try StoredRelease.materialize(parts, from: source, into: build) { held[$0] = $1 }
+        publication.heldForms = held
         publication.manifest = .some(manifest)
         publication.republishSigner = try inheritedSigner()
         let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
