@@ -11,6 +11,9 @@ package struct ReleaseWriter {
     /// The build folder the table describes (its files are read for the forms).
     package var build: String
     package var built: RouteTableBuilder.Result
+    /// The table's exact bytes as a folder holds them (`fleet --halt-above` in place: the table
+    /// devices hold, never one rebuilt from files that may have changed since); nil: the built table's.
+    package var tableBytes: [UInt8]?
     package var routesName = "Routes.json"
     package var channel = ReleaseHead.defaultChannel
     /// What the refusal of an unsigned release calls its place (`publish`: the channel of the
@@ -81,7 +84,7 @@ package struct ReleaseWriter {
         // Unsigned on purpose: the old signature goes too.
         if signer == nil, previous.isSigned { FileSystem.removeTree(tablePath + ".sig") }
         try FileSystem.makeDirectories(root)
-        let table = built.table.serialized()
+        let table = tableBytes ?? built.table.serialized()
         try FileSystem.writeAtomically(table, to: tablePath)
         let manifest = try writeManifest(beside: tablePath)
         let forms = try writeForms(table: table, root: root)
