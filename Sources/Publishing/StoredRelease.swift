@@ -25,10 +25,11 @@ package enum StoredRelease {
                      indexBytes: indexBytes)
     }
 
-    /// Writes every file of the release under `folder`, and with `formsInto` each compressed form
-    /// read under that folder's `_cenarius/z/` (as `routes` would write it); returns the bytes read from the store.
+    /// Writes every file of the release under `folder`, handing each compressed form read to
+    /// `forms` by its key (a republish takes them as they are: FormPublisher.heldForms); returns
+    /// the bytes read from the store.
     package static func materialize(_ parts: Parts, from destination: some Destination, into folder: String,
-                                    formsInto: String? = nil) throws(CenariusError) -> Int64 {
+                                    forms: ((String, [UInt8]) -> Void)? = nil) throws(CenariusError) -> Int64 {
         var read: Int64 = 0
         var bytesOf: [ContentHash: [UInt8]] = [:]
         // Files the store holds in a solid pack rather than on their own (FormPublisher.formsAtURI).
@@ -46,11 +47,7 @@ package enum StoredRelease {
                 let stored = try fetch(entry.hash, plain: plain, from: destination)
                 bytes = stored.bytes
                 read += Int64(stored.read)
-                if let formsInto, !plain {
-                    let path = FileSystem.join(formsInto, ReleaseIndex.formPath(entry.hash))
-                    try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
-                    try FileSystem.writeAtomically(stored.form, to: path, durable: false)
-                }
+                if !plain { forms?(ReleaseIndex.formPath(entry.hash), stored.form) }
                 // Held only while a second uri may want them: most hashes appear once.
                 bytesOf[entry.hash] = bytes.count <= 1 << 20 ? bytes : nil
             }

@@ -115,6 +115,27 @@ import TestOrigin
         #expect(try sync.json()["outcome"] as? String == "deferred", "\(sync.stdout)")
     }
 
+    /// A folder whose head names no index is halted in place by the release writer: from the
+    /// folder's exact table (a file changed since `routes` does not change it), with a release record.
+    @Test func aHaltInPlaceKeepsTheExactTableAndIsRecorded() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try dir.write("site/index.html", "<h1>r1</h1>")
+        #expect(try Binary.run(["routes", dir.path("site"), "--release", "r1"]).status == 0)
+        let table = dir.read("site/Routes.json")
+        try dir.write("site/index.html", "<h1>edited after routes</h1>")
+        let log = (0..<4).map { #"{"time":"1764000000.5","report":"device=\"d\#($0)\", release=\"r0\", state=confirmed, failed=(\"r1\")"}"# }
+        try dir.write("cenarius.log", log.joined(separator: "\n") + "\n")
+        let halt = try Binary.run(["fleet", dir.path("cenarius.log"), "--halt-above", "50", "--min-devices", "3", "--remote", dir.path("site")])
+        #expect(halt.status == 0 && halt.stdout.contains("halted r1") && halt.stdout.contains("Routes.json.release"), "\(halt.stdout)\(halt.stderr)")
+        #expect(dir.read("site/Routes.json") == table, "the folder's table, not one rebuilt from its files")
+        #expect(dir.read("site/Routes.head")?.contains(#"\"halted\": true"#) == true)
+        let releases = try Binary.run(["releases", dir.path("site"), "--json"])
+        #expect(releases.status == 0 && releases.stdout.contains("fleet --halt-above"), "\(releases.stdout)\(releases.stderr)")
+        let again = try Binary.run(["fleet", dir.path("cenarius.log"), "--halt-above", "50", "--min-devices", "3", "--remote", dir.path("site")])
+        #expect(again.status == 0 && again.stdout.contains("r1 was already halted"), "\(again.stdout)\(again.stderr)")
+    }
+
     /// A device that polls the head learns of a halt from it: the halt writes a new head over the
     /// same table, with the halted manifest, signed again.
     @Test func aHaltReachesDevicesThatPollTheHead() throws {

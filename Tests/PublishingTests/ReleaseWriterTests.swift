@@ -117,6 +117,17 @@ struct ReleaseWriterTests {
         writer.signer = nil
         writer.previous = .init(sidecar: signed.signed?.signature.serialized(), head: signed.head)
         #expect(throws: CenariusError.self) { _ = try writer.write(into: fixture.out) { _ in } }
+        // The refusal names what the caller calls the release's place (publish: the channel of the remote).
+        writer.name = "channel beta of s3://bucket/site/"
+        #expect { _ = try writer.write(into: fixture.out) { _ in } } throws: { error in
+            "\(error)".hasPrefix("channel beta of s3://bucket/site/ is signed: pass --sign-key")
+        }
+        // A signed release republished onto a channel never signed: unsigning it is as much on purpose.
+        #expect(throws: CenariusError.self) {
+            var promoted = ReleaseWriter.Previous()
+            promoted.republishedSigned = true
+            try ReleaseWriter.refuseUnsigning(over: promoted, signing: false, unsigned: false, name: "channel stable of /srv/www")
+        }
         writer.unsigned = true
         let unsigned = try writer.write(into: fixture.out) { _ in }
         #expect(unsigned.head.signature == nil && unsigned.head.version > signed.head.version)
@@ -157,5 +168,30 @@ struct ReleaseWriterTests {
         for name in ["Routes.json", "Routes.json.release", "Routes.json.sig", "Routes.head"] { #expect(written[name] != nil, "\(name)") }
         #expect(release.manifestKept && release.manifest == Array("{\"release\": \"kept\"}\n".utf8))
         #expect(written.keys.allSatisfy { !$0.hasPrefix("build") })
+    }
+
+    /// A republish hands the writer the forms it read from the store as values: they are taken as
+    /// they are (not compressed again) when they decode to their file, and nothing is planted in
+    /// the folder written into beforehand; a held form that does not decode to its file is made anew.
+    @Test func formsReadFromTheStoreAreTakenAsValues() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        var writer = try fixture.writer()
+        let text = Array((0..<2_000).map { "let v\($0 * 7919 % 1_000) = f\($0 % 97)(\($0 * 31 % 211));" }.joined(separator: " ").utf8)
+        try Fixture.write(fixture.build + "/js/app.js", text)
+        try Fixture.write(fixture.build + "/js/bad.js", text + Array("bad()".utf8))
+        writer.built = try RouteTableBuilder(root: fixture.build).build()
+        let app = try #require(writer.built.table.entries.first { $0.uri.value == "js/app.js" })
+        let bad = try #require(writer.built.table.entries.first { $0.uri.value == "js/bad.js" })
+        // Another valid encoding than the writer's own (level 1): taken, so its bytes come out as they went in.
+        let held = try Zstd.compress(text, level: 1)
+        #expect(held != (try Zstd.compress(text)))
+        writer.heldForms = [ReleaseIndex.formPath(app.hash): held, ReleaseIndex.formPath(bad.hash): held]
+        #expect(!FileManager.default.fileExists(atPath: fixture.out))
+        let written = try writer.write(into: fixture.out) { _ in }
+        #expect(written.forms?.reusedForms == 1)
+        #expect(FileManager.default.contents(atPath: fixture.out + "/" + ReleaseIndex.formPath(app.hash)) == Data(held))
+        let remade = try #require(FileManager.default.contents(atPath: fixture.out + "/" + ReleaseIndex.formPath(bad.hash)))
+        #expect(try Zstd.decompress(Array(remade), limit: 1 << 20) == text + Array("bad()".utf8))
     }
 }

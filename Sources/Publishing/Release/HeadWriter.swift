@@ -3,7 +3,7 @@ package import RouteSync
 /// The head and the store objects it names (docs/remote-layout.md), written after everything
 /// else so that a folder uploaded in name order, or read while a release is written, never has a
 /// head naming what is not there yet. Objects are only added, never changed or removed. The
-/// `ReleaseWriter` writes it with every release; `fleet --halt-above` again with the halted manifest.
+/// `ReleaseWriter` writes it with every release (`fleet --halt-above` in place too, with the halted manifest).
 package struct HeadWriter: Sendable {
     /// Where the head and its store objects are written (the release's folder).
     package let directory: String

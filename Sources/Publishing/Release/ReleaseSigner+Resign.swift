@@ -1,12 +1,12 @@
-package import RouteSync
+import RouteSync
 
 extension ReleaseSigner {
-    /// `fleet --halt-above` on a folder without a head's index: the same table under a changed
+    /// `resigning` (`fleet --halt-above` on a folder without a head's index): the same table under a changed
     /// manifest, signed anew with a new version, keeping the previous sidecar's rotations and its
     /// lifetime (expiry − signing time) from now, so that a halt never drops a rotation a fleet
     /// still follows or an expiry it relies on; `legacyIndex` (the index under the table's hash),
     /// when the previous sidecar vouched for it, is vouched for again so that devices keep their patches.
-    package func resign(table: [UInt8], manifest: [UInt8]?, previous bytes: [UInt8]?, legacyIndex: [UInt8]?,
+    func resign(table: [UInt8], manifest: [UInt8]?, previous bytes: [UInt8]?, legacyIndex: [UInt8]?,
                         source path: String) throws(CenariusError) -> TableSignature {
         let previous = bytes.flatMap { try? TableSignature.parse($0, source: path) }
         var files = [TableSignature.tableRole: table]

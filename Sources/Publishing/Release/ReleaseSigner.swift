@@ -11,6 +11,9 @@ package struct ReleaseSigner: Sendable {
     package var version: Int64?
     /// `--expires`, in seconds.
     package var lifetime: Int64?
+    /// `fleet --halt-above` on a folder whose head names no index: the same table signed anew
+    /// with the previous sidecar's rotations and lifetime (`resign`), whatever the keys ask.
+    package var resigning = false
 
     package init(keys: [String]) { self.keys = keys }
 
@@ -36,6 +39,10 @@ package struct ReleaseSigner: Sendable {
     /// (thresholds); anything else is a new version.
     package func sign(table: [UInt8], manifest: [UInt8]?, index: [UInt8]?, over sidecar: Sidecar, warn: (String) -> Void) throws(CenariusError) -> Signed {
         let path = sidecar.path
+        if resigning {
+            let signature = try resign(table: table, manifest: manifest, previous: sidecar.previous, legacyIndex: index, source: path)
+            return Signed(signature: signature, keyIDs: signature.signatures.map(\.keyID))
+        }
         let keys = try keys.map { path throws(CenariusError) in try SigningKeys.readPrivate(path) }
         let keyIDs = keys.map { TableSignature.keyID(of: $0) }
         try Self.check(rotations, endingAtOneOf: keyIDs)

@@ -39,7 +39,8 @@ extension ReleaseWriter {
         if let earlier = previous.legacyIndex { _ = try FormPublisher.writeLegacyIndex(earlier, table: digest, root: root) }
         switch forms {
         case nil:
-            return WrittenForms()
+            // No forms made: what the sidecar vouched for under the table's hash stays vouched for.
+            return WrittenForms(legacyIndex: previous.legacyIndex)
         case .stored(let index, let tableForm)?:
             return WrittenForms(index: index, legacyIndex: try FormPublisher.writeLegacyIndex(index, table: digest, root: root), tableForm: tableForm)
         case let source?:
@@ -54,6 +55,7 @@ extension ReleaseWriter {
         publisher.routesName = routesName
         publisher.outputRoot = root
         publisher.formsAtURI = formsAtURI
+        publisher.heldForms = heldForms
         if case .remade(let earlier, let storeHolds) = source {
             publisher.reusing = earlier
             publisher.storeHolds = storeHolds

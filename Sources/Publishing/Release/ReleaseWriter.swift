@@ -11,8 +11,14 @@ package struct ReleaseWriter {
     /// The build folder the table describes (its files are read for the forms).
     package var build: String
     package var built: RouteTableBuilder.Result
+    /// The table's exact bytes as a folder holds them (`fleet --halt-above` in place: the table
+    /// devices hold, never one rebuilt from files that may have changed since); nil: the built table's.
+    package var tableBytes: [UInt8]?
     package var routesName = "Routes.json"
     package var channel = ReleaseHead.defaultChannel
+    /// What the refusal of an unsigned release calls its place (`publish`: the channel of the
+    /// remote); nil: the folder written into, with the channel when it is not the default.
+    package var name: String?
     package var previous = Previous()
     /// The manifest the release options ask for, written and signed; nil: the previous one stays in force.
     package var manifest: [UInt8]?
@@ -23,6 +29,8 @@ package struct ReleaseWriter {
     package var forms: Forms?
     /// Earlier releases patches are made from (`--delta-from`, the channel's last releases).
     package var bases: [FormPublisher.Release] = []
+    /// Forms already read from the store (a republish's), taken as they are (FormPublisher.heldForms).
+    package var heldForms: [String: [UInt8]] = [:]
     /// The release's files are uploaded at their uris too (the default channel, FormPublisher.formsAtURI).
     package var formsAtURI = false
 
@@ -39,6 +47,12 @@ package struct ReleaseWriter {
         package var manifest: [UInt8]?
         /// The index under this table's hash, written once: a table published before keeps it and is signed over it.
         package var legacyIndex: [UInt8]?
+        /// The release republished was signed (a promotion from a signed channel): dropping its
+        /// signature is as much on purpose as unsigning the channel.
+        package var republishedSigned = false
+
+        /// Devices that hold a public key trust what came before: a release without a key over it needs `unsigned`.
+        package var isSigned: Bool { head?.signature != nil || sidecar != nil || republishedSigned }
 
         package init(sidecar: [UInt8]? = nil, head: ReleaseHead? = nil, manifest: [UInt8]? = nil, legacyIndex: [UInt8]? = nil) {
             self.sidecar = sidecar
@@ -65,9 +79,12 @@ package struct ReleaseWriter {
     /// Writes the release into `root` (made if missing); nothing outside it is written.
     package func write(into root: String, warn: (String) -> Void) throws(CenariusError) -> Release {
         let tablePath = FileSystem.join(root, routesName)
-        try refuseUnsigning(root: root, sidecar: tablePath + ".sig")
+        try Self.refuseUnsigning(over: previous, signing: signer != nil, unsigned: unsigned,
+                                 name: name ?? (channel == ReleaseHead.defaultChannel ? root : "channel \(channel) of \(root)"))
+        // Unsigned on purpose: the old signature goes too.
+        if signer == nil, previous.isSigned { FileSystem.removeTree(tablePath + ".sig") }
         try FileSystem.makeDirectories(root)
-        let table = built.table.serialized()
+        let table = tableBytes ?? built.table.serialized()
         try FileSystem.writeAtomically(table, to: tablePath)
         let manifest = try writeManifest(beside: tablePath)
         let forms = try writeForms(table: table, root: root)
@@ -95,18 +112,11 @@ package struct ReleaseWriter {
     }
 
     /// A release written without a key over a signed one would be refused by every device that
-    /// holds a public key: only on purpose (`unsigned`), and then the old signature goes too.
-    private func refuseUnsigning(root: String, sidecar: String) throws(CenariusError) {
-        guard signer == nil, previous.head?.signature != nil || previous.sidecar != nil else { return }
-        guard unsigned else {
-            throw Self.signedChannel(channel == ReleaseHead.defaultChannel ? root : "channel \(channel) of \(root)")
-        }
-        FileSystem.removeTree(sidecar)
-    }
-
-    /// The refusal of an unsigned release over a signed one, in the words every command uses.
-    package static func signedChannel(_ what: String) -> CenariusError {
-        .usage("\(what) is signed: pass --sign-key (devices that hold a public key refuse an unsigned head), or --unsigned to stop signing it on purpose")
+    /// holds a public key: only on purpose (`unsigned`). The one refusal, in the words every
+    /// command uses; `publish` asks before it reads anything from the store.
+    package static func refuseUnsigning(over previous: Previous, signing: Bool, unsigned: Bool, name: String) throws(CenariusError) {
+        guard !signing, !unsigned, previous.isSigned else { return }
+        throw .usage("\(name) is signed: pass --sign-key (devices that hold a public key refuse an unsigned head), or --unsigned to stop signing it on purpose")
     }
 
     /// An earlier version's compressed table beside the release, at its one mutable name under `_cenarius/`.

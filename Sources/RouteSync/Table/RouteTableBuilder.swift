@@ -22,6 +22,13 @@ package struct RouteTableBuilder: Sendable {
         package var table: RouteTable
         package var skipped: [(path: String, reason: String)]
         package var bytes: Int64
+
+        /// A table already built (a folder's exact table, for a release of it written again).
+        package init(table: RouteTable, skipped: [(path: String, reason: String)] = [], bytes: Int64) {
+            self.table = table
+            self.skipped = skipped
+            self.bytes = bytes
+        }
     }
 
     package func build() throws(CenariusError) -> Result {

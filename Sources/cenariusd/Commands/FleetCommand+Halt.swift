@@ -7,8 +7,8 @@ import RouteSync
 /// Halts the rollout of a remote folder's release (G10's `"halted": true`) when the fleet's reports
 /// say so, through the one halt path (`Halting`): the channel's release republished halted, under
 /// the publish lock, with its release record. A folder whose head names no release index (`routes`
-/// without `--compress`, or written before heads) cannot be republished from a store: its manifest
-/// is rewritten in place, signed again with the table when signed, and a new head written over it.
+/// without `--compress`, or written before heads) cannot be republished from a store: the writer
+/// writes its release again in place, from its exact table with the manifest halted (`haltInPlace`).
 struct RolloutHalt {
     /// A folder, `file:///PATH` or `s3://BUCKET/PREFIX`.
     let remote: String
@@ -72,32 +72,39 @@ struct RolloutHalt {
         return halt
     }
 
-    /// A remote without a head: its manifest halted where it lies and, when signed, its sidecar signed anew.
+    /// A folder whose head names no index: the release written again in place by the
+    /// `ReleaseWriter` from the folder's exact table, with the manifest halted, re-signed when
+    /// signed (the previous sidecar's rotations and lifetime kept), a new head last, then its
+    /// release record (origin `fleet --halt-above`), as `releases` lists every release.
     private func haltInPlace(_ manifest: ReleaseManifest, folder: String) throws(CenariusError) -> String {
         let tablePath = FileSystem.join(folder, routesName)
-        let manifestPath = tablePath + ".release"
-        let written = Halting.setting(true, in: manifest).serialized()
         let sidecar = tablePath + ".sig"
         // Checked by the command too; here again, right before the write it protects.
         try Self.checkKeys(signKeys, sidecar: sidecar)
-        try FileSystem.writeAtomically(written, to: manifestPath)
         let table = try FileSystem.readFile(tablePath)
-        var signature: TableSignature?
-        if !signKeys.isEmpty {
-            let legacyIndex = try? FileSystem.readFile(FileSystem.join(folder, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table))), limit: 32 << 20)
-            let resigned = try ReleaseSigner(keys: signKeys).resign(table: table, manifest: written, previous: try? FileSystem.readFile(sidecar, limit: 64 << 10),
-                                                                     legacyIndex: legacyIndex, source: sidecar)
-            try FileSystem.writeAtomically(resigned.serialized(), to: sidecar)
-            signature = resigned
-        }
-        // Devices that poll the head learn of the halt from it: a new head over the same table.
+        let parsed = try RouteTable.parse(table, source: tablePath)
+        let bytes = parsed.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
+        var writer = ReleaseWriter(build: folder, built: .init(table: parsed, bytes: bytes))
+        writer.tableBytes = table
+        writer.routesName = routesName
+        writer.manifest = Halting.setting(true, in: manifest).serialized()
         let headPath = FileSystem.join(folder, ReleaseHead.name(routesName: routesName, channel: ReleaseHead.defaultChannel))
-        if let bytes = try? FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), let current = try? ReleaseHead.parse(bytes, source: headPath) {
-            var heads = HeadWriter(directory: folder, routesName: routesName, previous: current)
-            heads.keys = signKeys
-            _ = try heads.write(.init(table: table, manifest: written), signed: signature)
+        let legacyIndex = FileSystem.join(folder, ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(table)))
+        writer.previous = .init(sidecar: try? FileSystem.readFile(sidecar, limit: 64 << 10),
+                                head: try? ReleaseHead.parse(FileSystem.readFile(headPath, limit: ReleaseHead.maxBytes), source: headPath),
+                                legacyIndex: try? FileSystem.readFile(legacyIndex, limit: 32 << 20))
+        if !signKeys.isEmpty {
+            var signer = ReleaseSigner(keys: signKeys)
+            signer.resigning = true
+            writer.signer = signer
         }
-        return "wrote \(manifestPath)\(signKeys.isEmpty ? "" : " and re-signed \(sidecar)")"
+        let written = try writer.write(into: folder, warn: Output.warn)
+        let record = try ReleaseRecord(head: written.head.serialized(), published: FileSystem.now(), origin: "fleet --halt-above",
+                                       files: parsed.count, bytes: bytes)
+        let recordPath = FileSystem.join(folder, record.key)
+        try FileSystem.makeDirectories(FileSystem.parentDirectory(of: recordPath))
+        try FileSystem.writeAtomically(record.serialized(), to: recordPath)
+        return "wrote \(tablePath).release\(signKeys.isEmpty ? "" : " and re-signed \(sidecar)")"
     }
 
     /// Before anything is read or written: on a signed remote the keys given must be readable and

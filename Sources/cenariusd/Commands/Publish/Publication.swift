@@ -28,6 +28,10 @@ struct Publication {
     var carry = false
     /// A republish's signer: the options' keys with the trust the channel's head publishes (`inheritedSigner()`).
     var republishSigner: ReleaseSigner?
+    /// The release being republished was signed (`republish`): unsigning it needs `--unsigned` too.
+    var republishedSigned = false
+    /// The forms a republish read from the store while it rebuilt the files: values for the writer, not files in the staging folder.
+    var heldForms: [String: [UInt8]] = [:]
 
     var channel: String { state.channel }
     var routesName: String { state.routesName }
@@ -50,7 +54,7 @@ struct Publication {
     /// Writes the release of `build` into `staging` through the `ReleaseWriter`, with the
     /// channel's state as the previous release, and plans its upload.
     func stage(_ build: String, table: RouteTable, bytes: Int64, in staging: Staging, forms: ReleaseWriter.Forms = .made) throws -> Staged {
-        try refuseUnsigning(source: nil)
+        try refuseUnsigning()
         let digest = ReleaseIndex.tableDigest(table.serialized())
         let (found, forms) = try bases(for: table, digest: digest, forms: forms)
         var baseBytesRead: Int64 = 0
@@ -63,6 +67,7 @@ struct Publication {
         var writer = try releaseWriter(build, table: table, digest: digest)
         writer.forms = forms
         writer.bases = olds
+        writer.heldForms = heldForms
         let written = try writer.write(into: staging.release, warn: Output.warn)
         guard written.forms?.index != nil || !forms.isMade else { throw CenariusError.internal("the staged release has no index") }
         let record = try ReleaseRecord(head: written.head.serialized(), published: FileSystem.now(), origin: origin, files: table.count, bytes: bytes)
@@ -109,23 +114,30 @@ struct Publication {
         writer.channel = channel
         writer.formsAtURI = state.isDefaultChannel
         let legacyIndex = ReleaseIndex.indexPath(table: digest)
+        writer.name = name
+        writer.previous = previous
         // A stored release's manifest is kept as its exact bytes unless the options ask for another.
-        writer.previous = .init(sidecar: state.isDefaultChannel ? state.sidecar : state.head?.signature, head: state.head,
-                                manifest: manifest ?? nil,
-                                legacyIndex: state.objects[legacyIndex] == nil ? nil : try remote.read(legacyIndex, limit: 32 << 20))
+        writer.previous.manifest = manifest ?? nil
+        writer.previous.legacyIndex = state.objects[legacyIndex] == nil ? nil : try remote.read(legacyIndex, limit: 32 << 20)
         writer.manifest = try releaseOptions.manifest()?.serialized()
         writer.signer = try republishSigner ?? releaseOptions.signer()
         writer.unsigned = releaseOptions.unsigned
         return writer
     }
 
-    /// A release without a key over a signed channel (or from a signed `source`, a republish's)
-    /// would be refused by every device that holds a public key: only with `--unsigned`.
-    private func refuseUnsigning(source: ReleaseHead?) throws {
-        guard releaseOptions.signKey.isEmpty, !releaseOptions.unsigned else { return }
-        if state.head?.signature != nil || state.isDefaultChannel && state.sidecar != nil || source?.signature != nil {
-            throw ReleaseWriter.signedChannel("channel \(channel) of \(remote.description)")
-        }
+    /// What the writer's refusals call this release: the channel of the remote.
+    private var name: String { "channel \(channel) of \(remote.description)" }
+
+    /// The channel's signatures, for the writer to sign over (versions keep growing, a second key co-signs).
+    private var previous: ReleaseWriter.Previous {
+        var previous = ReleaseWriter.Previous(sidecar: state.isDefaultChannel ? state.sidecar : state.head?.signature, head: state.head)
+        previous.republishedSigned = republishedSigned
+        return previous
+    }
+
+    /// The writer's refusal of an unsigned release over a signed one, asked before anything is read from the store.
+    private func refuseUnsigning() throws {
+        try ReleaseWriter.refuseUnsigning(over: previous, signing: !releaseOptions.signKey.isEmpty, unsigned: releaseOptions.unsigned, name: name)
     }
 
     /// Uploads the plan under `lock`, with a progress bar on a terminal; stops before the layout
@@ -142,12 +154,15 @@ struct Publication {
     /// A stored release of this remote, republished to `state`'s channel under a new version
     /// (rollback, promote, halt, resume): rebuilt from the store into `staging`, then staged as a build.
     func republish(_ head: ReleaseHead, manifest: [UInt8]?, from source: any Destination, in staging: Staging) throws -> Staged {
-        try refuseUnsigning(source: head)
+        var publication = self
+        publication.republishedSigned = head.signature != nil
+        try publication.refuseUnsigning()
         let parts = try StoredRelease.parts(of: head, from: source)
         let build = staging.root + "/build"
-        // The forms as the store holds them, beside the release being staged: read, not compressed again.
-        _ = try StoredRelease.materialize(parts, from: source, into: build, formsInto: staging.release)
-        var publication = self
+        // The forms as the store holds them, handed to the writer: read, not compressed again.
+        var held: [String: [UInt8]] = [:]
+        _ = try StoredRelease.materialize(parts, from: source, into: build) { held[$0] = $1 }
+        publication.heldForms = held
         publication.manifest = .some(manifest)
         publication.republishSigner = try inheritedSigner()
         let bytes = parts.table.entries.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
