@@ -25,8 +25,10 @@ extension SyncRun {
         return shares
     }
 
+    /// The peers asked now: not avoided, and naming this release when found by DNS-SD (PeerSources.asks).
     var usablePeers: [String] {
-        settings.peers.health.usable(settings.peers.urls, now: FileSystem.monotonic())
+        let peers = settings.peers
+        return peers.health.usable(peers.urls.filter(peers.asks), now: FileSystem.monotonic())
     }
 
     /// `fromPeers` in a span of its own.

@@ -84,7 +84,7 @@ extension SyncRun {
         // peer gives is planned again from the origin's forms and packs.
         // Its own share's forms are kept for the others (PeerForms): those of this release's files only.
         if settings.peers.me != nil { PeerForms(layout: layout).prune(keeping: Set(offer.table.entries.map(\.hash))) }
-        settings.peers.fetching.begin(plan.downloads.map(\.hash))
+        settings.peers.fetching.begin(plan.downloads.map(\.hash), release: ReleaseIndex.tableDigest(offer.bytes), holding: offer.currentMeta?.tableSHA256)
         defer { settings.peers.fetching.end() }
         var wanted = plan.downloads
         var asks = peerFormAsk(plan.downloads, in: fetch)
