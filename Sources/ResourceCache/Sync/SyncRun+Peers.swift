@@ -32,12 +32,12 @@ extension SyncRun {
     }
 
     /// `fromPeers` in a span of its own.
-    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
+    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
                          in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty else { return entries }
         return try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
             let before = report.bytesFromPeers
-            let wanted = try fromPeers(entries, waiting: waiting, patient: patient, forms: &forms, in: fetch, report: &report)
+            let wanted = try fromPeers(entries, waiting: waiting, owner: owner, patient: patient, forms: &forms, in: fetch, report: &report)
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(entries.count - wanted.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers - before)
             return wanted
@@ -55,8 +55,9 @@ extension SyncRun {
     /// kept (PeerFormAsk), and as its exact bytes once the owner says it has no such form. While
     /// `patient` says so (this device's own share is still arriving: its peers, started with it,
     /// may not have begun their syncs or opened their listeners), a `404` or a refused connection
-    /// is "not yet" too.
-    func fromPeers(_ entries: [RouteEntry], waiting: Bool, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
+    /// is "not yet" too. With `owner`, only that peer is asked (OwnersMeanwhile: one owner's objects),
+    /// for as long as it is usable.
+    func fromPeers(_ entries: [RouteEntry], waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
                    in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
         var deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
@@ -65,7 +66,7 @@ extension SyncRun {
         var round = 0
         var later = false
         while !wanted.isEmpty, !isCancelled, round == 0 || FileSystem.monotonic() < deadline {
-            let peers = usablePeers
+            let peers = usablePeers.filter { owner == nil || $0 == owner }
             guard !peers.isEmpty else { break }
             if later { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
             let asking = PeerRound(peers: peers, downloader: downloader, patient: waiting && patient?() == true)

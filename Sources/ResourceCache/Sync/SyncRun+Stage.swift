@@ -97,10 +97,10 @@ extension SyncRun {
                 let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, in: fetch, report: &report) : shares.mine
                 try fromOrigin(mine, forms: formPlan(mine, in: fetch), in: fetch, report: &report)
             } catch {
-                _ = try? theirs.finish(into: &report)
+                _ = try? theirs.finish(into: &report, forms: &asks)
                 throw error
             }
-            (wanted, asks) = try theirs.finish(into: &report)
+            wanted = try theirs.finish(into: &report, forms: &asks)
             if usablePeers == usable { break }
         }
         let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, in: fetch)
