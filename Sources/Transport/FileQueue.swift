@@ -28,6 +28,12 @@ package final class FileQueue: Sendable {
     /// Sources (FileDownload.source) that failed a transfer in this run, and those that said
     /// "later" (a 503 or 429 with `Retry-After`): the error their queued files get instead.
     private let failedSources = Mutex<[String: CenariusError]>([:])
+    /// "Not yet" answers (a 503 with `Retry-After` of a second or less: the peer is still fetching
+    /// that file, not busy) a source gave in this run: its other files are still asked, up to
+    /// `notYetTolerance` such answers, since an owner's files become ready one by one and the one
+    /// asked first (the largest) is seldom the first ready; past that the rest wait for the next run.
+    private let notYet = Mutex<[String: Int]>([:])
+    static let notYetTolerance = 4
 
     private struct Outcome {
         var results: [Result<Int64, CenariusError>]
@@ -97,6 +103,9 @@ package final class FileQueue: Sendable {
         finished?(index, result)
         // A source that lacks the file (404) has not failed; one that says "later" is busy.
         if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
+            if let wait = error.retryAfter, wait <= 1, notYet.withLock({ counts in counts[source, default: 0] += 1; return counts[source]! < Self.notYetTolerance }) {
+                return
+            }
             let label = files[index].label
             let skipped = error.retryAfter.map { CenariusError(.remote, "\(label)'s source \(source) is busy", retryAfter: $0) }
                 ?? CenariusError(.remote, "not asked of \(source), which failed another transfer (\(label))", cause: error.cause == .refused ? .refused : nil)
