@@ -11,13 +11,11 @@ import Synchronization
 package final class PeerDirectory: Sendable {
     package struct Found: Sendable, Equatable {
         package var url: String
-        package var version: Int64?
         /// What its records name: the release in force there and the one it is fetching.
         package var releases: PeerReleases
 
-        package init(url: String, version: Int64?, releases: PeerReleases = PeerReleases(inForce: nil, fetching: nil)) {
+        package init(url: String, releases: PeerReleases = PeerReleases(inForce: nil, fetching: nil)) {
             self.url = url
-            self.version = version
             self.releases = releases
         }
     }

@@ -241,7 +241,7 @@ private struct DiscoverySession {
             return
         }
         if let listener = discovery.listener, listener.isSelf(url) { return }
-        directory.set(item.key, PeerDirectory.Found(url: url, version: said.version, releases: said.releases))
+        directory.set(item.key, PeerDirectory.Found(url: url, releases: said.releases))
         logger.info("found a peer", metadata: ["url": "\(url)", "release": "\(said.rel ?? "-")"])
     }
 }
