@@ -179,6 +179,7 @@ class Devices:
 
     def start(self):
         self.started = time.monotonic()
+        self.wall = time.time()
         for i, cmd in enumerate(self.commands):
             log = open(os.path.join(self.work, f"d{i + 1}", "log"), "w")
             self.procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
@@ -187,6 +188,7 @@ class Devices:
     def release(self):
         before = [current(c) for c in self.caches]
         self.started = time.monotonic()
+        self.wall = time.time()
         for p in self.procs:
             p.send_signal(signal.SIGHUP)
         return self.wait(before)
@@ -199,6 +201,39 @@ class Devices:
                     done[i] = time.monotonic() - self.started
             time.sleep(0.02)
         return done, [self.synced(c) for c in self.caches]
+
+    def cpu_seconds(self):
+        """User and system CPU seconds the daemons have used so far (/proc/PID/stat; `ip netns exec` execs the daemon)."""
+        total = 0.0
+        for p in self.procs:
+            try:
+                fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):
+                pass
+        return total
+
+    def timeline(self):
+        """Per device, seconds from the phase's start: its own share's last kept form (peer-forms/: when
+        its downloads from the origin ended) and its first and last new object (a file's last write)."""
+        rows = []
+        for cache in self.caches:
+            def times(folder):
+                found = []
+                for root, _, names in os.walk(folder):
+                    for n in names:
+                        try:
+                            t = os.stat(os.path.join(root, n)).st_mtime - self.wall
+                        except OSError:
+                            continue
+                        if t >= 0:
+                            found.append(t)
+                return found
+            objects, forms = times(os.path.join(cache, "objects")), times(os.path.join(cache, "peer-forms"))
+            rows.append({"objects": len(objects), "first_object": round(min(objects), 2) if objects else None,
+                         "last_object": round(max(objects), 2) if objects else None,
+                         "own_forms": len(forms), "last_own_form": round(max(forms), 2) if forms else None})
+        return rows
 
     def synced(self, cache):
         """`status --json`'s `sync` (asked in the device's namespace, where its daemon answers): bytes from
@@ -244,19 +279,22 @@ def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers
             start = os.path.getsize(origin.log) if os.path.exists(origin.log) else 0
             done, reports = devices.start() if phase == "first" else devices.release()
             time.sleep(0.3)
+            cpu = devices.cpu_seconds()
             # The daemons' counts run since they started: the release's are the difference.
             before = row.get("first", {}) if phase == "release" else {}
             row[phase] = {"origin_bytes": origin_bytes(origin.log, start), "seconds": done,
                           "last": max((d for d in done if d is not None), default=None), "finished": sum(d is not None for d in done),
                           "from_peers": peer_bytes(reports, "bytesFromPeers") - before.get("peers_total", 0),
-                          "peers_total": peer_bytes(reports, "bytesFromPeers")}
+                          "peers_total": peer_bytes(reports, "bytesFromPeers"), "load": os.getloadavg(),
+                          "cpu_seconds": round(cpu - (row.get("first", {}).get("cpu_total", 0) if phase == "release" else 0), 2),
+                          "cpu_total": cpu, "timeline": devices.timeline()}
         row["verified"] = devices.verified()
     finally:
         devices.stop()
     return row
 
 
-def b11(bin_path, out, smoke=False):
+def b11(bin_path, out, smoke=False, only=()):
     out = os.path.join(out, "b11")
     os.makedirs(out, exist_ok=True)
     # Full: streamlit, whose release is 2 MB (B8): the release bar means something. Smoke: notebook.
@@ -278,6 +316,8 @@ def b11(bin_path, out, smoke=False):
                 (f"{n} behind nginx proxy_cache", n, f"http://{LAN}2:{PROXY_PORT}", None, None, ()),
                 (f"{n - 1} with peers and a hostile one", n - 1, direct, n, n, ())]
         for name, count, remote, peers, hostile, extra in runs:
+            if only and name != runs[0][0] and not any(o in name for o in only):
+                continue
             results["runs"].append(scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers, hostile, extra))
     return judge(results)
 
@@ -287,7 +327,7 @@ def judge(results):
     runs = results["runs"]
     alone = runs[0]
     bars = {}
-    for r in runs[2:4] + runs[5:]:
+    for r in [r for r in runs if "with peers" in r["name"]]:
         hostile = "hostile" in r["name"]
         for phase in ("first", "release"):
             ref_bytes, ref_s = alone[phase]["origin_bytes"], alone[phase]["last"] or float("inf")
@@ -306,13 +346,14 @@ def markdown(result):
     mark = lambda ok: "✅" if ok else "❌"
     fmt = lambda s: "—" if s is None else f"{s:.2f} s"
     lines = [f"## B11 LAN: {result['devices']} devices behind one uplink ({result['uplink']}), {result['pair']}", "",
-             "| run | first install: origin sent | last device done | release: origin sent | last device done | from peers (first + release) | verified |",
-             "|---|---|---|---|---|---|---|"]
+             "| run | first install: origin sent | last device done | release: origin sent | last device done | from peers (first + release) | daemons' CPU s (first / release) | load | verified |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in result["runs"]:
         f, rel = r["first"], r["release"]
         note = lambda p: "" if p["finished"] == r["devices"] else f" ({p['finished']}/{r['devices']} done)"
         lines.append(f"| {r['name']} | {f['origin_bytes']:,} B | {fmt(f['last'])}{note(f)} | {rel['origin_bytes']:,} B | {fmt(rel['last'])}{note(rel)} | "
-                     f"{f['from_peers']:,} B + {rel['from_peers']:,} B | {mark(r['verified'])} |")
+                     f"{f['from_peers']:,} B + {rel['from_peers']:,} B | {f.get('cpu_seconds', 0):.1f} / {rel.get('cpu_seconds', 0):.1f} | "
+                     f"{f.get('load', [0])[0]:.1f} | {mark(r['verified'])} |")
     b = result["bars"]
     lines += ["", "Bars (against one device alone, same run: origin bytes ≤ 1.25×, last device done ≤ 1.5×, with a hostile peer ≤ 2× "
               "and every cache verified):", ""]
@@ -334,7 +375,8 @@ if __name__ == "__main__":
         p = argparse.ArgumentParser()
         p.add_argument("--bin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build", "release", "cenariusd"))
         p.add_argument("--smoke", action="store_true")
+        p.add_argument("--only", action="append", default=[], help="runs whose name holds this (one device alone always runs)")
         args = p.parse_args()
-        result = b11(os.path.abspath(args.bin), os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"), args.smoke)
+        result = b11(os.path.abspath(args.bin), os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"), args.smoke, args.only)
         json.dump(result, open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "b11.json"), "w"), indent=2)
         print("\n".join(markdown(result)))

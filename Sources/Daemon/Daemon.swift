@@ -136,7 +136,8 @@ package enum Daemon {
             services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), fetching: settings.peers.fetching, logger: logger))
         }
         if let discovered {
-            services.append(PeerDiscovery(directory: discovered, listener: options.peers, channel: settings.channel, layout: layout, logger: logger))
+            services.append(PeerDiscovery(directory: discovered, listener: options.peers, channel: settings.channel, layout: layout,
+                                          fetching: settings.peers.fetching, logger: logger))
         }
         if develop == nil && !options.bundleDirs.isEmpty {
             services.append(BundleWatch(folders: options.bundleDirs, coordinator: coordinator, logger: logger))

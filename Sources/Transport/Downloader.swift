@@ -198,7 +198,10 @@ package final class Downloader {
     }
 
     /// Downloads and verifies files. One result per input, in order: the verified size, or why not.
-    package func download(_ files: [FileDownload], cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil) -> [Result<Int64, CenariusError>] {
+    /// `finished` hears each file's result as soon as it has one, on the thread of the loop that
+    /// ran it: a caller that decodes what arrived (a peer's form) need not wait for the last file.
+    package func download(_ files: [FileDownload], cancel: CancelToken? = nil, progress: ((TransferProgress) -> Void)? = nil,
+                          finished: FileQueue.Finished? = nil) -> [Result<Int64, CenariusError>] {
         // This downloader is the first loop, on the calling thread; the others are new downloaders
         // on threads of their own (fewer if one cannot be had: the connections are shared by those there are).
         let helpers = (1..<Self.loopCount(files: files.count, options: options)).compactMap { _ in try? Downloader(options: options) }
@@ -213,7 +216,7 @@ package final class Downloader {
             limitConnections(to: options.connections)
             self.gate = nil
         }
-        let queue = FileQueue(files, maxBytes: options.maxFileSize, loops: loops.count)
+        let queue = FileQueue(files, maxBytes: options.maxFileSize, loops: loops.count, finished: finished)
         let multis = loops.map { MultiHandle(value: $0.multi) }
         let checks = HashCheck(loops: loops.count) { loop in _ = ccurl_multi_wakeup(multis[loop].value) }
         let running = DispatchGroup()

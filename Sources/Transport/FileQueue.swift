@@ -1,4 +1,4 @@
-import RouteSync
+package import RouteSync
 import Synchronization
 
 /// The files of one `download` call, shared by the loops that fetch them. A loop takes the next
@@ -15,8 +15,11 @@ import Synchronization
 /// first window taking its turn on the link, so the slices asked first start first and hold the
 /// lead; largest first, the prefix readers wait for came last, and streamlit's 7.2 MB pack took
 /// 3.76 s where in order it takes 3.37 s (docs/release-bytes.md).
-final class FileQueue: Sendable {
+package final class FileQueue: Sendable {
+    /// Told each file's result (its index in the download) as soon as it is final.
+    package typealias Finished = @Sendable (Int, Result<Int64, CenariusError>) -> Void
     let files: [FileDownload]
+    private let finished: Finished?
     /// Indexes into `files`, in the order they are taken.
     private let order: [Int]
     private let maxBytes: Int64
@@ -25,6 +28,12 @@ final class FileQueue: Sendable {
     /// Sources (FileDownload.source) that failed a transfer in this run, and those that said
     /// "later" (a 503 or 429 with `Retry-After`): the error their queued files get instead.
     private let failedSources = Mutex<[String: CenariusError]>([:])
+    /// "Not yet" answers (a 503 with `Retry-After` of a second or less: the peer is still fetching
+    /// that file, not busy) a source gave in this run: its other files are still asked, up to
+    /// `notYetTolerance` such answers, since an owner's files become ready one by one and the one
+    /// asked first (the largest) is seldom the first ready; past that the rest wait for the next run.
+    private let notYet = Mutex<[String: Int]>([:])
+    static let notYetTolerance = 4
 
     private struct Outcome {
         var results: [Result<Int64, CenariusError>]
@@ -37,8 +46,9 @@ final class FileQueue: Sendable {
         var finishedBy: [Int]
     }
 
-    init(_ files: [FileDownload], maxBytes: Int64, loops: Int) {
+    init(_ files: [FileDownload], maxBytes: Int64, loops: Int, finished: Finished? = nil) {
         self.files = files
+        self.finished = finished
         self.maxBytes = maxBytes
         if files.contains(where: { $0.size != nil }), !files.contains(where: { $0.slice != nil }) {
             let sizes = files.map { $0.size ?? .max }
@@ -67,6 +77,7 @@ final class FileQueue: Sendable {
                 outcome.results[index] = .failure(error)
                 outcome.filesDone += 1
             }
+            finished?(index, .failure(error))
         } while true
         // A peer's body may be zstd that libcurl decodes: no more than the file's signed size is written.
         let limit = file.source != nil ? min(maxBytes, file.size ?? maxBytes) : maxBytes
@@ -89,8 +100,12 @@ final class FileQueue: Sendable {
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
         }
+        finished?(index, result)
         // A source that lacks the file (404) has not failed; one that says "later" is busy.
         if case .failure(let error) = result, !error.isMissingRemoteFile, let source = files[index].source {
+            if let wait = error.retryAfter, wait <= 1, notYet.withLock({ counts in counts[source, default: 0] += 1; return counts[source]! < Self.notYetTolerance }) {
+                return
+            }
             let label = files[index].label
             let skipped = error.retryAfter.map { CenariusError(.remote, "\(label)'s source \(source) is busy", retryAfter: $0) }
                 ?? CenariusError(.remote, "not asked of \(source), which failed another transfer (\(label))", cause: error.cause == .refused ? .refused : nil)

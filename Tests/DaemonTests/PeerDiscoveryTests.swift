@@ -1,4 +1,5 @@
 import Daemon
+import ResourceCache
 import Testing
 
 /// DNS-SD's pure parts (docs/peers.md): what the TXT records say and how they are read, and
@@ -24,26 +25,50 @@ import Testing
         #expect(PeerAnnouncement(channel: String(repeating: "c", count: 300), release: nil, version: nil, instance: "1").txt.allSatisfy { $0.count <= 255 })
     }
 
-    @Test func aSyncAsksThePeersHoldingTheNewestReleaseNotOlderThanItsOwn() {
-        let a = PeerDirectory.Found(url: "http://10.0.0.1:8701", version: 5)
-        let b = PeerDirectory.Found(url: "http://10.0.0.2:8701", version: 7)
-        let c = PeerDirectory.Found(url: "http://10.0.0.3:8701", version: 7)
-        let fresh = PeerDirectory.Found(url: "http://10.0.0.4:8701", version: nil)
-        // On 5, with peers on 7: those on 7 hold what comes next.
-        #expect(PeerDirectory.chosen([a, c, b, fresh], mine: 5) == [b.url, c.url])
-        // Nothing yet: the newest any peer holds.
-        #expect(PeerDirectory.chosen([a, fresh], mine: nil) == [a.url])
-        // Peers all older than this device hold nothing it lacks.
-        #expect(PeerDirectory.chosen([a], mine: 6).isEmpty)
-        // On the newest already: those on it (a repair, a file gone from the store).
-        #expect(PeerDirectory.chosen([a, b], mine: 7) == [b.url])
-        // A first install among devices that hold nothing yet: each other.
-        #expect(PeerDirectory.chosen([fresh], mine: nil) == [fresh.url])
-        #expect(PeerDirectory.chosen([], mine: nil).isEmpty)
-        // The same URL seen on two interfaces is asked once.
-        #expect(PeerDirectory.chosen([b, b], mine: nil) == [b.url])
+    @Test func theRecordsNameTheReleaseBeingFetchedBesideTheOneInForce() throws {
+        let (held, next) = (String(repeating: "ab", count: 32), String(repeating: "cd", count: 32))
+        let said = PeerAnnouncement(channel: "beta", release: held, version: 7, instance: "5eed", fetching: next)
+        let text = said.txt.map { String(decoding: $0, as: UTF8.self) }
+        #expect(text == ["txtvers=1", "ch=beta", "id=5eed", "rel=abababababababab,cdcdcdcdcdcdcdcd", "v=7"])
+        #expect(PeerAnnouncement(txt: said.txt) == said)
+        #expect(said.releases == PeerReleases(inForce: held, fetching: next))
+        // Before a first install: only the one being fetched.
+        let first = PeerAnnouncement(channel: "beta", release: nil, version: nil, instance: "5eed", fetching: next)
+        #expect(first.txt.map { String(decoding: $0, as: UTF8.self) }.contains("rel=,cdcdcdcdcdcdcdcd"))
+        #expect(PeerAnnouncement(txt: first.txt) == first && first.releases == PeerReleases(inForce: nil, fetching: next))
+        // Fetching the release in force (a repair) names it once.
+        #expect(PeerAnnouncement(channel: "beta", release: held, version: 7, instance: "5eed", fetching: held).txt.contains(Array("rel=abababababababab".utf8)))
+        // Records of a device before this change (one release) read as before.
+        let old = try #require(PeerAnnouncement(txt: ["txtvers=1", "ch=beta", "id=1", "rel=abababababababab"].map { Array($0.utf8) }))
+        #expect(old.releases == PeerReleases(inForce: held, fetching: nil))
+    }
+
+    @Test func aSyncAsksThePeersNamingTheHeadsReleaseOrHoldingItsOwn() {
+        let (old, new, other) = ("1111111111111111", "2222222222222222", "3333333333333333")
+        let (fixed, holds, getting, same, elsewhere, fresh) = ("http://10.0.0.9:8701", "http://10.0.0.1:8701", "http://10.0.0.2:8701",
+                                                              "http://10.0.0.3:8701", "http://10.0.0.4:8701", "http://10.0.0.5:8701")
+        var peers = PeerSources(urls: [fixed, holds, getting, same, elsewhere, fresh])
+        peers.announced = [
+            holds: PeerReleases(inForce: new, fetching: nil),
+            getting: PeerReleases(inForce: old, fetching: new),
+            same: PeerReleases(inForce: old, fetching: nil),
+            // A newer release the head does not name (or a liar's): it holds nothing this sync can use.
+            elsewhere: PeerReleases(inForce: other, fetching: nil),
+            fresh: PeerReleases(inForce: nil, fetching: nil),
+        ]
+        // Not fetching: nothing to weigh them by.
+        #expect(peers.urls.filter(peers.asks) == peers.urls)
+        // A release from `old` to `new`: the static peer always; those holding or fetching `new`, and
+        // those on `old` too (about to fetch the same head); not one on another release, nor one holding none.
+        peers.fetching.begin([], release: new + "ffff", holding: old + "eeee")
+        #expect(peers.urls.filter(peers.asks) == [fixed, holds, getting, same])
+        // A first install together: those holding nothing yet are about to fetch the same head.
+        peers.fetching.begin([], release: new, holding: nil)
+        #expect(peers.urls.filter(peers.asks) == [fixed, holds, getting, fresh])
+        peers.fetching.end()
+        #expect(peers.urls.filter(peers.asks) == peers.urls)
         // Static peers first, found ones after, none twice.
-        #expect(PeerDirectory().joined(to: ["http://10.0.0.9:8701"]) == ["http://10.0.0.9:8701"])
+        #expect(PeerDirectory().joined(to: [fixed]).urls == [fixed])
     }
 
     @Test func anAvahiResolveServiceReplyIsRead() throws {

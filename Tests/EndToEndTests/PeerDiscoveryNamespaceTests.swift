@@ -7,7 +7,9 @@ import TestOrigin
 /// its own avahi-daemon (in a private mount namespace, for /run/avahi-daemon), the built binary as
 /// each device. B, given no `--peer`, installs from A found by DNS-SD, never from C (another
 /// channel); with the avahi-daemons killed mid-run B's sync of the next release succeeds from the
-/// origin; when they return A is announced again, with its new release in its TXT records. Needs
+/// origin; when they return A is announced again, with its new release in its TXT records; two
+/// liars in the records (one naming release 3 it does not hold, one a newer head of another table)
+/// cost B 404s from the first and nothing from the second, and A still gives it release 3. Needs
 /// root, `ip netns`, dbus-daemon and avahi-daemon (skipped otherwise, outside CI).
 @Suite(.awaitsCleanups) struct PeerDiscoveryNamespaceTests {
     static let tools = ["/usr/bin/dbus-daemon", "/usr/sbin/avahi-daemon", "/usr/bin/avahi-browse", "/usr/bin/unshare"]
@@ -217,5 +219,40 @@ import TestOrigin
         let again = try poll("A announced again") { try lan.browse("b").first { $0.contains(lan.address("a")) } }
         let release = { (line: String) in line.components(separatedBy: "\"rel=").last?.prefix(16) }
         #expect(release(again) != release(a), "the records name the release A holds now: \(again)")
+
+        // Two liars announced from C's namespace, on B's channel, each an HTTP server that holds
+        // nothing (404 to every path): one names release 3's table, which it does not hold; one a
+        // newer head (`v=`) of a table no head names. B keeps the first (it costs 404s, and those
+        // files come from the origin) and never asks the second; it still takes from A, which
+        // holds release 3, and writes no wrong byte.
+        let third = try site.publish(3, upload: false)
+        let digest = String(TestOrigin.sha256(Array(try Data(contentsOf: URL(fileURLWithPath: third + "/Routes.json")))).prefix(16))
+        try FileManager.default.createDirectory(atPath: site.dir.path("empty"), withIntermediateDirectories: true)
+        let liars = [("cenarius-liar", "8702", ["rel=" + digest, "v=1"]), ("cenarius-newer", "8703", ["rel=" + String(repeating: "f", count: 16), "v=99999999999999"])]
+        for (name, port, records) in liars {
+            try lan.start(name + "-http", "/usr/sbin/ip", ["netns", "exec", lan.ns("c"), "/usr/bin/python3", "-m", "http.server", port, "--bind", lan.address("c"),
+                                                           "--directory", site.dir.path("empty")], log: site.dir.path(name + ".log"))
+            try lan.start(name, "/usr/sbin/ip", ["netns", "exec", lan.ns("c"), "/usr/bin/avahi-publish", "-s", name, "_cenarius._tcp", port,
+                                                 "txtvers=1", "ch=default", "id=" + name] + records, bus: "c")
+        }
+        try waitUntil { ["8702", "8703"].allSatisfy { port in lan.lines("b", "found a peer").contains { $0.contains(":\(port)") } } }
+        func fromPeers() throws -> Int {
+            let run = try lan.run("b", Binary.path, ["status", "--json", "--cache", site.dir.path("b/cache"), "--preset", site.dir.path("b/preset")])
+            let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            return (json?["sync"] as? [String: Any])?["bytesFromPeers"] as? Int ?? 0
+        }
+        let before = try fromPeers()
+        lan.signal("origin", SIGKILL)
+        try lan.start("origin", "/usr/sbin/ip", ["netns", "exec", lan.ns("a"), Binary.path, "origin", third, "--port", "8801", "--bind", "0.0.0.0"])
+        try waitUntil { try lan.run("a", "/usr/bin/curl", ["-sf", "-o", "/dev/null", origin + "/index.html"]).status == 0 }
+        lan.signal("daemon-a", SIGHUP)
+        try waitUntil { try served("a") == "<h1>release 3</h1>" }
+        lan.signal("daemon-b", SIGHUP)
+        try waitUntil { try served("b") == "<h1>release 3</h1>" }
+        #expect(try fromPeers() > before, "B took release 3 from A, not from the origin alone (the newer liar drew nothing)")
+        let asked = { (name: String) in ((try? String(contentsOfFile: site.dir.path(name + ".log"), encoding: .utf8)) ?? "").components(separatedBy: "\"GET ").count - 1 }
+        #expect(asked("cenarius-liar") > 0, "the liar naming release 3 was asked, and answered 404")
+        #expect(asked("cenarius-newer") == 0, "the one naming another release was never asked")
+        #expect(try lan.run("b", Binary.path, ["verify", "--cache", site.dir.path("b/cache"), "--preset", site.dir.path("b/preset")]).status == 0)
     }
 }

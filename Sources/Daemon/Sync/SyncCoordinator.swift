@@ -116,7 +116,7 @@ package actor SyncCoordinator {
                 // (the first sync waits a moment for the LAN's answers), and what the daemon
                 // learned of each (PeerHealth, by URL) stays as the list changes.
                 if let discovered {
-                    settings.peers.urls = discovered.joined(to: settings.peers.urls, settling: PeerDirectory.settleTime)
+                    (settings.peers.urls, settings.peers.announced) = discovered.joined(to: settings.peers.urls, settling: PeerDirectory.settleTime)
                     // Shares are dealt over the peers and this device: found peers need its own place too.
                     if settings.peers.me == nil { settings.peers.me = discovered.ownURL }
                 }

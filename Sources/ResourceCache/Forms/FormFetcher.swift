@@ -83,8 +83,9 @@ package struct FormFetcher {
         // the pack's frames are decoded while its bytes arrive, so its span overlaps the downloads'.
         let unpackSpan = packFile.map { _ in startSpan("cenarius.forms.unpack") }
         let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
+        let early = asTheyArrive(round, pending: pending, progress: progress)
         let (results, slicesOutcome) = Traced.span("cenarius.forms.download") { span in
-            let results = downloader.download(round.downloads, cancel: cancel)
+            let results = downloader.download(round.downloads, cancel: cancel, finished: early?.listener)
             let slicesOutcome = slices?.download.wait()
             span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1)))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0))
@@ -97,9 +98,10 @@ package struct FormFetcher {
         let fetched = { (path: String) in round.fetched(path, results: results, slices: slicesOutcome, packPath: packPath) }
         let decodeSpan = round.forms > 0 ? startSpan("cenarius.forms.decode") : nil
         let before = progress.outcome
+        let decodedEarly = early?.results() ?? [:]
         for i in pending where !progress.source(i).isMember {
             guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: plan) else { continue }
-            decode(i, from: fetched(path), progress: &progress)
+            if let decoded = decodedEarly[i] { record(i, decoded, progress: &progress) } else { decode(i, from: fetched(path), progress: &progress) }
         }
         if let decodeSpan { FormSpans.decoded(progress.outcome, since: before, in: decodeSpan) }
         if let unpacked, let packPath {
@@ -110,26 +112,57 @@ package struct FormFetcher {
 
     /// File `i` decoded from its downloaded form (a patch over a base the device holds, or compressed).
     private func decode(_ i: Int, from fetched: Result<String, CenariusError>, progress: inout FormProgress) {
-        let product = progress.products[i]
-        let current = progress.source(i)
         let form: String
         switch fetched {
         case .failure(let error): return progress.fail(i, error.message)
         case .success(let path): form = path
         }
+        let source = progress.source(i)
+        guard let path = Self.path(source, progress.products[i].hash, plan: progress.plan) else { return }
+        record(i, Self.decodeForm(form, source: source, path: path, product: progress.products[i], limit: unpacker.limit(progress.products[i].size),
+                              basePath: basePath, keep: keep), progress: &progress)
+    }
+
+    private func record(_ i: Int, _ decoded: Result<Int64, FormsAsTheyArrive.Failed>, progress: inout FormProgress) {
+        switch decoded {
+        case .success(let bytes): progress.done(i, bytes: bytes, patched: progress.source(i).isPatch)
+        case .failure(let why): progress.fail(i, why.reason)
+        }
+    }
+
+    /// `form` (store path `path`) decoded into the product's destination, and kept for peers with `keep`.
+    static func decodeForm(_ form: String, source: FormSource, path: String, product: Product, limit: Int64,
+                       basePath: (ContentHash) -> String?, keep: PeerForms?) -> Result<Int64, FormsAsTheyArrive.Failed> {
         var base: String?
-        if case .patch(let hash) = current {
-            guard let held = basePath(hash) else { return progress.fail(i, "patch base \(hash) is gone") }
+        if case .patch(let hash) = source {
+            guard let held = basePath(hash) else { return .failure(.init(reason: "patch base \(hash) is gone")) }
             base = held
         }
-        let decoding = FormDecoding(source: form, base: base, limit: unpacker.limit(product.size), expected: product.hash)
+        let decoding = FormDecoding(source: form, base: base, limit: limit, expected: product.hash)
         do {
             let bytes = try decoding.decode(to: product.destination)
             // Kept before the file is adopted, so that a peer that sees the file sees its form too.
-            if let keep, let path = Self.path(current, product.hash, plan: progress.plan) { keep.keep(form, as: path) }
-            progress.done(i, bytes: bytes, patched: current.isPatch)
+            keep?.keep(form, as: path)
+            return .success(bytes)
         } catch {
-            progress.fail(i, error.description)
+            return .failure(.init(reason: error.description))
+        }
+    }
+
+    /// With forms to keep for peers, each of the round's forms decoded as it arrives (FormsAsTheyArrive).
+    private func asTheyArrive(_ round: FormRound, pending: [Int], progress: FormProgress) -> FormsAsTheyArrive? {
+        guard let keep else { return nil }
+        var jobs: [Int: FormsAsTheyArrive.Job] = [:]
+        for i in pending where !progress.source(i).isMember {
+            guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: progress.plan),
+                  let index = round.index(of: path), jobs[index] == nil else { continue }
+            jobs[index] = .init(index: i, product: progress.products[i], limit: unpacker.limit(progress.products[i].size), source: progress.source(i),
+                                form: round.downloads[index].destination, path: path)
+        }
+        guard !jobs.isEmpty else { return nil }
+        let basePath = basePath
+        return FormsAsTheyArrive(jobs: jobs) { job in
+            Self.decodeForm(job.form, source: job.source, path: job.path, product: job.product, limit: job.limit, basePath: basePath, keep: keep)
         }
     }
 

@@ -86,6 +86,9 @@ struct FormRound {
     /// Forms downloaded on their own, the pack apart.
     var forms: Int { downloads.count - (members.isEmpty || sliced ? 0 : 1) }
 
+    /// The index of `path`'s download among the round's.
+    func index(of path: String) -> Int? { position[path] }
+
     /// Where the download of `path` went, once the round's downloads ended.
     func destination(of path: String) -> String? { position[path].map { downloads[$0].destination } }
 

@@ -5,19 +5,28 @@ import Synchronization
 /// so that its peer listener answers "not yet" (503, `Retry-After: 1`) for them rather than 404:
 /// a device asking for an object its owner has not got yet waits for it instead of taking it
 /// across the uplink a second time. Filled when a sync's downloads are planned, emptied when
-/// they end; a process's one sync at a time (the writer lock) is its only writer.
+/// they end; a process's one sync at a time (the writer lock) is its only writer. It also says
+/// which release that is (announced in the TXT records beside the one in force) and which the
+/// device holds, so that the sync asks only peers that name one of them (PeerSources.asks).
 package final class PeerFetching: Sendable {
     private let hashes = Mutex<Set<ContentHash>>([])
+    private let releases = Mutex<PeerReleases?>(nil)
 
     package init() {}
 
-    package func begin(_ objects: some Sequence<ContentHash>) {
+    /// `release`: the first 16 hex digits of the fetched table's SHA-256; `holding`: the table in force's.
+    package func begin(_ objects: some Sequence<ContentHash>, release: String? = nil, holding: String? = nil) {
         hashes.withLock { $0 = Set(objects) }
+        releases.withLock { $0 = release.map { PeerReleases(inForce: holding, fetching: $0) } }
     }
 
     package func end() {
         hashes.withLock { $0.removeAll() }
+        releases.withLock { $0 = nil }
     }
+
+    /// The release being fetched and the one in force here, while a sync fetches.
+    package var current: PeerReleases? { releases.withLock { $0 } }
 
     package func contains(_ hash: ContentHash) -> Bool {
         hashes.withLock { $0.contains(hash) }

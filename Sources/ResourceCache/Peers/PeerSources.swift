@@ -11,6 +11,17 @@ package struct PeerSources: Sendable {
     package var health = PeerHealth()
     /// What this device's sync is fetching now: its listener says "not yet" for those.
     package var fetching = PeerFetching()
+    /// What each peer found by DNS-SD says of itself (its `rel=`), by URL; the static `--peer`s are not in it.
+    package var announced: [String: PeerReleases] = [:]
+
+    /// Whether a sync asks `url`: a static peer always; a found one when its records name the release
+    /// being fetched (in force there, or being fetched there too), or the same release in force as
+    /// here (it is about to fetch the same head; before a first install, neither names one). Records
+    /// are a hint: a peer that names a release it does not hold costs 404s, never a wrong byte.
+    package func asks(_ url: String) -> Bool {
+        guard let said = announced[url], let here = fetching.current, let release = here.fetching else { return true }
+        return said.inForce == release || said.fetching == release || said.inForce == here.inForce
+    }
 
     /// Seconds to connect, and seconds below `lowSpeedBytes` per second before a peer's transfer
     /// is given up for the origin: a killed or stalled peer costs this, not a failed sync.
@@ -40,4 +51,16 @@ package struct PeerSources: Sendable {
     }
 
     private static func base(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+}
+
+/// A device's releases as its TXT records name them (the first 16 hex digits of a table's SHA-256):
+/// the one in force, and the one its sync is fetching.
+package struct PeerReleases: Sendable, Equatable {
+    package var inForce: String?
+    package var fetching: String?
+
+    package init(inForce: String?, fetching: String?) {
+        self.inForce = inForce.map { String($0.prefix(16)) }
+        self.fetching = fetching.map { String($0.prefix(16)) }
+    }
 }

@@ -25,17 +25,19 @@ extension SyncRun {
         return shares
     }
 
+    /// The peers asked now: not avoided, and naming this release when found by DNS-SD (PeerSources.asks).
     var usablePeers: [String] {
-        settings.peers.health.usable(settings.peers.urls, now: FileSystem.monotonic())
+        let peers = settings.peers
+        return peers.health.usable(peers.urls.filter(peers.asks), now: FileSystem.monotonic())
     }
 
     /// `fromPeers` in a span of its own.
-    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, in fetch: ObjectFetch,
-                         report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
+    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
+                         in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty else { return entries }
         return try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
             let before = report.bytesFromPeers
-            let wanted = try fromPeers(entries, waiting: waiting, forms: &forms, in: fetch, report: &report)
+            let wanted = try fromPeers(entries, waiting: waiting, owner: owner, patient: patient, forms: &forms, in: fetch, report: &report)
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(entries.count - wanted.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers - before)
             return wanted
@@ -50,20 +52,28 @@ extension SyncRun {
     /// once wait for each other's shares rather than all take the uplink (ChromeOS waits for a LAN
     /// slot the same way). Without it (this device's own share, asked once in case a peer already
     /// holds it) "later" means the origin, now. With `forms`, a file is asked as the form its owner
-    /// kept (PeerFormAsk), and as its exact bytes once the owner says it has no such form.
-    func fromPeers(_ entries: [RouteEntry], waiting: Bool, forms: inout PeerFormAsk?, in fetch: ObjectFetch,
-                   report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
+    /// kept (PeerFormAsk), and as its exact bytes once the owner says it has no such form. While
+    /// `patient` says so (this device's own share is still arriving: its peers, started with it,
+    /// may not have begun their syncs or opened their listeners), a `404` or a refused connection
+    /// is "not yet" too. With `owner`, only that peer is asked (OwnersMeanwhile: one owner's objects),
+    /// for as long as it is usable.
+    func fromPeers(_ entries: [RouteEntry], waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
+                   in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
-        let deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
+        var deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
         var left: [RouteEntry] = []
         var round = 0
         var later = false
         while !wanted.isEmpty, !isCancelled, round == 0 || FileSystem.monotonic() < deadline {
-            let peers = usablePeers
+            let peers = usablePeers.filter { owner == nil || $0 == owner }
             guard !peers.isEmpty else { break }
             if later { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
-            let asked = try ask(wanted, of: PeerRound(peers: peers, downloader: downloader), forms: &forms, in: fetch, report: &report)
+            let asking = PeerRound(peers: peers, downloader: downloader, patient: waiting && patient?() == true)
+            // The wait for "not yet" runs from the moment this device's own share is in, as it did
+            // when the owners were asked only then.
+            if asking.patient { deadline = FileSystem.monotonic() + PeerSources.notYetWait }
+            let asked = try ask(wanted, of: asking, forms: &forms, in: fetch, report: &report)
             (wanted, later) = (asked.again, asked.later)
             left += asked.left
             round += 1
@@ -75,6 +85,8 @@ extension SyncRun {
     struct PeerRound {
         let peers: [String]
         let downloader: Downloader
+        /// A `404` or a refused connection is "not yet": the peers may not have started.
+        var patient = false
     }
 
     /// What a round of asking left: files to ask again (`later`: after a pause: busy peers turned
@@ -87,9 +99,13 @@ extension SyncRun {
 
         /// Where a file a peer did not give goes: asked again (its exact bytes, after a form the
         /// owner lacks; later, after "busy"), or left for the origin, held against the peer when it failed.
-        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: String, askedForm: Bool, in run: SyncRun) {
+        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: String, askedForm: Bool, patient: Bool, in run: SyncRun) {
             if run.isCancelled {
                 left.append(entry)
+            } else if patient, error.isMissingRemoteFile || error.cause == .refused {
+                // A peer started with this device may not be fetching yet, or not listening yet.
+                again.append(entry)
+                later = true
             } else if askedForm, error.isMissingRemoteFile {
                 // The owner holds no such form (it took the file another way): its exact bytes, next round.
                 again.append(entry)
@@ -148,8 +164,8 @@ extension SyncRun {
                 report.countFromPeer(size: bytes, fetched: bytes)
             case .failure(let error):
                 cache.tmp.remove(String(files[index].destination.dropFirst(layout.tmp.count + 1)))
-                outcome.take(entry, failedWith: error, from: peer, askedForm: asked[index] != nil, in: self)
-                if asked[index] != nil, !isCancelled, error.isMissingRemoteFile { forms?.filesOnly.insert(entry.hash) }
+                outcome.take(entry, failedWith: error, from: peer, askedForm: asked[index] != nil, patient: round.patient, in: self)
+                if asked[index] != nil, !isCancelled, !round.patient, error.isMissingRemoteFile { forms?.filesOnly.insert(entry.hash) }
             }
         }
         if !verified.isEmpty { effect(.downloads) }

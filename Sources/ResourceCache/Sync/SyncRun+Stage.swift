@@ -77,13 +77,14 @@ extension SyncRun {
         guard !settings.peers.urls.isEmpty else {
             return try fromOrigin(plan.downloads, forms: forms, in: fetch, report: &report)
         }
-        // Peers: this device's share first (asked once of a peer that may hold it already, else
-        // from the origin, for the others too), then the rest from their owners, waiting for what
-        // they are still fetching. When an owner failed (killed, hostile), its objects are shared
-        // again over the peers left (three rounds at most); what no peer gives is planned again from the origin's forms and packs.
+        // Peers: this device's share (asked once of a peer that may hold it already, else from the
+        // origin, for the others too) while the rest is asked of their owners on another thread,
+        // waiting for what they are still fetching (OwnersMeanwhile). When an owner failed (killed,
+        // hostile), what it left is shared again over the peers left (three rounds at most); what no
+        // peer gives is planned again from the origin's forms and packs.
         // Its own share's forms are kept for the others (PeerForms): those of this release's files only.
         if settings.peers.me != nil { PeerForms(layout: layout).prune(keeping: Set(offer.table.entries.map(\.hash))) }
-        settings.peers.fetching.begin(plan.downloads.map(\.hash))
+        settings.peers.fetching.begin(plan.downloads.map(\.hash), release: ReleaseIndex.tableDigest(offer.bytes), holding: offer.currentMeta?.tableSHA256)
         defer { settings.peers.fetching.end() }
         var wanted = plan.downloads
         var asks = peerFormAsk(plan.downloads, in: fetch)
@@ -91,14 +92,15 @@ extension SyncRun {
         for pass in 0..<3 where !wanted.isEmpty {
             let usable = usablePeers
             let shares = peerShares(wanted)
-            let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, in: fetch, report: &report) : shares.mine
-            try fromOrigin(mine, forms: formPlan(mine, in: fetch), in: fetch, report: &report)
-            // A peer failed while asked for this device's share: the rest is shared again before it is asked.
-            guard usablePeers == usable else {
-                wanted = shares.theirs
-                continue
+            let theirs = OwnersMeanwhile(self, entries: shares.theirs, forms: asks, in: fetch)
+            do throws(CenariusError) {
+                let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, in: fetch, report: &report) : shares.mine
+                try fromOrigin(mine, forms: formPlan(mine, in: fetch), in: fetch, report: &report)
+            } catch {
+                _ = try? theirs.finish(into: &report, forms: &asks)
+                throw error
             }
-            wanted = try fromPeersTraced(shares.theirs, waiting: true, forms: &asks, in: fetch, report: &report)
+            wanted = try theirs.finish(into: &report, forms: &asks)
             if usablePeers == usable { break }
         }
         let left = wanted.count == plan.downloads.count ? forms : formPlan(wanted, in: fetch)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+package import ResourceCache
 import RouteSync
 import Synchronization
 
@@ -10,11 +11,12 @@ import Synchronization
 package final class PeerDirectory: Sendable {
     package struct Found: Sendable, Equatable {
         package var url: String
-        package var version: Int64?
+        /// What its records name: the release in force there and the one it is fetching.
+        package var releases: PeerReleases
 
-        package init(url: String, version: Int64?) {
+        package init(url: String, releases: PeerReleases = PeerReleases(inForce: nil, fetching: nil)) {
             self.url = url
-            self.version = version
+            self.releases = releases
         }
     }
 
@@ -24,8 +26,6 @@ package final class PeerDirectory: Sendable {
     /// Seconds a sync waits at most for the first answers: a device that starts with its
     /// peers finds them before its first fetch, and one without Avahi does not wait.
     package static let settleTime = 3.0
-    /// The version of the head the release in force here came from (nil: none yet).
-    private let mine = Mutex<Int64?>(nil)
     private let me = Mutex<String?>(nil)
 
     package init() {}
@@ -40,33 +40,27 @@ package final class PeerDirectory: Sendable {
     }
     func remove(_ key: String) { found.withLock { _ = $0.removeValue(forKey: key) } }
     func clear() { found.withLock { $0.removeAll() } }
-    func hold(_ version: Int64?) { mine.withLock { $0 = version } }
     func claim(_ url: String) { me.withLock { $0 = url } }
 
     /// This daemon's own announcement as resolved on the LAN (its URL to its peers), once seen.
     package var ownURL: String? { me.withLock { $0 } }
     func settle() { settled.store(true, ordering: .relaxed) }
 
-    /// The URLs a sync asks: the static ones, then the found ones it should ask (`chosen`), once
-    /// the browse has settled or `settling` seconds have passed. On the sync's thread.
-    package func joined(to urls: [String], settling: Double = 0) -> [String] {
+    /// The peers a sync may ask: the static ones, then every found one (once the browse has settled
+    /// or `settling` seconds have passed), with what each found one's records name. Which of them the
+    /// sync asks is decided once it has the head's table (PeerSources.asks: those naming that release,
+    /// or holding the same one as this device), not from the records' versions: a device that claims
+    /// a newer release than it holds then draws no request it cannot answer. On the sync's thread.
+    package func joined(to urls: [String], settling: Double = 0) -> (urls: [String], announced: [String: PeerReleases]) {
         let until = FileSystem.monotonic() + settling
         while !settled.load(ordering: .relaxed) && FileSystem.monotonic() < until { usleep(50_000) }
-        let peers = found.withLock { Array($0.values) }
-        return urls + Self.chosen(peers, mine: mine.withLock { $0 }).filter { !urls.contains($0) }
-    }
-
-    /// The peers holding the newest release any peer says it holds, when that is not older than
-    /// the one in force here: those hold the release this device is about to fetch (or the one
-    /// it is on). A peer on an older release holds nothing this device lacks; asking it would
-    /// cost a round of 404s. Before any release, peers that hold none are as good as any.
-    package static func chosen(_ peers: [Found], mine: Int64?) -> [String] {
-        let rank = { (version: Int64?) in version ?? -1 }
-        guard let newest = peers.map({ rank($0.version) }).max(), newest >= rank(mine) else { return [] }
-        var urls: [String] = []
-        for peer in peers.sorted(by: { $0.url < $1.url }) where rank(peer.version) == newest && !urls.contains(peer.url) {
-            urls.append(peer.url)
+        let peers = found.withLock { Array($0.values) }.sorted { $0.url < $1.url }
+        var joined = urls
+        var announced: [String: PeerReleases] = [:]
+        for peer in peers where !urls.contains(peer.url) {
+            if announced[peer.url] == nil { joined.append(peer.url) }
+            announced[peer.url] = peer.releases
         }
-        return urls
+        return (joined, announced)
     }
 }

@@ -18,6 +18,8 @@ struct PeerDiscovery: Service {
     let listener: PeerServeOptions?
     let channel: String
     let layout: CacheLayout
+    /// What this device's sync is fetching: announced beside the release in force.
+    let fetching: PeerFetching
     let logger: Logger
     /// This run of the daemon: in the TXT records, so that it knows its own announcement.
     let instance = String(UInt64.random(in: 1...UInt64.max), radix: 16)
@@ -72,10 +74,12 @@ struct PeerDiscovery: Service {
         return Int32(device.interfaceIndex)
     }
 
-    /// What this device holds now: the release in force, as its generation's meta says.
-    func announcement(_ generation: Int?) -> PeerAnnouncement {
+    /// What this device holds now: the release in force, as its generation's meta says, and the one
+    /// its sync is fetching.
+    func announcement(_ generation: Int?, fetching: String?) -> PeerAnnouncement {
         let meta = generation.flatMap { try? GenerationStore(layout: layout).generation($0).meta() }
-        return PeerAnnouncement(channel: channel, release: meta?.tableSHA256, version: meta?.headVersion ?? meta?.signedVersion, instance: instance)
+        return PeerAnnouncement(channel: channel, release: meta?.tableSHA256, version: meta?.headVersion ?? meta?.signedVersion,
+                                instance: instance, fetching: fetching)
     }
 }
 
@@ -89,6 +93,8 @@ private struct DiscoverySession {
     var group: String?
     var browser: String?
     var generation: Int?
+    /// The release the announcement says is being fetched.
+    var fetching: String?
     var name: String
 
     init(client: AvahiClient, discovery: PeerDiscovery) {
@@ -125,8 +131,9 @@ private struct DiscoverySession {
                 handle(signal, warned: &warned)
             }
             let now = GenerationStore.currentNumber(link: discovery.layout.current)
-            if now != generation, group != nil {
-                generation = now
+            let fetchingNow = discovery.fetching.current?.fetching
+            if now != generation || fetchingNow != fetching, group != nil {
+                (generation, fetching) = (now, fetchingNow)
                 announce(reset: true)
             }
         }
@@ -142,6 +149,7 @@ private struct DiscoverySession {
             if discovery.listener != nil {
                 group = try client.entryGroupNew()
                 generation = GenerationStore.currentNumber(link: discovery.layout.current)
+                fetching = discovery.fetching.current?.fetching
                 announce(reset: false)
             }
             browser = try client.browse()
@@ -159,12 +167,11 @@ private struct DiscoverySession {
     mutating func announce(reset: Bool) {
         // A listener on port 0 has a port only it knows: nothing to announce.
         guard let group, let listener = discovery.listener, listener.port > 0 else { return }
-        let said = discovery.announcement(generation)
-        directory.hold(said.version)
+        let said = discovery.announcement(generation, fetching: fetching)
         do {
             try client.publish(group: group, interface: discovery.announceInterface(listener), name: name,
                                port: UInt16(clamping: listener.port), txt: said.txt, reset: reset)
-            logger.debug("announced", metadata: ["name": "\(name)", "release": "\(said.release ?? "-")"])
+            logger.debug("announced", metadata: ["name": "\(name)", "release": "\(said.rel ?? "-")"])
         } catch {
             logger.warning("avahi-daemon refused the announcement", metadata: ["error": "\(error)"])
         }
@@ -234,7 +241,7 @@ private struct DiscoverySession {
             return
         }
         if let listener = discovery.listener, listener.isSelf(url) { return }
-        directory.set(item.key, PeerDirectory.Found(url: url, version: said.version))
-        logger.info("found a peer", metadata: ["url": "\(url)", "release": "\(said.release ?? "-")"])
+        directory.set(item.key, PeerDirectory.Found(url: url, releases: said.releases))
+        logger.info("found a peer", metadata: ["url": "\(url)", "release": "\(said.rel ?? "-")"])
     }
 }

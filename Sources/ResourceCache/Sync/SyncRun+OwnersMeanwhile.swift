@@ -1,0 +1,89 @@
+import Dispatch
+import RouteSync
+import Synchronization
+
+/// The others' shares asked of their owners while this device fetches its own share from the
+/// origin (docs/peers.md), each owner's on a thread of its own: the LAN's transfers and their
+/// decoding overlap the uplink's, where they used to wait for the device's own share to be in, and
+/// an owner whose forms are ready is asked again at once rather than once a round of every owner's
+/// transfers has ended (B11). The owners answer "not yet" for what they are still fetching, and
+/// each is asked again every quarter second.
+final class OwnersMeanwhile: @unchecked Sendable {
+    /// What the asking left for the origin, what it counted, and the forms it learned owners lack.
+    struct Outcome {
+        var left: [RouteEntry]
+        var report = SyncReport(outcome: .committed, generation: nil)
+        var forms: PeerFormAsk?
+        var error: CenariusError?
+    }
+
+    /// One owner's asking: written by its thread only, read only after `running` is waited for.
+    private final class Asking: @unchecked Sendable {
+        var outcome: Outcome
+        init(_ outcome: Outcome) { self.outcome = outcome }
+    }
+
+    private let running = DispatchGroup()
+    private let askings: [Asking]
+    /// Until this device's own share is in, a peer's `404` or refused connection is "not yet" (its
+    /// peers, started with it, may not have begun): after that it means what it says, as when the
+    /// owners were asked only once the share was in.
+    private let ownShareIn = Atomic<Bool>(false)
+
+    init(_ run: SyncRun, entries: [RouteEntry], forms: PeerFormAsk?, in fetch: ObjectFetch) {
+        let peers = run.usablePeers
+        let owners = Dictionary(grouping: entries) { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? "" }
+        askings = owners.values.map { Asking(Outcome(left: $0, forms: forms)) }
+        guard !peers.isEmpty else { return }
+        // The progress is the sync's own thread's to report: these downloads are counted in the report.
+        let handoff = Handoff(run: run, fetch: ObjectFetch(offer: fetch.offer, index: fetch.index, objects: fetch.objects, held: fetch.held, progress: nil))
+        for (owner, asking) in zip(owners.keys, askings) where !owner.isEmpty {
+            DispatchQueue(label: "cenariusd.owners-meanwhile").async(group: running) { [self] in
+                let entries = asking.outcome.left
+                var forms = asking.outcome.forms
+                do throws(CenariusError) {
+                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, waiting: true, owner: owner, patient: { !self.ownShareIn.load(ordering: .relaxed) },
+                                                                          forms: &forms, in: handoff.fetch, report: &asking.outcome.report)
+                } catch {
+                    asking.outcome.error = error
+                }
+                asking.outcome.forms = forms
+            }
+        }
+    }
+
+    /// The sync's run, for the asking threads: what they use of it (the settings, the cache, the
+    /// cancel token) is shared by design, and the sync's thread waits for them before going on.
+    private struct Handoff: @unchecked Sendable {
+        let run: SyncRun
+        let fetch: ObjectFetch
+    }
+
+    /// Once the asking has ended: what is left of the entries (for the origin), its counts added to
+    /// `report`, and `forms` with what every owner said it lacks.
+    func finish(into report: inout SyncReport, forms: inout PeerFormAsk?) throws(CenariusError) -> [RouteEntry] {
+        ownShareIn.store(true, ordering: .relaxed)
+        running.wait()
+        var left: [RouteEntry] = []
+        for asking in askings {
+            report.add(peers: asking.outcome.report)
+            left += asking.outcome.left
+            if let lacked = asking.outcome.forms?.filesOnly { forms?.filesOnly.formUnion(lacked) }
+        }
+        if let error = askings.lazy.compactMap(\.outcome.error).first { throw error }
+        return left
+    }
+}
+
+extension SyncReport {
+    /// What asking peers on another thread counted.
+    mutating func add(peers other: SyncReport) {
+        downloadedFiles += other.downloadedFiles
+        downloadedBytes += other.downloadedBytes
+        bytesHeld += other.bytesHeld
+        bytesFetched += other.bytesFetched
+        bytesFromPeers += other.bytesFromPeers
+        patchedFiles += other.patchedFiles
+        compressedFiles += other.compressedFiles
+    }
+}
