@@ -37,15 +37,16 @@ deps:
 # iproute2 (`ss`: the tests watch connections close instead of sleeping past a keep-alive), and
 # e2fsprogs (`mkfs.ext4`: the hard-link limit test makes a small ext4 image), and man-db (the man
 # pages are rendered as lintian would), and dbus-daemon with avahi-daemon and avahi-utils (the DNS-SD
-# tests run a bus and an Avahi of their own per network namespace); with CENARIUS_DEB (the package
-# test), debootstrap.
+# tests run a bus and an Avahi of their own per network namespace), and gdb (a test process that
+# dies of a fault leaves a core, whose faulting frames scripts/test.sh prints); with CENARIUS_DEB (the
+# package test), debootstrap.
 # And OpenStack Swift with memcached, the S3 store of the publish tests (scripts/object-store; the
 # Debian package `swift` is OpenStack's, not the language's), without their Recommends (keystone and
 # barbican clients, gnome-keyring: a hundred packages the store never uses). Never python3-swiftclient:
 # its /usr/bin/swift, a python script, would shadow the toolchain on PATH; the last line fails if it does.
 STORE_PACKAGES = swift swift-proxy swift-account swift-container swift-object python3-swift memcached curl
 test-deps:
-	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs dosfstools fusefat strace man-db dbus-daemon avahi-daemon avahi-utils $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
+	@$(call apt-ensure,chromium nginx openssl iproute2 e2fsprogs dosfstools fusefat strace gdb man-db dbus-daemon avahi-daemon avahi-utils $(if $(CENARIUS_DEB),debootstrap), (for the browser and HTTPS tests),>/dev/null)
 	@$(call apt-ensure,$(STORE_PACKAGES), (for the object store tests),--no-install-recommends >/dev/null)
 	@! head -c2 /usr/bin/swift 2>/dev/null | grep -q '#!' || { echo "/usr/bin/swift (python3-swiftclient?) shadows the Swift toolchain: apt-get remove python3-swiftclient" >&2; exit 1; }
 	@$(MAKE) --no-print-directory otlp-deps

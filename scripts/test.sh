@@ -13,6 +13,10 @@ export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=yes,interactive=no,threads=cras
 
 # SwiftPM's --verbose also echoes the manifests' compiler commands: not worth a reader's time.
 noise='^(warning: .[^ ]*.: /opt/|/opt/|Swift version|Target: |clang version|Thread model|InstalledDir|Found candidate|Selected (GCC|multilib)|Candidate multilib| "/usr/bin/ld)'
+# A test process that dies of a fault leaves a core (the kernel's pattern here is "core", in its
+# working folder: the package's), read below when the backtracer printed nothing.
+ulimit -c unlimited 2>/dev/null
+rm -f core core.[0-9]*
 "$swift" test --skip-build --verbose "$@" 2>&1 | tee "$log" | grep -a -v -E "$noise|^◇ (Test|Suite) .* started\.$|^✔ Test case passing "
 status=${PIPESTATUS[0]}
 [ "$status" -eq 0 ] && exit 0
@@ -42,6 +46,18 @@ if [ -n "$unfinished" ] && [ -z "$crash" ]; then
   echo "--- how the test process ended:"
   sent=$(grep -a -F '*** The test process was sent signal' "$log" | tail -2)
   echo "${sent:-no crash report and no catchable signal: a SIGKILL, or an exit() in the process}"
-  dmesg 2>/dev/null | grep -i -E 'out of memory|killed process|oom-kill' | tail -3
+  dmesg 2>/dev/null | grep -i -E 'out of memory|killed process|oom-kill|segfault' | tail -3
+fi
+# "exited with unexpected signal code 11" and no report: the faulting thread's frames from the core.
+core=$(ls -t core core.[0-9]* 2>/dev/null | head -1)
+if [ -n "$core" ]; then
+  tests=$(ls -t .build/*/debug/*PackageTests.xctest .build/debug/*PackageTests.xctest 2>/dev/null | head -1)
+  echo "--- the faulting thread, from $core (${tests:-no test binary found}):"
+  # gdb: the toolchain's lldb needs a libpython this machine may lack. Swift's names demangled.
+  if command -v gdb >/dev/null; then
+    timeout 300 gdb -batch -ex bt "$tests" "$core" 2>&1 | grep -a -E '^#' | head -40 | "$swift" demangle --simplified
+  else
+    echo "(no gdb to read it: apt-get install gdb)"
+  fi
 fi
 exit "$status"

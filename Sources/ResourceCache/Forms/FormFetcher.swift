@@ -119,8 +119,9 @@ package struct FormFetcher {
         }
         let source = progress.source(i)
         guard let path = Self.path(source, progress.products[i].hash, plan: progress.plan) else { return }
-        record(i, Self.decodeForm(form, source: source, path: path, product: progress.products[i], limit: unpacker.limit(progress.products[i].size),
-                              basePath: basePath, keep: keep), progress: &progress)
+        let job = FormsAsTheyArrive.Job(index: i, product: progress.products[i], limit: unpacker.limit(progress.products[i].size),
+                                        source: source, form: form, path: path)
+        record(i, Self.decodeForm(job, basePath: basePath, keep: keep), progress: &progress)
     }
 
     private func record(_ i: Int, _ decoded: Result<Int64, FormsAsTheyArrive.Failed>, progress: inout FormProgress) {
@@ -130,11 +131,11 @@ package struct FormFetcher {
         }
     }
 
-    /// `form` (store path `path`) decoded into the product's destination, and kept for peers with `keep`.
-    static func decodeForm(_ form: String, source: FormSource, path: String, product: Product, limit: Int64,
-                       basePath: (ContentHash) -> String?, keep: PeerForms?) -> Result<Int64, FormsAsTheyArrive.Failed> {
+    /// The job's form (store path `job.path`) decoded into its product's destination, and kept for peers with `keep`.
+    static func decodeForm(_ job: FormsAsTheyArrive.Job, basePath: (ContentHash) -> String?, keep: PeerForms?) -> Result<Int64, FormsAsTheyArrive.Failed> {
+        let (form, path, product, limit) = (job.form, job.path, job.product, job.limit)
         var base: String?
-        if case .patch(let hash) = source {
+        if case .patch(let hash) = job.source {
             guard let held = basePath(hash) else { return .failure(.init(reason: "patch base \(hash) is gone")) }
             base = held
         }
@@ -162,7 +163,7 @@ package struct FormFetcher {
         guard !jobs.isEmpty else { return nil }
         let basePath = basePath
         return FormsAsTheyArrive(jobs: jobs) { job in
-            Self.decodeForm(job.form, source: job.source, path: job.path, product: job.product, limit: job.limit, basePath: basePath, keep: keep)
+            Self.decodeForm(job, basePath: basePath, keep: keep)
         }
     }
 

@@ -42,7 +42,7 @@ final class OwnersMeanwhile: @unchecked Sendable {
                 let entries = asking.outcome.left
                 var forms = asking.outcome.forms
                 do throws(CenariusError) {
-                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, waiting: true, owner: owner, patient: { !self.ownShareIn.load(ordering: .relaxed) },
+                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, .init(waiting: true, owner: owner, patient: { !self.ownShareIn.load(ordering: .relaxed) }),
                                                                           forms: &forms, in: handoff.fetch, report: &asking.outcome.report)
                 } catch {
                     asking.outcome.error = error

@@ -31,13 +31,25 @@ extension SyncRun {
         return peers.health.usable(peers.urls.filter(peers.asks), now: FileSystem.monotonic())
     }
 
+    /// How `fromPeers` asks. With `waiting`, objects a peer turned away with "later" are asked again
+    /// for up to `notYetWait` seconds; with `owner`, only that peer is asked; while `patient` says
+    /// so, a `404` or a refused connection is "not yet" too.
+    struct PeerAsking {
+        var waiting: Bool
+        var owner: String?
+        var patient: (@Sendable () -> Bool)?
+        init(waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil) {
+            (self.waiting, self.owner, self.patient) = (waiting, owner, patient)
+        }
+    }
+
     /// `fromPeers` in a span of its own.
-    func fromPeersTraced(_ entries: [RouteEntry], waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
+    func fromPeersTraced(_ entries: [RouteEntry], _ how: PeerAsking, forms: inout PeerFormAsk?,
                          in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         guard !entries.isEmpty else { return entries }
         return try Traced.span("cenarius.download.peers") { span throws(CenariusError) in
             let before = report.bytesFromPeers
-            let wanted = try fromPeers(entries, waiting: waiting, owner: owner, patient: patient, forms: &forms, in: fetch, report: &report)
+            let wanted = try fromPeers(entries, how, forms: &forms, in: fetch, report: &report)
             span.attributes["cenarius.files"] = SpanAttribute.int64(Int64(entries.count - wanted.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(report.bytesFromPeers - before)
             return wanted
@@ -57,8 +69,9 @@ extension SyncRun {
     /// may not have begun their syncs or opened their listeners), a `404` or a refused connection
     /// is "not yet" too. With `owner`, only that peer is asked (OwnersMeanwhile: one owner's objects),
     /// for as long as it is usable.
-    func fromPeers(_ entries: [RouteEntry], waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, forms: inout PeerFormAsk?,
+    func fromPeers(_ entries: [RouteEntry], _ how: PeerAsking, forms: inout PeerFormAsk?,
                    in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
+        let (waiting, owner, patient) = (how.waiting, how.owner, how.patient)
         guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
         var deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
@@ -99,7 +112,8 @@ extension SyncRun {
 
         /// Where a file a peer did not give goes: asked again (its exact bytes, after a form the
         /// owner lacks; later, after "busy"), or left for the origin, held against the peer when it failed.
-        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: String, askedForm: Bool, patient: Bool, in run: SyncRun) {
+        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: (url: String, askedForm: Bool, patient: Bool), in run: SyncRun) {
+            let (askedForm, patient) = (peer.askedForm, peer.patient)
             if run.isCancelled {
                 left.append(entry)
             } else if patient, error.isMissingRemoteFile || error.cause == .refused {
@@ -116,11 +130,11 @@ extension SyncRun {
             } else {
                 left.append(entry)
                 if error.code == .integrity {
-                    run.settings.peers.health.record(.wrongBytes, peer: peer, now: FileSystem.monotonic())
+                    run.settings.peers.health.record(.wrongBytes, peer: peer.url, now: FileSystem.monotonic())
                 } else if !error.isMissingRemoteFile && error.cause != .refused {
                     // A refused connection costs nothing: a peer not listening yet (a device
                     // that started a moment later) or any more is asked again at the next sync.
-                    run.settings.peers.health.record(.fault, peer: peer, now: FileSystem.monotonic())
+                    run.settings.peers.health.record(.fault, peer: peer.url, now: FileSystem.monotonic())
                 }
             }
         }
@@ -164,7 +178,7 @@ extension SyncRun {
                 report.countFromPeer(size: bytes, fetched: bytes)
             case .failure(let error):
                 cache.tmp.remove(String(files[index].destination.dropFirst(layout.tmp.count + 1)))
-                outcome.take(entry, failedWith: error, from: peer, askedForm: asked[index] != nil, patient: round.patient, in: self)
+                outcome.take(entry, failedWith: error, from: (peer, asked[index] != nil, round.patient), in: self)
                 if asked[index] != nil, !isCancelled, !round.patient, error.isMissingRemoteFile { forms?.filesOnly.insert(entry.hash) }
             }
         }

@@ -94,7 +94,7 @@ extension SyncRun {
             let shares = peerShares(wanted)
             let theirs = OwnersMeanwhile(self, entries: shares.theirs, forms: asks, in: fetch)
             do throws(CenariusError) {
-                let mine = pass == 0 ? try fromPeersTraced(shares.mine, waiting: false, forms: &none, in: fetch, report: &report) : shares.mine
+                let mine = pass == 0 ? try fromPeersTraced(shares.mine, .init(waiting: false), forms: &none, in: fetch, report: &report) : shares.mine
                 try fromOrigin(mine, forms: formPlan(mine, in: fetch), in: fetch, report: &report)
             } catch {
                 _ = try? theirs.finish(into: &report, forms: &asks)
