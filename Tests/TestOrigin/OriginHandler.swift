@@ -177,8 +177,11 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         guard remaining > 0, context.channel.isActive else { return }
         let chunk = [UInt8](repeating: 0x41, count: 64 << 10)
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        // A write that completes at once (a client reading fast) runs its callback inline: the next
+        // chunk goes through the loop, or each chunk would nest a call deeper (a run of this test
+        // origin once overflowed its thread's stack 50,000 frames deep, killing the test process).
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: chunk))).whenSuccess { [self] in
-            self.pump(bound.value, remaining: remaining - chunk.count)
+            bound.value.eventLoop.execute { self.pump(bound.value, remaining: remaining - chunk.count) }
         }
     }
 }

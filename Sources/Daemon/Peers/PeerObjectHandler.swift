@@ -120,7 +120,9 @@ final class PeerObjectHandler: ChannelInboundHandler {
                 let (handler, context) = bound.value
                 switch result {
                 case .success:
-                    if let rest { return handler.send(rest, head: head, context: context) }
+                    // Through the loop: a write that completed at once runs this inline, and a
+                    // large object's chunks would otherwise nest a call deeper each.
+                    if let rest { return context.eventLoop.execute { let (handler, context) = bound.value; handler.send(rest, head: head, context: context) } }
                     body.close()
                     handler.sending = false
                     handler.finish(head, context: context)
