@@ -56,31 +56,44 @@ package enum Bases {
             needed[base.uri] = base
         }
         var read: Int64 = 0
-        for base in needed.values {
-            guard let bytes = try fetch(base, from: destination, state: state) else { continue }
-            read += Int64(bytes.count)
-            let path = FileSystem.join(folder, base.uri.value)
-            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
-            try FileSystem.writeAtomically(bytes, to: path, durable: false)
+        // Read concurrently (S3's GETs), a batch at a time so that a large site's bases are not all in memory at once.
+        let candidates = Array(needed.values)
+        var start = 0
+        while start < candidates.count {
+            let batch = Array(candidates[start..<min(start + 64, candidates.count)])
+            start += batch.count
+            for (base, bytes) in try fetch(batch, from: destination, state: state) {
+                read += Int64(bytes.count)
+                let path = FileSystem.join(folder, base.uri.value)
+                try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+                try FileSystem.writeAtomically(bytes, to: path, durable: false)
+            }
         }
         return read
     }
 
-    /// A base file's exact bytes from the remote, checked against its hash; nil when it holds none.
-    private static func fetch(_ base: BaseMatch.Candidate, from destination: some Destination, state: RemoteState) throws(CenariusError) -> [UInt8]? {
+    /// Base files' exact bytes from the remote, each checked against its hash: from their compressed
+    /// forms, then plain copies, then their uris for those still missing; those it holds none of are left out.
+    private static func fetch(_ bases: [BaseMatch.Candidate], from destination: some Destination,
+                              state: RemoteState) throws(CenariusError) -> [(BaseMatch.Candidate, [UInt8])] {
         let limit = Int(FormPublisher.patchWindowBudget)
-        func checked(_ bytes: [UInt8]?) -> [UInt8]? {
-            guard let bytes, StreamingHasher.hash(bytes, base.hash.algorithm) == base.hash else { return nil }
-            return bytes
+        var found: [(BaseMatch.Candidate, [UInt8])] = []
+        var missing = bases
+        func take(_ key: (BaseMatch.Candidate) -> String?, decode: ([UInt8]) -> [UInt8]?) throws(CenariusError) {
+            let keyed = missing.compactMap { base in key(base).flatMap { state.objects[$0] != nil ? ($0, base) : nil } }
+            guard !keyed.isEmpty else { return }
+            let read = try destination.read(Array(Set(keyed.map(\.0))), limit: limit)
+            var taken = Set<ContentHash>()
+            for (key, base) in keyed {
+                guard let bytes = read[key].flatMap(decode), StreamingHasher.hash(bytes, base.hash.algorithm) == base.hash else { continue }
+                found.append((base, bytes))
+                taken.insert(base.hash)
+            }
+            missing.removeAll { taken.contains($0.hash) }
         }
-        let form = ReleaseIndex.formPath(base.hash)
-        if state.objects[form] != nil, let compressed = try destination.read(form, limit: limit),
-           let bytes = checked(try? Zstd.decompress(compressed, limit: limit)) {
-            return bytes
-        }
-        let plain = ReleaseIndex.plainPath(base.hash)
-        if state.objects[plain] != nil, let bytes = checked(try destination.read(plain, limit: limit)) { return bytes }
-        if state.isDefaultChannel, state.objects[base.uri.value] != nil, let bytes = checked(try destination.read(base.uri.value, limit: limit)) { return bytes }
-        return nil
+        try take({ ReleaseIndex.formPath($0.hash) }) { try? Zstd.decompress($0, limit: limit) }
+        try take({ ReleaseIndex.plainPath($0.hash) }) { $0 }
+        try take({ state.isDefaultChannel ? $0.uri.value : nil }) { $0 }
+        return found
     }
 }
