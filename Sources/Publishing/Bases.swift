@@ -44,8 +44,10 @@ package enum Bases {
     }
 
     /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how many bytes were read.
+    /// With `heldPatches` (the forms take the store's patches, FormPublisher.storeRead), a file whose
+    /// patch from its base the store holds needs no base: the patch is taken by its name.
     package static func materialize(_ old: Release, for table: RouteTable, into folder: String, routesName: String,
-                                    from destination: some Destination, state: RemoteState) throws(CenariusError) -> Int64 {
+                                    from destination: some Destination, state: RemoteState, heldPatches: Bool = false) throws(CenariusError) -> Int64 {
         try FileSystem.makeDirectories(folder)
         try FileSystem.writeAtomically(old.tableBytes, to: FileSystem.join(folder, routesName), durable: false)
         let match = BaseMatch(old.table)
@@ -53,6 +55,7 @@ package enum Bases {
         var needed: [URIPath: BaseMatch.Candidate] = [:]
         for entry in table.entries where !held.contains(entry.hash) {
             guard let base = match.base(for: entry.uri, size: entry.size ?? 0), base.size + (entry.size ?? 0) <= FormPublisher.patchWindowBudget else { continue }
+            if heldPatches, state.objects[ReleaseIndex.patchPath(ReleaseIndex.Patch(target: entry.hash, base: base.hash))] != nil { continue }
             needed[base.uri] = base
         }
         var read: Int64 = 0

@@ -210,6 +210,15 @@ package struct FormPublisher {
         return patch
     }
 
+    /// A patch the store holds, taken by its name without its base: the name is its content's
+    /// (`<target>-<base>`), as the upload plan takes every store object, and a device checks what it
+    /// decodes to against the signed table and falls back to the file (docs/decisions.md).
+    func heldPatch(_ pair: ReleaseIndex.Patch, holds: (String) -> Bool) -> [UInt8]? {
+        let key = ReleaseIndex.patchPath(pair)
+        guard storeHolds?(key) == true, holds(key) else { return nil }
+        return storeObject(key)
+    }
+
     /// Writes a form under its name (once: a form already there decodes to the same file).
     func write(_ bytes: [UInt8], to relative: String, root: String) throws(CenariusError) {
         let path = FileSystem.join(root, relative)

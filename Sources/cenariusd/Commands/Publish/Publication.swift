@@ -58,10 +58,12 @@ struct Publication {
         let digest = ReleaseIndex.tableDigest(table.serialized())
         let (found, forms) = try bases(for: table, digest: digest, forms: forms)
         var baseBytesRead: Int64 = 0
+        // Only a carrying publish's forms read the store's patches: other forms make every patch from its base.
+        let heldPatches = if case .carrying = forms { true } else { false }
         var olds: [FormPublisher.Release] = []
         for (k, old) in found.enumerated() {
             let folder = staging.base(k)
-            baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
+            baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state, heldPatches: heldPatches)
             olds.append(FormPublisher.Release(root: folder, table: old.table, tableBytes: old.tableBytes))
         }
         var writer = try releaseWriter(build, table: table, digest: digest)
