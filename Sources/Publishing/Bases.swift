@@ -43,11 +43,13 @@ package enum Bases {
         return (carry, Release(tableBytes: tableBytes, table: table))
     }
 
-    /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how many bytes were read.
-    /// With `heldPatches` (the forms take the store's patches, FormPublisher.storeRead), a file whose
-    /// patch from its base the store holds needs no base: the patch is taken by its name.
+    /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how
+    /// many bytes were read. With `byName` (the forms take the store's patches, FormPublisher.storeRead),
+    /// a file whose patch the store holds, from a base it holds too (`holdsBase`), needs no base: its
+    /// patch is added to `byName`, to be taken by its name (FormPublisher.patchesByName).
     package static func materialize(_ old: Release, for table: RouteTable, into folder: String, routesName: String,
-                                    from destination: some Destination, state: RemoteState, heldPatches: Bool = false) throws(CenariusError) -> Int64 {
+                                    from destination: some Destination, state: RemoteState,
+                                    byName: inout Set<ReleaseIndex.Patch>?) throws(CenariusError) -> Int64 {
         try FileSystem.makeDirectories(folder)
         try FileSystem.writeAtomically(old.tableBytes, to: FileSystem.join(folder, routesName), durable: false)
         let match = BaseMatch(old.table)
@@ -55,7 +57,11 @@ package enum Bases {
         var needed: [URIPath: BaseMatch.Candidate] = [:]
         for entry in table.entries where !held.contains(entry.hash) {
             guard let base = match.base(for: entry.uri, size: entry.size ?? 0), base.size + (entry.size ?? 0) <= FormPublisher.patchWindowBudget else { continue }
-            if heldPatches, state.objects[ReleaseIndex.patchPath(ReleaseIndex.Patch(target: entry.hash, base: base.hash))] != nil { continue }
+            let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
+            if byName != nil, state.objects[ReleaseIndex.patchPath(pair)] != nil, holdsBase(base, state: state) {
+                byName?.insert(pair)
+                continue
+            }
             needed[base.uri] = base
         }
         var read: Int64 = 0
@@ -73,6 +79,15 @@ package enum Bases {
             }
         }
         return read
+    }
+
+    /// Whether the store holds the base's bytes, told from the listing alone: its form or plain copy,
+    /// or at its uri an object whose MD5 (S3's ETag) is its hash. A patch from a base it does not hold
+    /// is left as before: the file's form is the delta frame.
+    private static func holdsBase(_ base: BaseMatch.Candidate, state: RemoteState) -> Bool {
+        if state.objects[ReleaseIndex.formPath(base.hash)] != nil || state.objects[ReleaseIndex.plainPath(base.hash)] != nil { return true }
+        guard state.isDefaultChannel, base.hash.algorithm == .md5, let listed = state.objects[base.uri.value], let etag = listed.etag else { return false }
+        return listed.size == base.size && etag.lowercased() == base.hash.hex
     }
 
     /// Base files' exact bytes from the remote, each checked against its hash: from their compressed

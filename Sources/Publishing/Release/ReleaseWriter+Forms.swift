@@ -56,6 +56,7 @@ extension ReleaseWriter {
         publisher.outputRoot = root
         publisher.formsAtURI = formsAtURI
         publisher.heldForms = heldForms
+        publisher.patchesByName = patchesByName
         if case .remade(let earlier, let storeHolds) = source {
             publisher.reusing = earlier
             publisher.storeHolds = storeHolds

@@ -66,7 +66,7 @@ extension FormPublisher {
               base.size + Int64(bytes.count) <= Self.patchWindowBudget else { return (compressed, nil) }
         let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
         let patch: [UInt8]
-        // A base may be missing: `publish` fetches only those the remote still holds, and none for a patch it holds.
+        // A base may be missing: `publish` fetches only those the remote still holds, and none for a patch it takes by name.
         if let baseBytes = try? FileSystem.readFile(FileSystem.join(olds[k].root, base.uri.value)),
            StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
             if let stored = storedPatch(pair, of: bytes, base: baseBytes, holds: run.holds) { patch = stored } else { patch = try Zstd.compress(bytes, prefix: baseBytes) }

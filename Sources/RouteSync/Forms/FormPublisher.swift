@@ -102,6 +102,11 @@ package struct FormPublisher {
     /// to decode to its file rather than made again, which for a large file costs seconds. Those
     /// the files will ask for are read in one call before the first (`prefetch`), concurrently.
     package var storeRead: (([String]) -> [String: [UInt8]])?
+    /// Patches the store holds from bases it holds too, taken by their names without their bases
+    /// (`publish`, which then reads no base for them): a name is its content's (`<target>-<base>`), as
+    /// the upload plan takes every store object, and a device checks what a patch decodes to against
+    /// the signed table and falls back to the file (docs/decisions.md).
+    package var patchesByName: Set<ReleaseIndex.Patch> = []
     /// What `prefetch` read.
     var fetched: [String: [UInt8]] = [:]
     /// Forms already read from the store, by key (a republish's, as `StoredRelease.materialize`
@@ -210,12 +215,10 @@ package struct FormPublisher {
         return patch
     }
 
-    /// A patch the store holds, taken by its name without its base: the name is its content's
-    /// (`<target>-<base>`), as the upload plan takes every store object, and a device checks what it
-    /// decodes to against the signed table and falls back to the file (docs/decisions.md).
+    /// A patch of `patchesByName`, without its base.
     func heldPatch(_ pair: ReleaseIndex.Patch, holds: (String) -> Bool) -> [UInt8]? {
         let key = ReleaseIndex.patchPath(pair)
-        guard storeHolds?(key) == true, holds(key) else { return nil }
+        guard patchesByName.contains(pair), storeHolds?(key) == true, holds(key) else { return nil }
         return storeObject(key)
     }
 
