@@ -65,12 +65,18 @@ package enum Bases {
             needed[base.uri] = base
         }
         var read: Int64 = 0
-        // Read concurrently (S3's GETs), a batch at a time so that a large site's bases are not all in memory at once.
+        // Read concurrently (S3's GETs), in batches of at most 64 files and 64 MiB, as uploads are
+        // written: a large site's bases are never all in memory at once.
         let candidates = Array(needed.values)
         var start = 0
         while start < candidates.count {
-            let batch = Array(candidates[start..<min(start + 64, candidates.count)])
-            start += batch.count
+            var batch: [BaseMatch.Candidate] = []
+            var bytes: Int64 = 0
+            while start < candidates.count, batch.count < 64, bytes < 64 << 20 {
+                batch.append(candidates[start])
+                bytes += candidates[start].size
+                start += 1
+            }
             for (base, bytes) in try fetch(batch, from: destination, state: state) {
                 read += Int64(bytes.count)
                 let path = FileSystem.join(folder, base.uri.value)
