@@ -43,9 +43,13 @@ package enum Bases {
         return (carry, Release(tableBytes: tableBytes, table: table))
     }
 
-    /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how many bytes were read.
+    /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how
+    /// many bytes were read. With `byName` (the forms take the store's patches, FormPublisher.storeRead),
+    /// a file whose patch the store holds, from a base it holds too (`holdsBase`), needs no base: its
+    /// patch is added to `byName`, to be taken by its name (FormPublisher.patchesByName).
     package static func materialize(_ old: Release, for table: RouteTable, into folder: String, routesName: String,
-                                    from destination: some Destination, state: RemoteState) throws(CenariusError) -> Int64 {
+                                    from destination: some Destination, state: RemoteState,
+                                    byName: inout Set<ReleaseIndex.Patch>?) throws(CenariusError) -> Int64 {
         try FileSystem.makeDirectories(folder)
         try FileSystem.writeAtomically(old.tableBytes, to: FileSystem.join(folder, routesName), durable: false)
         let match = BaseMatch(old.table)
@@ -53,34 +57,67 @@ package enum Bases {
         var needed: [URIPath: BaseMatch.Candidate] = [:]
         for entry in table.entries where !held.contains(entry.hash) {
             guard let base = match.base(for: entry.uri, size: entry.size ?? 0), base.size + (entry.size ?? 0) <= FormPublisher.patchWindowBudget else { continue }
+            let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
+            if byName != nil, state.objects[ReleaseIndex.patchPath(pair)] != nil, holdsBase(base, state: state) {
+                byName?.insert(pair)
+                continue
+            }
             needed[base.uri] = base
         }
         var read: Int64 = 0
-        for base in needed.values {
-            guard let bytes = try fetch(base, from: destination, state: state) else { continue }
-            read += Int64(bytes.count)
-            let path = FileSystem.join(folder, base.uri.value)
-            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
-            try FileSystem.writeAtomically(bytes, to: path, durable: false)
+        // Read concurrently (S3's GETs), in batches of at most 64 files and 64 MiB, as uploads are
+        // written: a large site's bases are never all in memory at once.
+        let candidates = Array(needed.values)
+        var start = 0
+        while start < candidates.count {
+            var batch: [BaseMatch.Candidate] = []
+            var bytes: Int64 = 0
+            while start < candidates.count, batch.count < 64, bytes < 64 << 20 {
+                batch.append(candidates[start])
+                bytes += candidates[start].size
+                start += 1
+            }
+            for (base, bytes) in try fetch(batch, from: destination, state: state) {
+                read += Int64(bytes.count)
+                let path = FileSystem.join(folder, base.uri.value)
+                try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
+                try FileSystem.writeAtomically(bytes, to: path, durable: false)
+            }
         }
         return read
     }
 
-    /// A base file's exact bytes from the remote, checked against its hash; nil when it holds none.
-    private static func fetch(_ base: BaseMatch.Candidate, from destination: some Destination, state: RemoteState) throws(CenariusError) -> [UInt8]? {
+    /// Whether the store holds the base's bytes, told from the listing alone: its form or plain copy,
+    /// or at its uri an object whose MD5 (S3's ETag) is its hash. A patch from a base it does not hold
+    /// is left as before: the file's form is the delta frame.
+    private static func holdsBase(_ base: BaseMatch.Candidate, state: RemoteState) -> Bool {
+        if state.objects[ReleaseIndex.formPath(base.hash)] != nil || state.objects[ReleaseIndex.plainPath(base.hash)] != nil { return true }
+        guard state.isDefaultChannel, base.hash.algorithm == .md5, let listed = state.objects[base.uri.value], let etag = listed.etag else { return false }
+        return listed.size == base.size && etag.lowercased() == base.hash.hex
+    }
+
+    /// Base files' exact bytes from the remote, each checked against its hash: from their compressed
+    /// forms, then plain copies, then their uris for those still missing; those it holds none of are left out.
+    private static func fetch(_ bases: [BaseMatch.Candidate], from destination: some Destination,
+                              state: RemoteState) throws(CenariusError) -> [(BaseMatch.Candidate, [UInt8])] {
         let limit = Int(FormPublisher.patchWindowBudget)
-        func checked(_ bytes: [UInt8]?) -> [UInt8]? {
-            guard let bytes, StreamingHasher.hash(bytes, base.hash.algorithm) == base.hash else { return nil }
-            return bytes
+        var found: [(BaseMatch.Candidate, [UInt8])] = []
+        var missing = bases
+        func take(_ key: (BaseMatch.Candidate) -> String?, decode: ([UInt8]) -> [UInt8]?) throws(CenariusError) {
+            let keyed = missing.compactMap { base in key(base).flatMap { state.objects[$0] != nil ? ($0, base) : nil } }
+            guard !keyed.isEmpty else { return }
+            let read = try destination.read(Array(Set(keyed.map(\.0))), limit: limit)
+            var taken = Set<ContentHash>()
+            for (key, base) in keyed {
+                guard let bytes = read[key].flatMap(decode), StreamingHasher.hash(bytes, base.hash.algorithm) == base.hash else { continue }
+                found.append((base, bytes))
+                taken.insert(base.hash)
+            }
+            missing.removeAll { taken.contains($0.hash) }
         }
-        let form = ReleaseIndex.formPath(base.hash)
-        if state.objects[form] != nil, let compressed = try destination.read(form, limit: limit),
-           let bytes = checked(try? Zstd.decompress(compressed, limit: limit)) {
-            return bytes
-        }
-        let plain = ReleaseIndex.plainPath(base.hash)
-        if state.objects[plain] != nil, let bytes = checked(try destination.read(plain, limit: limit)) { return bytes }
-        if state.isDefaultChannel, state.objects[base.uri.value] != nil, let bytes = checked(try destination.read(base.uri.value, limit: limit)) { return bytes }
-        return nil
+        try take({ ReleaseIndex.formPath($0.hash) }) { try? Zstd.decompress($0, limit: limit) }
+        try take({ ReleaseIndex.plainPath($0.hash) }) { $0 }
+        try take({ state.isDefaultChannel ? $0.uri.value : nil }) { $0 }
+        return found
     }
 }

@@ -11,6 +11,8 @@ package protocol Destination: Sendable {
     func list(prefix: String) throws(CenariusError) -> [String: StoredObject]
     /// The object's bytes, or nil when there is no such object.
     func read(_ key: String, limit: Int) throws(CenariusError) -> [UInt8]?
+    /// The bytes of those of `keys` that exist, by key; several at once where the destination allows it.
+    func read(_ keys: [String], limit: Int) throws(CenariusError) -> [String: [UInt8]]
     /// Writes every upload, each whole or not at all (a reader never sees half an object);
     /// several at once where the destination allows it. `progress` is called after each one.
     func write(_ uploads: [Upload], progress: (Upload) -> Void) throws(CenariusError)
@@ -29,6 +31,12 @@ package protocol Destination: Sendable {
 }
 
 extension Destination {
+    package func read(_ keys: [String], limit: Int) throws(CenariusError) -> [String: [UInt8]] {
+        var found: [String: [UInt8]] = [:]
+        for key in keys { found[key] = try read(key, limit: limit) }
+        return found
+    }
+
     /// A lock taken in one step: claimed once held.
     package func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock {
         let lock = try lock(waiting: waiting)

@@ -22,6 +22,55 @@ import TestOrigin
         }, writes: { try PublishTests.writes(store, bucket: bucket) })
     }
 
+    /// A one-file release right after one that changed every file (a bundler's: new content-hashed
+    /// names, the old ones still at their uris): on the store, whose listing's ETags show it still holds
+    /// the bases, the patches from the release before are the store's, taken by their names, and no
+    /// base file is read for them; a device still on that release decodes them (no fallback), as do
+    /// devices on the last release and new ones.
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aOneFileReleaseAfterABigOneReadsNoBaseForHeldPatches() async throws {
+        let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("byname")
+        let (big, one) = try Self.oneFileAfterABigOne(publisher)
+        #expect((one["baseBytesRead"] as? Int ?? .max) < 1_000, "only the page's base (from release 2) is read: \(one), \(big)")
+    }
+
+    /// The same to a folder, whose listing tells no file's hash: the bases are read and checked, as before.
+    @Test func aOneFileReleaseAfterABigOneToAFolderReadsItsBases() throws {
+        let origin = try TLSOrigin()
+        let publisher = try PublishTests.Publisher(remote: origin.folder("site"), publicURL: origin.url(.good), deviceFlags: ["--cacert", origin.caFile])
+        let (_, one) = try Self.oneFileAfterABigOne(publisher)
+        #expect((one["baseBytesRead"] as? Int ?? 0) > 120 * 4_000, "\(one)")
+    }
+
+    /// Releases 1 to 3: 120 modules under content-hashed names, all of them changed in 2, the page alone in 3.
+    static func oneFileAfterABigOne(_ publisher: PublishTests.Publisher) throws -> (big: [String: Any], one: [String: Any]) {
+        func publish(_ n: Int, modules version: Int) throws -> [String: Any] {
+            let folder = "bundled-\(n)"
+            for m in 0..<120 {
+                let name = "js/module-\(m).\(String(0x1000_0000 + version << 16 + m, radix: 16)).js"
+                try publisher.dir.write("\(folder)/\(name)", ReleaseBytesEndToEndTests.bundle(UInt64(m + 1), 4_000) + "\n// version \(version)\n")
+            }
+            try publisher.dir.write("\(folder)/index.html", "<h1>release \(n)</h1>")
+            let run = try publisher.run(["publish", publisher.dir.path(folder), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                                         "--json"] + publisher.remoteFlags)
+            #expect(run.status == 0, "publish \(n): \(run.stderr)")
+            return try run.json()
+        }
+        _ = try publish(1, modules: 1)
+        _ = try installs(publisher, "on-1", 1)
+        let big = try publish(2, modules: 2)
+        #expect((big["baseBytesRead"] as? Int ?? 0) > 120 * 4_000, "release 2 patches every module from release 1's: \(big)")
+        _ = try installs(publisher, "on-2", 2)
+        let one = try publish(3, modules: 2)
+        #expect(one["pack"] as? String == "carried", "\(one)")
+        for device in ["on-1", "on-2"] {
+            let synced = try installs(publisher, device, 3)
+            #expect((synced["bytesFetched"] as? Int ?? .max) < (big["uploadedBytes"] as? Int ?? 0) / 4, "\(device): \(synced)")
+        }
+        _ = try installs(publisher, "fresh-3", 3)
+        return (big, one)
+    }
+
     /// Release `n` of a site of 120 text files (about 0.5 MB) where only the page changes.
     static func build(_ publisher: PublishTests.Publisher, _ n: Int) throws -> String {
         let folder = "carried-\(n)"

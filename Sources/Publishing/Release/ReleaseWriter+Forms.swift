@@ -14,7 +14,7 @@ extension ReleaseWriter {
         case stored(index: [UInt8], tableForm: [UInt8]?)
         /// Made, with an earlier solid pack carried forward while the delta pack from its table
         /// stays small (`publish`): files the store and every base release hold are not compressed again.
-        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool, storeRead: (String) -> [UInt8]?)
+        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool, storeRead: ([String]) -> [String: [UInt8]])
 
         package var isMade: Bool {
             if case .stored = self { return false }
@@ -56,6 +56,7 @@ extension ReleaseWriter {
         publisher.outputRoot = root
         publisher.formsAtURI = formsAtURI
         publisher.heldForms = heldForms
+        publisher.patchesByName = patchesByName
         if case .remade(let earlier, let storeHolds) = source {
             publisher.reusing = earlier
             publisher.storeHolds = storeHolds

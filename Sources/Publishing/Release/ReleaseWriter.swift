@@ -31,6 +31,8 @@ package struct ReleaseWriter {
     package var bases: [FormPublisher.Release] = []
     /// Forms already read from the store (a republish's), taken as they are (FormPublisher.heldForms).
     package var heldForms: [String: [UInt8]] = [:]
+    /// Patches the store holds, taken by their names without their bases (FormPublisher.patchesByName).
+    package var patchesByName: Set<ReleaseIndex.Patch> = []
     /// The release's files are uploaded at their uris too (the default channel, FormPublisher.formsAtURI).
     package var formsAtURI = false
 

@@ -51,6 +51,24 @@ package struct S3Destination: Destination {
         return bytes
     }
 
+    package func read(_ keys: [String], limit: Int) throws(CenariusError) -> [String: [UInt8]] {
+        var found: [String: [UInt8]] = [:]
+        // Concurrent GETs (the client's `concurrency` at a time), handed to it 64 at a time as `write` does.
+        var start = 0
+        while start < keys.count {
+            let batch = keys[start..<min(start + 64, keys.count)].map { S3Request(method: "GET", url: address.url($0), limit: limit, tag: $0) }
+            start += batch.count
+            try client.perform(batch) { request, response throws(CenariusError) in
+                switch response.status {
+                case 200: found[request.tag] = response.body
+                case 404: break
+                default: throw failure("cannot read \(description)\(request.tag)", response)
+                }
+            }
+        }
+        return found
+    }
+
     package func write(_ uploads: [Upload], progress: (Upload) -> Void) throws(CenariusError) {
         // In batches, so that no more than a batch's bodies are in memory at once.
         var byKey: [String: Upload] = [:]

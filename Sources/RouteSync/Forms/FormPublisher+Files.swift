@@ -65,11 +65,16 @@ extension FormPublisher {
         guard let base = run.matches[k].base(for: entry.uri, size: Int64(bytes.count)),
               base.size + Int64(bytes.count) <= Self.patchWindowBudget else { return (compressed, nil) }
         let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
-        // A base may be missing: `publish` fetches only those the remote still holds.
-        guard let baseBytes = try? FileSystem.readFile(FileSystem.join(olds[k].root, base.uri.value)),
-              StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash else { return (compressed, nil) }
         let patch: [UInt8]
-        if let stored = storedPatch(pair, of: bytes, base: baseBytes, holds: run.holds) { patch = stored } else { patch = try Zstd.compress(bytes, prefix: baseBytes) }
+        // A base may be missing: `publish` fetches only those the remote still holds, and none for a patch it takes by name.
+        if let baseBytes = try? FileSystem.readFile(FileSystem.join(olds[k].root, base.uri.value)),
+           StreamingHasher.hash(baseBytes, base.hash.algorithm) == base.hash {
+            if let stored = storedPatch(pair, of: bytes, base: baseBytes, holds: run.holds) { patch = stored } else { patch = try Zstd.compress(bytes, prefix: baseBytes) }
+        } else if let held = heldPatch(pair, holds: run.holds) {
+            patch = held
+        } else {
+            return (compressed, nil)
+        }
         guard patch.count < min(compressed.count, bytes.count) else { return (compressed, nil) }
         if run.patched.insert(pair).inserted {
             try write(patch, to: ReleaseIndex.patchPath(pair), root: run.root)

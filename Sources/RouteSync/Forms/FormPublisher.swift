@@ -98,9 +98,17 @@ package struct FormPublisher {
     /// devices of every version do for such an index. A first publish then uploads each file once,
     /// at its uri, besides the packs; `StoredRelease` rebuilds such files from the pack.
     package var formsAtURI = false
-    /// An object's bytes from the store (`publish`): a form or patch it holds is read and checked
-    /// to decode to its file rather than made again, which for a large file costs seconds.
-    package var storeRead: ((String) -> [UInt8]?)?
+    /// Objects' bytes from the store, by key (`publish`): a form or patch it holds is read and checked
+    /// to decode to its file rather than made again, which for a large file costs seconds. Those
+    /// the files will ask for are read in one call before the first (`prefetch`), concurrently.
+    package var storeRead: (([String]) -> [String: [UInt8]])?
+    /// Patches the store holds from bases it holds too, taken by their names without their bases
+    /// (`publish`, which then reads no base for them): a name is its content's (`<target>-<base>`), as
+    /// the upload plan takes every store object, and a device checks what a patch decodes to against
+    /// the signed table and falls back to the file (docs/decisions.md).
+    package var patchesByName: Set<ReleaseIndex.Patch> = []
+    /// What `prefetch` read.
+    var fetched: [String: [UInt8]] = [:]
     /// Forms already read from the store, by key (a republish's, as `StoredRelease.materialize`
     /// rebuilt the files from them): held by the store, and taken as they are when they decode to
     /// their file, as a form an earlier run left in the output root is.
@@ -136,11 +144,13 @@ package struct FormPublisher {
     /// Writes the release's forms, packs and index under the output root: what can be taken as
     /// it is first (Run), then each file in pack order, then the packs, then the index.
     package func publish() throws(CenariusError) -> Published {
+        var publisher = self
         var run = try Run(self)
-        try startSolidPack(&run)
-        for (ordinal, entry) in run.files.enumerated() { try add(entry, ordinal: ordinal, to: &run) }
-        try finishPacks(&run)
-        return try finishIndex(run)
+        publisher.fetched = prefetch(run)
+        try publisher.startSolidPack(&run)
+        for (ordinal, entry) in run.files.enumerated() { try publisher.add(entry, ordinal: ordinal, to: &run) }
+        try publisher.finishPacks(&run)
+        return try publisher.finishIndex(run)
     }
 
     /// A file of the build as the table names it: one that changed since `routes` hashed it is refused.
@@ -191,7 +201,7 @@ package struct FormPublisher {
         } else if let held = heldForms[ReleaseIndex.formPath(hash)] {
             form = held
         } else {
-            form = fromStore && storeHolds?(ReleaseIndex.formPath(hash)) == true ? storeRead?(ReleaseIndex.formPath(hash)) : nil
+            form = fromStore && storeHolds?(ReleaseIndex.formPath(hash)) == true ? storeObject(ReleaseIndex.formPath(hash)) : nil
         }
         guard let form, form.count < bytes.count, (try? Zstd.decompress(form, limit: bytes.count)) == bytes else { return nil }
         return form
@@ -200,9 +210,16 @@ package struct FormPublisher {
     /// A patch the store holds already (an earlier release made it), when it decodes to exactly the file.
     func storedPatch(_ pair: ReleaseIndex.Patch, of bytes: [UInt8], base: [UInt8], holds: (String) -> Bool) -> [UInt8]? {
         let key = ReleaseIndex.patchPath(pair)
-        guard let storeRead, storeHolds?(key) == true, holds(key), let patch = storeRead(key),
+        guard storeHolds?(key) == true, holds(key), let patch = storeObject(key),
               (try? Zstd.decompress(patch, prefix: base, limit: bytes.count)) == bytes else { return nil }
         return patch
+    }
+
+    /// A patch of `patchesByName`, without its base.
+    func heldPatch(_ pair: ReleaseIndex.Patch, holds: (String) -> Bool) -> [UInt8]? {
+        let key = ReleaseIndex.patchPath(pair)
+        guard patchesByName.contains(pair), storeHolds?(key) == true, holds(key) else { return nil }
+        return storeObject(key)
     }
 
     /// Writes a form under its name (once: a form already there decodes to the same file).

@@ -58,16 +58,19 @@ struct Publication {
         let digest = ReleaseIndex.tableDigest(table.serialized())
         let (found, forms) = try bases(for: table, digest: digest, forms: forms)
         var baseBytesRead: Int64 = 0
+        // Only a carrying publish's forms read the store's patches: other forms make every patch from its base.
+        var byName: Set<ReleaseIndex.Patch>? = if case .carrying = forms { [] } else { nil }
         var olds: [FormPublisher.Release] = []
         for (k, old) in found.enumerated() {
             let folder = staging.base(k)
-            baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state)
+            baseBytesRead += try Bases.materialize(old, for: table, into: folder, routesName: routesName, from: remote, state: state, byName: &byName)
             olds.append(FormPublisher.Release(root: folder, table: old.table, tableBytes: old.tableBytes))
         }
         var writer = try releaseWriter(build, table: table, digest: digest)
         writer.forms = forms
         writer.bases = olds
         writer.heldForms = heldForms
+        writer.patchesByName = byName ?? []
         let written = try writer.write(into: staging.release, warn: Output.warn)
         guard written.forms?.index != nil || !forms.isMade else { throw CenariusError.internal("the staged release has no index") }
         let record = try ReleaseRecord(head: written.head.serialized(), published: FileSystem.now(), origin: origin, files: table.count, bytes: bytes)
@@ -97,7 +100,7 @@ struct Publication {
         if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
         let objects = state.objects
         let remote = remote
-        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget)) }))
+        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { (try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget))) ?? [:] }))
     }
 
     /// The writer of `build`'s release, hashed now (after the bases were read) and checked against
