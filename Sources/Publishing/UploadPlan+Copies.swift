@@ -11,23 +11,24 @@ extension UploadPlan {
     /// a file whose plain bytes the store keeps (`_cenarius/f/<H>`) — are copied from it on the
     /// destination's side rather than sent twice: on a one-file release of a large site the table
     /// is most of what a publish would send (B9 v2). The source is one the remote lists or this
-    /// plan writes in its store phase, which ends before the layout's begins.
-    mutating func copyFromStore(table: RouteTable, remote: RemoteState) throws(CenariusError) {
+    /// plan writes in its store phase, which ends before the layout's begins. `digest`: the head's
+    /// table, the bytes staged at `Routes.json`.
+    mutating func copyFromStore(table: RouteTable, digest: String, remote: RemoteState) {
         let storeKeys = Set(store.map(\.key))
         func held(_ key: String) -> Bool { storeKeys.contains(key) || remote.objects[key] != nil }
         var hashes: [String: ContentHash] = [:]
         for entry in table.entries { hashes[entry.uri.value] = entry.hash }
-        func source(of upload: Upload) throws(CenariusError) -> String? {
+        func source(of upload: Upload) -> String? {
             guard upload.size >= Self.copyThreshold else { return nil }
-            if upload.key == remote.routesName, case .file(let path) = upload.body {
-                let key = ReleaseHead.tablePath(ReleaseIndex.tableDigest(try FileSystem.readFile(path)))
+            if upload.key == remote.routesName {
+                let key = ReleaseHead.tablePath(digest)
                 return held(key) ? key : nil
             }
             guard let hash = hashes[upload.key] else { return nil }
             let key = ReleaseIndex.plainPath(hash)
             return held(key) ? key : nil
         }
-        for i in layout.indices { if let key = try source(of: layout[i]) { layout[i].body = .copy(key) } }
-        for i in last.indices { if let key = try source(of: last[i]) { last[i].body = .copy(key) } }
+        for i in layout.indices { if let key = source(of: layout[i]) { layout[i].body = .copy(key) } }
+        for i in last.indices { if let key = source(of: last[i]) { last[i].body = .copy(key) } }
     }
 }

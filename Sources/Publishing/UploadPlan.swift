@@ -85,7 +85,7 @@ package struct UploadPlan: Sendable {
             last = [head]
         }
         if last.last?.key != remote.headKey { throw .internal("the staged release has no head \(remote.headKey)") }
-        try copyFromStore(table: table, remote: remote)
+        copyFromStore(table: table, digest: record.head.table, remote: remote)
     }
 
     /// Every regular file under `root`, relative, with its size.

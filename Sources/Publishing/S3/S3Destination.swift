@@ -39,16 +39,7 @@ package struct S3Destination: Destination {
     }
 
     package func read(_ key: String, limit: Int) throws(CenariusError) -> [UInt8]? {
-        var bytes: [UInt8]?
-        let request = S3Request(method: "GET", url: address.url(key), limit: limit, tag: key)
-        try client.perform([request]) { _, response throws(CenariusError) in
-            switch response.status {
-            case 200: bytes = response.body
-            case 404: bytes = nil
-            default: throw failure("cannot read \(description)\(key)", response)
-            }
-        }
-        return bytes
+        try read([key], limit: limit)[key]
     }
 
     package func read(_ keys: [String], limit: Int) throws(CenariusError) -> [String: [UInt8]] {
