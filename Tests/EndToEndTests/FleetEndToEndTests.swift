@@ -136,6 +136,35 @@ import TestOrigin
         #expect(again.status == 0 && again.stdout.contains("r1 was already halted"), "\(again.stdout)\(again.stderr)")
     }
 
+    /// The in-place halt holds the folder's publish lock as every release writer does: begun while a
+    /// publish holds it, the halt waits, reads the folder again, and leaves that newer release alone.
+    @Test func aHaltInPlaceWaitsForAPublishAndLeavesItsReleaseAlone() throws {
+        let dir = try Scratch()
+        defer { dir.remove() }
+        try dir.write("site/index.html", "<h1>r1</h1>")
+        #expect(try Binary.run(["routes", dir.path("site"), "--release", "r1"]).status == 0)
+        try dir.write("build/index.html", "<h1>r2</h1>")
+        let log = (0..<4).map { #"{"time":"1764000000.5","report":"device=\"d\#($0)\", release=\"r0\", state=confirmed, failed=(\"r1\")"}"# }
+        try dir.write("cenarius.log", log.joined(separator: "\n") + "\n")
+        let hold = dir.path("hold")
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
+        let publish = PublishRaceTests.Background(["publish", dir.path("build"), "--to", dir.path("site"), "--release", "r2"],
+                                                  environment: ["CENARIUS_TEST_PAUSE_BEFORE": "locked", "CENARIUS_TEST_PAUSE_FILE": hold])
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || publish.finished != nil }
+        #expect(publish.finished == nil, "the publish never took the lock: \(publish.finished?.stderr ?? "")")
+        let halt = PublishRaceTests.Background(["fleet", dir.path("cenarius.log"), "--halt-above", "50", "--min-devices", "3",
+                                                "--remote", dir.path("site")], environment: [:])
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(halt.finished == nil, "the halt did not wait for the publish's lock: \(halt.finished?.stdout ?? "")")
+        try FileManager.default.removeItem(atPath: hold)
+        let published = try publish.wait()
+        #expect(published.status == 0, "\(published.stderr)")
+        let halted = try halt.wait()
+        #expect(halted.status == 0 && halted.stdout.contains("not halted"), "\(halted.stdout)\(halted.stderr)")
+        #expect(dir.read("site/Routes.head")?.contains(#"\"halted\": true"#) == false, "the publish's release is not halted")
+        #expect(dir.read("site/index.html") == "<h1>r2</h1>")
+    }
+
     /// A device that polls the head learns of a halt from it: the halt writes a new head over the
     /// same table, with the halted manifest, signed again.
     @Test func aHaltReachesDevicesThatPollTheHead() throws {

@@ -47,6 +47,14 @@ package struct HeadWriter: Sendable {
     /// head named, then the head naming them, signed with `keys` like the sidecar `signed` (same
     /// version, expiry and rotations).
     package func write(_ parts: Parts, signed: TableSignature?) throws(CenariusError) -> ReleaseHead {
+        let head = try make(parts, signed: signed)
+        try commit(head)
+        return head
+    }
+
+    /// The head `write` writes, with every store object it names written: what a caller that
+    /// writes something of its own before the head (a release record) gets between the two.
+    package func make(_ parts: Parts, signed: TableSignature?) throws(CenariusError) -> ReleaseHead {
         let digest = ReleaseIndex.tableDigest(parts.table)
         try storeObject(parts.table, at: ReleaseHead.tablePath(digest))
         // Signed: the sidecar's version. Unsigned: one above the previous head's all the same, so
@@ -61,11 +69,15 @@ package struct HeadWriter: Sendable {
         }
         if let signed { head.signature = try signature(of: head, like: signed, table: parts.table, index: parts.index).serialized() }
         head.fitFirstWindow()
+        return head
+    }
+
+    /// Writes `head` as the channel's head: last, naming only what is already written.
+    package func commit(_ head: ReleaseHead) throws(CenariusError) {
         let before = FileSystem.modificationTime(headPath)
         try FileSystem.writeAtomically(head.serialized(), to: headPath)
         // A static server's validators must see a new head even when it came within the second.
         if let before { FileSystem.advanceModificationTime(headPath, past: before) }
-        return head
     }
 
     /// The index and the table's form as store objects, and the table's patches, named in `head`.

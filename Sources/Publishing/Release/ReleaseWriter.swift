@@ -35,6 +35,9 @@ package struct ReleaseWriter {
     package var patchesByName: Set<ReleaseIndex.Patch> = []
     /// The release's files are uploaded at their uris too (the default channel, FormPublisher.formsAtURI).
     package var formsAtURI = false
+    /// Runs with the head once everything it names is written and before it is: what must be in
+    /// place before devices can see the release (its release record, in place).
+    package var beforeHead: ((ReleaseHead) throws(CenariusError) -> Void)?
 
     package init(build: String, built: RouteTableBuilder.Result) {
         self.build = build
@@ -98,8 +101,10 @@ package struct ReleaseWriter {
         // Last: the one name devices poll, naming only what is already written.
         var heads = HeadWriter(directory: root, routesName: routesName, channel: channel, previous: previous.head)
         heads.keys = signer?.keys ?? []
-        let head = try heads.write(.init(table: table, manifest: manifest, index: forms.index, tableForm: forms.tableForm, bases: forms.bases),
-                                   signed: signed?.signature)
+        let head = try heads.make(.init(table: table, manifest: manifest, index: forms.index, tableForm: forms.tableForm, bases: forms.bases),
+                                  signed: signed?.signature)
+        try beforeHead?(head)
+        try heads.commit(head)
         return Release(tablePath: tablePath, table: table, manifest: manifest, manifestKept: self.manifest == nil && manifest != nil,
                        forms: forms.summary, sidecarPath: tablePath + ".sig", signed: signed, headPath: heads.headPath, head: head)
     }

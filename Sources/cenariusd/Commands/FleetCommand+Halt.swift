@@ -24,19 +24,7 @@ struct RolloutHalt {
         // A folder whose head names no index: the manifest beside its table, halted in place.
         var folder: String?
         if case .folder(let path) = try DestinationAddress(remote), state.head?.index == nil { folder = path }
-        let manifest: ReleaseManifest
-        if let head = state.head, folder == nil {
-            manifest = try Halting.manifest(of: head, source: remote)
-        } else if let folder {
-            let manifestPath = FileSystem.join(folder, routesName) + ".release"
-            let bytes = try? FileSystem.readFile(manifestPath, limit: 64 << 10)
-            manifest = try bytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
-        } else {
-            throw CenariusError.notFound("\(remote) has no head of channel \(ReleaseHead.defaultChannel): nothing to halt")
-        }
-        // Devices report a release by its manifest's name, else by a short hash of its table.
-        let name = try state.head.map { Halting.name(of: $0, manifest: manifest) }
-            ?? manifest.release ?? FleetReport.releaseName(ofTable: FileSystem.readFile(FileSystem.join(folder ?? remote, routesName)))
+        let name = try current(state, folder: folder).name
         let release = releases.first { $0.name == name }
         var halt = FleetCommand.Summary.Halt(release: name, tried: release?.tried ?? 0, failed: release?.failed ?? 0,
                                             failedPercent: 0, halted: false, reason: "")
@@ -49,13 +37,7 @@ struct RolloutHalt {
         case .halt(let share):
             halt.failedPercent = share
             let why = "\(Self.percent(share)) of the \(halt.tried) devices that tried it rolled it back or refused it (limit \(Self.percent(rule.percent)))"
-            if let folder {
-                if manifest.rollout?.halted == true { return halt.already(share) }
-                let wrote = try haltInPlace(manifest, folder: folder)
-                halt.halted = true
-                halt.reason = "halted \(name): \(why); \(wrote)"
-                return halt
-            }
+            if let folder { return try haltInPlace(halt, why: why, folder: folder, destination: destination) }
             var options = try RepublishOptions.parse([])
             options.signKey = signKeys
             let halting = Halting(remote: destination, channel: ReleaseHead.defaultChannel, routesName: routesName, options: options)
@@ -72,11 +54,55 @@ struct RolloutHalt {
         return halt
     }
 
+    /// The release in force and its manifest: the head's, or with `folder` (a head that names no
+    /// index) the manifest beside the folder's table. Devices report a release by its manifest's
+    /// name, else by a short hash of its table.
+    private func current(_ state: RemoteState, folder: String?) throws -> (manifest: ReleaseManifest, name: String) {
+        if let head = state.head, folder == nil {
+            let manifest = try Halting.manifest(of: head, source: remote)
+            return (manifest, Halting.name(of: head, manifest: manifest))
+        }
+        guard let folder else {
+            throw CenariusError.notFound("\(remote) has no head of channel \(ReleaseHead.defaultChannel): nothing to halt")
+        }
+        let manifestPath = FileSystem.join(folder, routesName) + ".release"
+        let bytes = try? FileSystem.readFile(manifestPath, limit: 64 << 10)
+        let manifest = try bytes.map { bytes throws(CenariusError) in try ReleaseManifest.parse(bytes, source: manifestPath) } ?? ReleaseManifest()
+        let name = try state.head.map { Halting.name(of: $0, manifest: manifest) }
+            ?? manifest.release ?? FleetReport.releaseName(ofTable: FileSystem.readFile(FileSystem.join(folder, routesName)))
+        return (manifest, name)
+    }
+
+    /// The in-place halt under the folder's publish lock, as every other release writer: what
+    /// the folder holds is read again under it, so a publish or halt that ran since the counts
+    /// were read wins and this one says so.
+    private func haltInPlace(_ decided: FleetCommand.Summary.Halt, why: String, folder: String,
+                             destination: any Destination) throws -> FleetCommand.Summary.Halt {
+        try PublishLocking.run(destination) { _ in
+            var halt = decided
+            let state = try RemoteState.read(destination, channel: ReleaseHead.defaultChannel, routesName: routesName, records: 0)
+            guard state.head?.index == nil else {
+                halt.reason = "not halted: \(remote) was published with a release index since its counts were read; run fleet --halt-above again"
+                return halt
+            }
+            let now = try current(state, folder: folder)
+            guard now.name == decided.release else {
+                halt.reason = "not halted: \(decided.release) is no longer the release of \(remote) (\(now.name) was published since)"
+                return halt
+            }
+            if now.manifest.rollout?.halted == true { return halt.already(halt.failedPercent) }
+            let wrote = try writeInPlace(now.manifest, folder: folder)
+            halt.halted = true
+            halt.reason = "halted \(decided.release): \(why); \(wrote)"
+            return halt
+        }
+    }
+
     /// A folder whose head names no index: the release written again in place by the
     /// `ReleaseWriter` from the folder's exact table, with the manifest halted, re-signed when
-    /// signed (the previous sidecar's rotations and lifetime kept), a new head last, then its
-    /// release record (origin `fleet --halt-above`), as `releases` lists every release.
-    private func haltInPlace(_ manifest: ReleaseManifest, folder: String) throws(CenariusError) -> String {
+    /// signed (the previous sidecar's rotations and lifetime kept), its release record (origin
+    /// `fleet --halt-above`), then a new head last, as `releases` lists every release.
+    private func writeInPlace(_ manifest: ReleaseManifest, folder: String) throws(CenariusError) -> String {
         let tablePath = FileSystem.join(folder, routesName)
         let sidecar = tablePath + ".sig"
         // Checked by the command too; here again, right before the write it protects.
@@ -98,12 +124,15 @@ struct RolloutHalt {
             signer.resigning = true
             writer.signer = signer
         }
-        let written = try writer.write(into: folder, warn: Output.warn)
-        let record = try ReleaseRecord(head: written.head.serialized(), published: FileSystem.now(), origin: "fleet --halt-above",
-                                       files: parsed.count, bytes: bytes)
-        let recordPath = FileSystem.join(folder, record.key)
-        try FileSystem.makeDirectories(FileSystem.parentDirectory(of: recordPath))
-        try FileSystem.writeAtomically(record.serialized(), to: recordPath)
+        // The record before the head, as every release's: `releases` never misses one devices run.
+        writer.beforeHead = { head throws(CenariusError) in
+            let record = try ReleaseRecord(head: head.serialized(), published: FileSystem.now(), origin: "fleet --halt-above",
+                                           files: parsed.count, bytes: bytes)
+            let recordPath = FileSystem.join(folder, record.key)
+            try FileSystem.makeDirectories(FileSystem.parentDirectory(of: recordPath))
+            try FileSystem.writeAtomically(record.serialized(), to: recordPath)
+        }
+        _ = try writer.write(into: folder, warn: Output.warn)
         return "wrote \(tablePath).release\(signKeys.isEmpty ? "" : " and re-signed \(sidecar)")"
     }
 
