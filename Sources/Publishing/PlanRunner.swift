@@ -27,7 +27,7 @@ package enum PlanRunner {
         }
 
         func check(_ destination: some Destination) throws(CenariusError) {
-            try lock.renew()
+            try lock.confirm()
             let now = try destination.read(headKey, limit: ReleaseHead.maxBytes)
             guard now == head else {
                 throw .remote("\(destination.description)\(headKey) changed while this publish ran (another publisher that does not take "

@@ -12,8 +12,15 @@ package import RouteSync
 package protocol PublishLock: Sendable {
     /// Throws when the lock was lost (a store's lease taken over by another publisher); cheap, called after every write.
     func renew() throws(CenariusError)
+    /// Throws when the lock is no longer this holder's, asking the destination now: before the
+    /// writes that name a release (the layout, the head). A lock taken in one step cannot be lost.
+    func confirm() throws(CenariusError)
     /// Gives it up. Never throws: a lock left behind expires (a store's lease) or dies with the process (a folder's).
     func release()
+}
+
+extension PublishLock {
+    package func confirm() throws(CenariusError) { try renew() }
 }
 
 /// Who holds a lock: what its file or object says, and what a waiting publisher prints.

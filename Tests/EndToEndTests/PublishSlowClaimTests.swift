@@ -43,4 +43,32 @@ import TestOrigin
         let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
         #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
     }
+
+    /// The holder reads its lease again before its layout (the settle is as short as a quarter
+    /// second on a fast store): B read that no lease was live before A wrote its own, and writes its
+    /// lease over A's while A, holding the lock, is between its store objects and its layout. A
+    /// stops there, before any file at its uri or the head; B, whose claim was slow, waits out a
+    /// renewal, holds the lock and publishes. Without A's look, both would write a layout.
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func aHolderWhoseLeaseWasOverwrittenStopsBeforeItsLayout() async throws {
+        let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("overwritten")
+        try publisher.publish(1)
+        let before = try #require(try PublishRaceTests.headVersion(publisher))
+        let (b, holdB) = try PublishRaceTests.held(publisher, at: "lease-write", release: 3)
+        let (a, holdA) = try PublishRaceTests.held(publisher, at: "layout", release: 2)
+        try FileManager.default.removeItem(atPath: holdB)
+        // B's lease lands over A's within a request; A then goes on to its layout.
+        try await Task.sleep(for: .seconds(1))
+        try FileManager.default.removeItem(atPath: holdA)
+        let ranA = try a.wait()
+        #expect(ranA.status != 0 && ranA.stderr.contains("took this one's lock"), "A: \(ranA.stdout) \(ranA.stderr)")
+        #expect(try PublishRaceTests.headVersion(publisher) == before, "A wrote no head")
+        let ranB = try b.wait()
+        #expect(ranB.status == 0, "B: \(ranB.stderr)")
+        let versionB = try #require((try? ranB.json()["version"] as? NSNumber)?.int64Value, "\(ranB.stdout)")
+        #expect(versionB > before)
+        #expect(try PublishRaceTests.headVersion(publisher) == versionB)
+        #expect(try publisher.sync("after the overwritten lease")["outcome"] as? String == "committed")
+        #expect(try publisher.served() == "<h1>release 3</h1>")
+    }
 }

@@ -14,9 +14,10 @@ extension S3Destination {
     /// `settle`, and holds the lock only if its own lease is still the one there. Of two that
     /// wrote, the later (B) overwrote the earlier's (A) lease after A read it back — B's read came
     /// before A's write, so B's read-then-write spans A's whole settle. A claim whose
-    /// read-then-write took longer than `claimBound` (shorter than the settle) therefore waits
-    /// past the holder's next renewal before it reads its lease back: an A that went on finds its
-    /// lease gone there and stops before the Cenarius layout and the head. A lease lasts
+    /// read-then-write took longer than `claimBound` (shorter than the longest settle) therefore
+    /// waits past the holder's next renewal before it reads its lease back: an A that went on finds
+    /// its lease gone there and stops before the Cenarius layout and the head. A shorter settle,
+    /// and what keeps it safe: `S3Lease.settle`. A lease lasts
     /// `LockLease.seconds` and is renewed as the publish goes, so a killed publisher delays the
     /// next one by at most that.
     package func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock {
@@ -44,8 +45,22 @@ struct S3Lease: Sendable {
     /// How long a publisher without conditional writes waits before reading its lease back, and
     /// the longest read-then-write (from asking for the lease to the answer of writing one) after
     /// which that is enough: any claim that overwrote this one's after the settle took longer.
-    static let settle = 1.0
+    /// The settle is four times this claim's own read-then-write, between 0.25 s and 1 s: a claim
+    /// that overwrote this one after a shorter settle took four times as long against the same
+    /// store and did not see itself as slow (under `claimBound`). The holder then still reads its
+    /// lease again before the layout and before the head (`confirm`, through `PlanRunner.Guard`),
+    /// and stops there if it is gone; a head written before the other's lease landed is the one
+    /// the other's reread finds, and one written after it is caught by the other's own Guard (the
+    /// head it read has changed). So the short settle costs at most a layout both wrote in that
+    /// race, which the next publish puts right, as after a kill — never a head moved back.
+    /// (1 s before 2026-11-28: the floor of every publish to such a store.)
+    static let settle = (least: 0.25, most: 1.0, times: 4.0)
     static let claimBound = 0.9
+
+    /// The settle after a read-then-write of `took` seconds.
+    static func settle(after took: Double) -> Double {
+        min(settle.most, max(settle.least, settle.times * took))
+    }
 
     struct Current {
         /// nil: an object this version cannot read (held until it is old).
@@ -96,13 +111,14 @@ struct S3Lease: Sendable {
             TestPause.at("lease-write")
             guard try put(mine, condition: nil) == 200 else { return false }
             // A slow claim first waits out the renewal of a holder it may have overwritten.
-            if FileSystem.monotonic() - asked > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }
+            let took = FileSystem.monotonic() - asked
+            if took > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }
             let written = FileSystem.monotonic()
             // Whoever held the lock before had finished writing when its lease went (it is deleted
             // after the last write), and nobody writes after this lease unless it is read back as
             // theirs: the remote read from now on is what the holder will find.
             claimed()
-            let left = Self.settle - (FileSystem.monotonic() - written)
+            let left = Self.settle(after: took) - (FileSystem.monotonic() - written)
             if left > 0 { usleep(useconds_t(left * 1_000_000)) }
             return try current()?.holder?.token == mine.token
         }
@@ -182,6 +198,17 @@ final class S3Lock: PublishLock {
 
     func renew() throws(CenariusError) {
         if let lost = state.withLock({ $0.lost }) { throw lost }
+    }
+
+    func confirm() throws(CenariusError) {
+        try renew()
+        let token = state.withLock { $0.holder.token }
+        guard try lease.current()?.holder?.token == token else {
+            let error = CenariusError.remote("\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
+                + "(its lease was written over): stopped before writing the Cenarius layout and the head; run it again")
+            state.withLock { $0.lost = error }
+            throw error
+        }
     }
 
     func release() {

@@ -20,7 +20,7 @@ enum PublishLocking {
     }
 
     /// The same, with `meanwhile` run while the lock is being taken, and `reread` run as soon as
-    /// the lock is claimed (a store's lease settles for 1 s: both fit in it). `body` gets
+    /// the lock is claimed (a store's lease settles for 0.25–1 s: both fit in it). `body` gets
     /// `meanwhile`'s result, or nil when it failed (`body` then does it again under the lock, where
     /// its failure counts), and `reread`'s from the claim that holds the lock.
     /// `discard` undoes what `meanwhile` left when the lock cannot be taken.
