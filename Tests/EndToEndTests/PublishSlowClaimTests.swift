@@ -43,4 +43,46 @@ import TestOrigin
         let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
         #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
     }
+
+    /// Store objects written in the settle of a claim that loses count for nothing: publisher A
+    /// claims the lock, and while its lease settles a prune that had read no lease before A wrote
+    /// one overwrites it (a slow claim, which then waits a renewal period; or, on a loaded machine,
+    /// a claim that raced A's and won), lists the store once it holds the lock, and deletes the
+    /// store objects A wrote in its settle, which nothing names.
+    /// A waits for the prune, claims again and uploads the release it staged (the remote holds
+    /// what it was staged on), writing those objects again: its head names nothing missing.
+    @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
+    func storeObjectsWrittenInALostClaimsSettleAreWrittenAgain() async throws {
+        let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("settle")
+        try publisher.publish(1)
+        #expect(try publisher.sync("release 1")["outcome"] as? String == "committed")
+        let hold = publisher.dir.path("hold-prune")
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
+        var environment = publisher.environment
+        environment["CENARIUS_TEST_PAUSE_BEFORE"] = "lease-write"
+        environment["CENARIUS_TEST_PAUSE_FILE"] = hold
+        let prune = Background(["prune", publisher.remote, "--keep", "10", "--min-age", "0", "--json"] + publisher.remoteFlags, environment: environment)
+        try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || prune.finished != nil }
+        let a = Background(["publish", try publisher.build(2), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),
+                            "--release", "r2", "--json"] + publisher.remoteFlags, environment: publisher.environment)
+        // A's lease is there: the prune, which read none, writes its own over it while it settles.
+        let lease = publisher.publicURL + "/.cenarius-publish.lock"
+        try waitUntil(timeout: 60) { try Binary.run(["-s", "-o", "/dev/null", "-w", "%{http_code}", lease], executable: "/usr/bin/curl").stdout == "200" }
+        try FileManager.default.removeItem(atPath: hold)
+        let (pruned, ranA) = (try prune.wait(), try a.wait())
+        #expect(pruned.status == 0, "prune: \(pruned.stderr)")
+        let deleted = (try? pruned.json()["deleted"] as? [String]) ?? []
+        #expect(!deleted.isEmpty, "the prune held the lock while A's objects were unnamed: \(pruned.stdout)")
+        #expect(ranA.status == 0, "A: \(ranA.stderr)")
+        #expect(ranA.stderr.contains("waiting for"), "A lost its first claim and waited for the prune: \(ranA.stderr)")
+        #expect((try? ranA.json()["restaged"] as? Bool) == false, "nothing A's release was staged on changed: \(ranA.stdout)")
+        #expect(try publisher.sync("release 2")["outcome"] as? String == "committed")
+        #expect(try publisher.served() == "<h1>release 2</h1>")
+        let fresh = try publisher.sync("a first install of release 2", device: "fresh")
+        #expect(fresh["outcome"] as? String == "committed")
+        for device in ["device", "fresh"] {
+            let verified = try Binary.run(["verify", "--cache", publisher.dir.path("\(device)/cache"), "--preset", publisher.dir.path("\(device)/preset")])
+            #expect(verified.status == 0, "\(device): \(verified.stdout) \(verified.stderr)")
+        }
+    }
 }
