@@ -18,10 +18,17 @@ package enum Bases {
         for record in state.records.reversed() where !digests.contains(record.head.table) { digests.append(record.head.table) }
         if let head = state.head, !digests.contains(head.table) { digests.insert(head.table, at: 0) }
         var found: [Release] = []
-        for candidate in digests where candidate != digest && found.count < count {
-            guard let bytes = try destination.read(ReleaseHead.tablePath(candidate)), ReleaseIndex.tableDigest(bytes) == candidate,
-                  let table = try? RouteTable.parse(bytes, source: candidate) else { continue }
-            found.append(Release(tableBytes: bytes, table: table))
+        var candidates = digests.filter { $0 != digest }[...]
+        // The tables still wanted, read together; one the store lacks or that does not check is replaced by the next.
+        while found.count < count, !candidates.isEmpty {
+            let round = candidates.prefix(count - found.count)
+            candidates = candidates.dropFirst(round.count)
+            let read = try destination.read(round.map(ReleaseHead.tablePath), limit: 64 << 20)
+            for candidate in round {
+                guard let bytes = read[ReleaseHead.tablePath(candidate)], ReleaseIndex.tableDigest(bytes) == candidate,
+                      let table = try? RouteTable.parse(bytes, source: candidate) else { continue }
+                found.append(Release(tableBytes: bytes, table: table))
+            }
         }
         if found.isEmpty, let bytes = state.tableBytes, let table = state.table, ReleaseIndex.tableDigest(bytes) != digest {
             found.append(Release(tableBytes: bytes, table: table))
@@ -31,14 +38,16 @@ package enum Bases {
 
     /// The solid pack a new release may carry forward (FormPublisher.Carry): the one the channel's
     /// head's index made or carried, with its table (which `releases` may have passed over);
-    /// nil when there is none or the store lacks what it needs.
-    package static func carried(by state: RemoteState, from destination: some Destination) throws(CenariusError) -> (FormPublisher.Carry, Release)? {
+    /// nil when there is none or the store lacks what it needs. `known`: tables already read (`releases`), not read again.
+    package static func carried(by state: RemoteState, from destination: some Destination, known: [Release] = []) throws(CenariusError) -> (FormPublisher.Carry, Release)? {
         guard let head = state.head, let digest = head.index, let bytes = try destination.read(ReleaseHead.indexPath(digest)),
               ReleaseIndex.tableDigest(bytes) == digest, let index = try? ReleaseIndex.parse(bytes, source: ReleaseHead.indexPath(digest)) else { return nil }
         let carry = index.solidPack.map { FormPublisher.Carry(from: head.table, pack: $0, releases: 0) }
             ?? index.carriedPack.map { FormPublisher.Carry(from: $0.from, pack: $0.pack, releases: $0.releases) }
-        guard let carry, state.objects[ReleaseIndex.packPath(carry.pack.hash)] != nil,
-              let tableBytes = try destination.read(ReleaseHead.tablePath(carry.from)), ReleaseIndex.tableDigest(tableBytes) == carry.from,
+        guard let carry, state.objects[ReleaseIndex.packPath(carry.pack.hash)] != nil else { return nil }
+        var tableBytes = known.first { ReleaseIndex.tableDigest($0.tableBytes) == carry.from }?.tableBytes
+        if tableBytes == nil { tableBytes = try destination.read(ReleaseHead.tablePath(carry.from)) }
+        guard let tableBytes, ReleaseIndex.tableDigest(tableBytes) == carry.from,
               let table = try? RouteTable.parse(tableBytes, source: carry.from), table.packOrder.count == carry.pack.files else { return nil }
         return (carry, Release(tableBytes: tableBytes, table: table))
     }
@@ -67,17 +76,8 @@ package enum Bases {
         var read: Int64 = 0
         // Read concurrently (S3's GETs), in batches of at most 64 files and 64 MiB, as uploads are
         // written: a large site's bases are never all in memory at once.
-        let candidates = Array(needed.values)
-        var start = 0
-        while start < candidates.count {
-            var batch: [BaseMatch.Candidate] = []
-            var bytes: Int64 = 0
-            while start < candidates.count, batch.count < 64, bytes < 64 << 20 {
-                batch.append(candidates[start])
-                bytes += candidates[start].size
-                start += 1
-            }
-            for (base, bytes) in try fetch(batch, from: destination, state: state) {
+        for batch in Array(needed.values).batches(size: \.size) {
+            for (base, bytes) in try fetch(Array(batch), from: destination, state: state) {
                 read += Int64(bytes.count)
                 let path = FileSystem.join(folder, base.uri.value)
                 try FileSystem.makeDirectories(FileSystem.parentDirectory(of: path))
@@ -117,7 +117,16 @@ package enum Bases {
         }
         try take({ ReleaseIndex.formPath($0.hash) }) { try? Zstd.decompress($0, limit: limit) }
         try take({ ReleaseIndex.plainPath($0.hash) }) { $0 }
-        try take({ state.isDefaultChannel ? $0.uri.value : nil }) { $0 }
+        try take({ state.isDefaultChannel && mayHold($0, at: $0.uri.value, state: state) ? $0.uri.value : nil }) { $0 }
         return found
+    }
+
+    /// False when the listing already shows that the object at `key` is not the base's bytes (another
+    /// size than the table gave, or an ETag that is an MD5 and not the base's): a GET of it would be thrown away.
+    private static func mayHold(_ base: BaseMatch.Candidate, at key: String, state: RemoteState) -> Bool {
+        guard let listed = state.objects[key], base.size == 0 || listed.size == base.size else { return false }
+        guard base.hash.algorithm == .md5, let etag = listed.etag?.lowercased(), etag.utf8.count == 32,
+              etag.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return true }
+        return etag == base.hash.hex
     }
 }

@@ -25,8 +25,9 @@ package protocol Destination: Sendable {
     func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock
     /// The same; `claimed` is called as soon as an attempt's claim is written (a store's lease,
     /// before it settles) and again at each later attempt, so that work begun there (reading
-    /// the remote again) overlaps the settling, and the last call's is the holder's. Nothing
-    /// another publisher writes lands after a claim that ends up holding the lock.
+    /// the remote again, writing store objects: `S3Destination.lock`) overlaps the settling, and
+    /// the last call's is the holder's. Nothing another publisher writes or deletes lands after a
+    /// claim that ends up holding the lock.
     func lock(waiting: (String) -> Void, claimed: () -> Void) throws(CenariusError) -> any PublishLock
 }
 

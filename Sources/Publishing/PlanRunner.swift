@@ -65,7 +65,11 @@ package enum PlanRunner {
         }
         before(.last)
         try check?.check(destination)
-        for pointer in plan.last { try destination.write([pointer], progress: written) }
+        for pointer in plan.last {
+            // A lease found lost after one pointer stops the next, the head above all.
+            if let renewal { throw renewal }
+            try destination.write([pointer], progress: written)
+        }
         if let renewal { throw renewal }
     }
 }

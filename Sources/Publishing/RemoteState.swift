@@ -33,28 +33,48 @@ package struct RemoteState: Sendable {
         let objects: [String: StoredObject]
         if let listing { objects = listing } else { objects = try destination.list(prefix: "") }
         var state = RemoteState(objects: objects, channel: channel, routesName: routesName, records: [])
-        if objects[state.headKey] != nil, let bytes = try destination.read(state.headKey, limit: ReleaseHead.maxBytes) {
-            state.headBytes = bytes
-            state.head = try? ReleaseHead.parse(bytes, source: destination.description + state.headKey)
+        // What the listing names, read in one round of concurrent requests rather than one after
+        // another (a one-file release's time is mostly such rounds: B9 v2).
+        let recordKeys = recordKeys(in: objects, channel: channel, newest: recordCount)
+        let layout = state.isDefaultChannel ? [routesName, routesName + ".sig", routesName + ".release"] : []
+        let found = try destination.read(([state.headKey] + layout).filter { objects[$0] != nil } + recordKeys, limit: 64 << 20)
+        func bytes(_ key: String, limit: Int) throws(CenariusError) -> [UInt8]? {
+            guard let bytes = found[key] else { return nil }
+            guard bytes.count <= limit else { throw .remote("\(destination.description)\(key): larger than \(limit) bytes") }
+            return bytes
         }
-        state.records = try records(in: destination, objects: objects, channel: channel, newest: recordCount)
-        if state.isDefaultChannel, objects[routesName] != nil, let bytes = try destination.read(routesName) {
-            state.tableBytes = bytes
-            state.table = try? RouteTable.parse(bytes, source: destination.description + routesName)
-            state.sidecar = objects[routesName + ".sig"] == nil ? nil : try destination.read(routesName + ".sig", limit: 64 << 10)
-            state.manifest = objects[routesName + ".release"] == nil ? nil : try destination.read(routesName + ".release", limit: 64 << 10)
+        if let head = try bytes(state.headKey, limit: ReleaseHead.maxBytes) {
+            state.headBytes = head
+            state.head = try? ReleaseHead.parse(head, source: destination.description + state.headKey)
+        }
+        state.records = try parseRecords(recordKeys) { key throws(CenariusError) in try bytes(key, limit: 1 << 20) }
+        if state.isDefaultChannel, let table = try bytes(routesName, limit: 64 << 20) {
+            state.tableBytes = table
+            state.table = try? RouteTable.parse(table, source: destination.description + routesName)
+            state.sidecar = try bytes(routesName + ".sig", limit: 64 << 10)
+            state.manifest = try bytes(routesName + ".release", limit: 64 << 10)
         }
         return state
     }
 
     /// A channel's records (the newest `newest` of them), oldest first; one that does not read is left out.
     package static func records(in destination: some Destination, objects: [String: StoredObject], channel: String, newest: Int? = nil) throws(CenariusError) -> [ReleaseRecord] {
+        let keys = recordKeys(in: objects, channel: channel, newest: newest)
+        let found = try destination.read(keys, limit: 1 << 20)
+        return parseRecords(keys) { found[$0] }
+    }
+
+    /// The keys of a channel's records the listing holds (the newest `newest`), oldest first.
+    private static func recordKeys(in objects: [String: StoredObject], channel: String, newest: Int?) -> [String] {
         var versions = objects.keys.compactMap(ReleaseRecord.parseKey).filter { $0.channel == channel }.map(\.version).sorted()
         if let newest { versions = Array(versions.suffix(newest)) }
+        return versions.map { ReleaseRecord.key(channel: channel, version: $0) }
+    }
+
+    private static func parseRecords<E: Error>(_ keys: [String], bytes: (String) throws(E) -> [UInt8]?) throws(E) -> [ReleaseRecord] {
         var records: [ReleaseRecord] = []
-        for version in versions {
-            let key = ReleaseRecord.key(channel: channel, version: version)
-            guard let bytes = try destination.read(key, limit: 1 << 20), let record = try? ReleaseRecord.parse(bytes, source: key) else { continue }
+        for key in keys {
+            guard let bytes = try bytes(key), let record = try? ReleaseRecord.parse(bytes, source: key) else { continue }
             records.append(record)
         }
         return records

@@ -20,6 +20,26 @@ extension S3Destination {
     /// and what keeps it safe: `S3Lease.settle`. A lease lasts
     /// `LockLease.seconds` and is renewed as the publish goes, so a killed publisher delays the
     /// next one by at most that.
+    ///
+    /// Store objects in the settle. Once a claim is written (`claimed`), `publish` writes its
+    /// staged release's store objects without waiting for the claim to be confirmed: under
+    /// `_cenarius/`, content-addressed, the same bytes whoever writes them, and named by nothing
+    /// until the release record, the layout and the head, which it writes only under the lock,
+    /// as it deletes only under it. Another publish meanwhile writes the same bytes or other names.
+    /// A `prune` deletes only under the lock, only what its own listing (read once it holds the
+    /// lock) shows that no kept release names. So an object X written in the settle of claim k:
+    /// - if claim k loses, the holder may be a prune that lists X and deletes it: X does not count
+    ///   as written — under the lock later the release is staged again on a fresh listing, or its
+    ///   store phase runs whole (`Early.storeWritten` is kept only when claim k is the one that holds);
+    /// - if claim k holds, no prune deletes X before the head names it: a prune that held the lock
+    ///   before had deleted everything before its lease went (deleted after its last request), and
+    ///   this claim read no live lease; one that claims later reads this lease and waits, or, when
+    ///   the two claims raced, reads its own overwritten and holds nothing; and one whose slow claim
+    ///   overwrote this lease after its settle waits a renewal period before it reads its own back
+    ///   and lists — by then this publish has written its head (which names X), or its renewal found
+    ///   the lease gone and it stopped before the layout and the head, leaving X unnamed, as a killed
+    ///   publish leaves its objects. That last bound is the one every store object of a publish
+    ///   already had; writing in the settle does not widen it.
     package func lock(waiting: (String) -> Void) throws(CenariusError) -> any PublishLock {
         try lock(waiting: waiting, claimed: {})
     }
@@ -114,13 +134,17 @@ struct S3Lease: Sendable {
             let took = FileSystem.monotonic() - asked
             if took > Self.claimBound { usleep(useconds_t(LockLease.renewEvery * 1_000_000)) }
             let written = FileSystem.monotonic()
+            TestPause.trace("lease-written")
             // Whoever held the lock before had finished writing when its lease went (it is deleted
             // after the last write), and nobody writes after this lease unless it is read back as
             // theirs: the remote read from now on is what the holder will find.
             claimed()
+            TestPause.at("lease-settle")
             let left = Self.settle(after: took) - (FileSystem.monotonic() - written)
             if left > 0 { usleep(useconds_t(left * 1_000_000)) }
-            return try current()?.holder?.token == mine.token
+            let held = try current()?.holder?.token == mine.token
+            TestPause.trace(held ? "lease-confirmed" : "lease-lost")
+            return held
         }
     }
 
@@ -204,8 +228,8 @@ final class S3Lock: PublishLock {
         try renew()
         let token = state.withLock { $0.holder.token }
         guard try lease.current()?.holder?.token == token else {
-            let error = CenariusError.remote("\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
-                + "(its lease was written over): stopped before writing the Cenarius layout and the head; run it again")
+            let error = CenariusError(.remote, "\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
+                + "(its lease was written over): stopped before the next write that names a release; run it again", cause: .lockTaken)
             state.withLock { $0.lost = error }
             throw error
         }

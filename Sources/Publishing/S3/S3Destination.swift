@@ -45,11 +45,9 @@ package struct S3Destination: Destination {
     package func read(_ keys: [String], limit: Int) throws(CenariusError) -> [String: [UInt8]] {
         var found: [String: [UInt8]] = [:]
         // Concurrent GETs (the client's `concurrency` at a time), handed to it 64 at a time as `write` does.
-        var start = 0
-        while start < keys.count {
-            let batch = keys[start..<min(start + 64, keys.count)].map { S3Request(method: "GET", url: address.url($0), limit: limit, tag: $0) }
-            start += batch.count
-            try client.perform(batch) { request, response throws(CenariusError) in
+        for batch in keys.batches() {
+            let requests = batch.map { S3Request(method: "GET", url: address.url($0), limit: limit, tag: $0) }
+            try client.perform(requests) { request, response throws(CenariusError) in
                 switch response.status {
                 case 200: found[request.tag] = response.body
                 case 404: break
@@ -64,12 +62,9 @@ package struct S3Destination: Destination {
         // In batches, so that no more than a batch's bodies are in memory at once.
         var byKey: [String: Upload] = [:]
         for upload in uploads { byKey[upload.key] = upload }
-        var start = 0
-        while start < uploads.count {
+        for slice in uploads.batches(size: \.sent) {
             var batch: [S3Request] = []
-            var bytes = 0
-            while start < uploads.count, batch.count < 64, bytes < 64 << 20 {
-                let upload = uploads[start]
+            for upload in slice {
                 var headers = ["Content-Type: \(upload.contentType)", "Cache-Control: \(upload.cacheControl)"]
                 var body: [UInt8] = []
                 if case .copy(let source) = upload.body {
@@ -79,9 +74,7 @@ package struct S3Destination: Destination {
                 } else {
                     body = try upload.bytes()
                 }
-                bytes += body.count
                 batch.append(S3Request(method: "PUT", url: address.url(upload.key), headers: headers, body: body, limit: 64 << 10, tag: upload.key))
-                start += 1
             }
             try client.perform(batch) { request, response throws(CenariusError) in
                 // A copy can fail after its 200 has been sent: its body then holds an <Error>.

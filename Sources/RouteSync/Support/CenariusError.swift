@@ -42,6 +42,10 @@ package struct CenariusError: Error, Sendable, Equatable, CustomStringConvertibl
         /// No connection could be made (refused: nothing listens there, or not yet). Costs no time,
         /// so a LAN peer that refuses is not avoided for it (PeerHealth).
         case refused
+        /// Another publisher wrote its lease over this one's after this one held the publish lock
+        /// (a store without conditional writes): it stopped before the next write that names a
+        /// release, and may wait for that one and publish again.
+        case lockTaken
     }
 
     package var code: Code

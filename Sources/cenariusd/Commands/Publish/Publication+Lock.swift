@@ -20,18 +20,20 @@ enum PublishLocking {
     }
 
     /// The same, with `meanwhile` run while the lock is being taken, and `reread` run as soon as
-    /// the lock is claimed (a store's lease settles for 0.25–1 s: both fit in it). `body` gets
+    /// the lock is claimed (a store's lease settles for 0.25–1 s: both fit in it). `meanwhile` is given
+    /// how many claims have been written so far (work it begins after claim k counts as done under
+    /// the lock only if claim k is the one that holds it: `S3Destination.lock`). `body` gets
     /// `meanwhile`'s result, or nil when it failed (`body` then does it again under the lock, where
-    /// its failure counts), and `reread`'s from the claim that holds the lock.
+    /// its failure counts), `reread`'s from the claim that holds the lock, and that claim's number.
     /// `discard` undoes what `meanwhile` left when the lock cannot be taken.
-    static func run<T, S: Sendable, R>(_ remote: any Destination, meanwhile: () throws -> T, discard: (T) -> Void,
+    static func run<T, S: Sendable, R>(_ remote: any Destination, meanwhile: (_ claims: () -> Int) throws -> T, discard: (T) -> Void,
                                        reread: @escaping @Sendable () throws(CenariusError) -> S,
-                                       _ body: (any PublishLock, T?, S) throws -> R) throws -> R {
-        let latest = Latest<Result<S, CenariusError>>()
+                                       _ body: (any PublishLock, T?, S, Int) throws -> R) throws -> R {
+        let claims = Claims<S>()
         let taking = Pending { () throws(CenariusError) in
-            try remote.lock(waiting: { Output.warn($0) }, claimed: { latest.set(Result { () throws(CenariusError) in try reread() }) })
+            try remote.lock(waiting: { Output.warn($0) }, claimed: { claims.claim(reread) })
         }
-        let early = try? meanwhile()
+        let early = try? meanwhile { claims.latest.count }
         let lock: any PublishLock
         do { lock = try taking.wait() } catch {
             early.map(discard)
@@ -39,8 +41,9 @@ enum PublishLocking {
         }
         defer { lock.release() }
         TestPause.at("locked")
-        guard let reading = latest.value else { throw CenariusError.internal("the publish lock was taken without a claim") }
-        return try body(lock, early, try reading.get())
+        let (count, reading) = claims.latest
+        guard let reading else { throw CenariusError.internal("the publish lock was taken without a claim") }
+        return try body(lock, early, try reading.get(), count)
     }
 
     /// The same for a command that may be a dry run, which writes nothing and takes no lock.
@@ -50,9 +53,16 @@ enum PublishLocking {
     }
 }
 
-/// The last value set, from any thread.
-final class Latest<T: Sendable>: Sendable {
-    private let stored = Mutex<T?>(nil)
-    func set(_ value: T) { stored.withLock { $0 = value } }
-    var value: T? { stored.withLock { $0 } }
+/// A lock's claims as they are written, from any thread: how many, and what the last one's reread found.
+final class Claims<S: Sendable>: Sendable {
+    private let state = Mutex<(count: Int, read: Result<S, CenariusError>?)>((0, nil))
+
+    /// Counts a claim before its reread runs, so that work begun from now on is known to follow it.
+    func claim(_ reread: () throws(CenariusError) -> S) {
+        state.withLock { $0 = ($0.count + 1, nil) }
+        let read = Result { () throws(CenariusError) in try reread() }
+        state.withLock { $0.read = read }
+    }
+
+    var latest: (count: Int, read: Result<S, CenariusError>?) { state.withLock { $0 } }
 }

@@ -93,7 +93,7 @@ struct Publication {
     /// releases, and with `carry` the pack its head carries, whose table is a base too.
     private func bases(for table: RouteTable, digest: String, forms: ReleaseWriter.Forms) throws -> ([Bases.Release], ReleaseWriter.Forms) {
         var olds = try forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []
-        guard carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote), carried.from != digest else {
+        guard carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote, known: olds), carried.from != digest else {
             return (olds, forms)
         }
         // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.

@@ -101,19 +101,42 @@ struct PublishCommand: AsyncParsableCommand {
         // A head that names another table says so in one request: the lock is then claimed at once,
         // and the remote read and the release staged while it settles.
         var first: RemoteState?
-        if try dryRun || headTable(remote) == digest {
+        let named = try dryRun ? nil : headTable(remote)
+        TestPause.trace("head")
+        if dryRun || named == digest {
             var state = try readState(remote)
             if try isPublished(state: &state, remote: remote, digest: digest, built: built) { return try unchanged(state, remote: remote, digest: digest, started: started) }
             if dryRun { return try publish(built, digest: digest, staged: try stage(built, state: state, remote: remote), remote: remote, lock: nil, started: started) }
             first = state
         }
+        // A holder whose lease another claim wrote over (after a short settle) stops before what
+        // names a release, waits for that one and publishes on top of it, as a claim that lost would.
+        for attempt in 1... {
+            do {
+                return try publishLocked(built, digest: digest, first: first, remote: remote, started: started)
+            } catch let error as CenariusError where error.cause == .lockTaken && attempt < 3 {
+                Output.warn("\(error.message); waiting for it, then publishing again")
+                first = nil
+            }
+        }
+    }
+
+    private func publishLocked(_ built: RouteTableBuilder.Result, digest: String, first: RemoteState?,
+                               remote: any Destination, started: Double) throws {
         let (channel, routesName, records) = (channel, destination.routesName, patches + 4)
-        try PublishLocking.run(remote, meanwhile: { try stage(built, state: first ?? readState(remote), remote: remote) }, discard: { $0.staging.remove() },
-                               reread: { () throws(CenariusError) in try RemoteState.read(remote, channel: channel, routesName: routesName, records: records) }) { lock, early, reread in
+        try PublishLocking.run(remote, meanwhile: { claims in
+            var early = try stage(built, state: first ?? readState(remote), remote: remote)
+            writeStore(of: &early, to: remote, claims: claims)
+            return early
+        }, discard: { $0.staging.remove() }, reread: { () throws(CenariusError) in
+            let state = try RemoteState.read(remote, channel: channel, routesName: routesName, records: records)
+            TestPause.trace("reread")
+            return state
+        }) { lock, early, reread, claim in
             // What the destination holds now that nobody else writes it: another publish may have finished meanwhile.
             var now = reread
             // The early release is the one staging now would make only if the destination holds exactly what it was staged on.
-            let reusable = early.flatMap { $0.state.holdsTheSame(as: now) ? $0 : nil }
+            let reusable = early.flatMap { $0.state.holdsTheSame(as: now, besides: $0.written) ? $0 : nil }
             if reusable == nil { early?.staging.remove() }
             if try isPublished(state: &now, remote: remote, digest: digest, built: built) {
                 reusable?.staging.remove()
@@ -121,6 +144,8 @@ struct PublishCommand: AsyncParsableCommand {
             }
             var staged = try reusable ?? stage(built, state: now, remote: remote)
             staged.again = reusable == nil
+            // Written in the settle of an earlier claim, which lost: the holder then may have pruned them.
+            if staged.storeWritten != claim { staged.storeWritten = nil }
             try publish(built, digest: digest, staged: staged, remote: remote, lock: lock, started: started)
         }
     }
@@ -132,7 +157,9 @@ struct PublishCommand: AsyncParsableCommand {
     }
 
     private func readState(_ remote: any Destination) throws -> RemoteState {
-        try RemoteState.read(remote, channel: channel, routesName: destination.routesName, records: patches + 4)
+        let state = try RemoteState.read(remote, channel: channel, routesName: destination.routesName, records: patches + 4)
+        TestPause.trace("remote-read")
+        return state
     }
 
     private func summary(_ remote: any Destination, state: RemoteState, digest: String) -> Summary {
@@ -157,6 +184,25 @@ struct PublishCommand: AsyncParsableCommand {
         var staged: Publication.Staged
         /// Staged under the lock, the remote having changed since it was first read.
         var again = false
+        /// The claim of the lock after which its store objects were written (`writeStore`); nil: not written yet.
+        var storeWritten: Int?
+        var written: Set<String> { storeWritten == nil ? [] : Set(staged.plan.store.map(\.key)) }
+    }
+
+    /// Writes the staged release's store objects at once if the lock has been claimed, so that
+    /// their upload overlaps the lease's settle rather than following it. They are content-addressed
+    /// (whoever writes one writes the same bytes) and nothing names them until this publish writes
+    /// its layout and head, under the lock; why no `prune` can delete them before that is
+    /// `S3Destination.lock`'s to say. Not yet claimed (another publish holds the lock, whose release
+    /// will likely change what to stage): left to the store phase. A failure here is not one: the
+    /// store phase writes them under the lock, where its failure counts.
+    private func writeStore(of early: inout Early, to remote: any Destination, claims: () -> Int) {
+        let claim = claims()
+        guard claim > 0 else { return }
+        TestPause.at("early-store")
+        guard (try? remote.write(early.staged.plan.store, progress: { _ in })) != nil else { return }
+        early.storeWritten = claim
+        TestPause.trace("early-stored")
     }
 
     private func stage(_ built: RouteTableBuilder.Result, state: RemoteState, remote: any Destination) throws -> Early {
@@ -168,6 +214,7 @@ struct PublishCommand: AsyncParsableCommand {
             publication.algorithm = algorithm
             publication.carry = !repack
             let staged = try publication.stage(build, table: built.table, bytes: built.bytes, in: staging)
+            TestPause.trace("staged")
             return Early(state: state, staging: staging, publication: publication, staged: staged)
         } catch {
             staging.remove()
@@ -197,7 +244,10 @@ struct PublishCommand: AsyncParsableCommand {
             if json { Output.json(summary) } else { describe(plan, version: record.head.version) }
             return
         }
-        try publication.upload(plan, json: json, lock: lock)
+        var rest = plan
+        if early.storeWritten != nil { rest.store = [] }
+        try publication.upload(rest, json: json, lock: lock)
+        TestPause.trace("uploaded")
         summary.seconds = FileSystem.monotonic() - started
         summary.edge = checkEdge(head: record.head, bytes: record.headBytes, headKey: state.headKey)
         if json {
