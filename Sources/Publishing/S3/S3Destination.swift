@@ -44,10 +44,15 @@ package struct S3Destination: Destination {
 
     package func read(_ keys: [String], limit: Int) throws(CenariusError) -> [String: [UInt8]] {
         var found: [String: [UInt8]] = [:]
-        // Concurrent GETs (the client's `concurrency` at a time), handed to it 64 at a time as `write` does.
+        // Concurrent GETs, handed to the client 64 at a time as `write` does. Four times `--jobs` (at
+        // most 32): a read is a round trip with a small answer, which a store serves many of at once
+        // (`aws s3 sync` runs 10 requests at once, rclone 8 checkers beside its transfers); a one-file
+        // release right after a large one reads hundreds of stored forms and patches.
+        var reader = client
+        reader.concurrency = min(32, client.concurrency * 4)
         for batch in keys.batches() {
             let requests = batch.map { S3Request(method: "GET", url: address.url($0), limit: limit, tag: $0) }
-            try client.perform(requests) { request, response throws(CenariusError) in
+            try reader.perform(requests) { request, response throws(CenariusError) in
                 switch response.status {
                 case 200: found[request.tag] = response.body
                 case 404: break
