@@ -17,7 +17,9 @@ import TestOrigin
         let before = try #require(try PublishRaceTests.headVersion(publisher))
         let (a, holdA) = try PublishRaceTests.held(publisher, at: "lease-write", release: 2)
         let (b, holdB) = try PublishRaceTests.held(publisher, at: "layout", release: 3)
-        // B holds the lock and has written its store objects; A now writes its lease over B's.
+        // B holds the lock and has written its store objects; A, whose read came a second and more
+        // before (past `claimBound`, whatever B's settle was), now writes its lease over B's.
+        try await Task.sleep(for: .seconds(1))
         let resumed = Date()
         try FileManager.default.removeItem(atPath: holdA)
         try waitUntil(timeout: 45) { a.finished != nil }
