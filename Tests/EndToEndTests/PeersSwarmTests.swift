@@ -149,11 +149,10 @@ import TestOrigin
         }
     }
 
-    /// Large files are asked of a relay before their owner (PeerChoice.relay: with three peers, the
-    /// second after the owner asks the first): a hostile peer in the list is some devices' relay
-    /// for some of them, and sends wrong forms and wrong files. It is avoided, the owner gives them,
-    /// and no wrong byte is written.
-    @Test func aHostileRelayIsLeftForTheOwnerAndCostsNoWrongByte() async throws {
+    /// Devices keep and serve on the forms they took from peers, so a peer that serves forms it did
+    /// not fetch is nothing new to trust: a hostile one that sends wrong forms (and wrong files) of
+    /// large files is avoided, the others give them, and no wrong byte is written.
+    @Test func aHostilePeerSendingWrongFormsCostsNoWrongByte() async throws {
         let site = try await HeadAndStoreTests.Site()
         let hostile = try await TestOrigin()
         Cleanups.add { await hostile.shutdown() }

@@ -40,36 +40,6 @@ import Testing
         #expect(PeerChoice.weight("0123", "http://a:1") == 2_293_093_033_091_426_013)
     }
 
-    /// A large object's askers: the first two after its owner (of eight devices) ask the owner, the
-    /// other five one of those two, which took it and keep it; never themselves, never the owner
-    /// (docs/peers.md). Each device reckons its relay from its own list (the others).
-    @Test func devicesPastTheFirstAfterTheOwnerAskARelay() {
-        let everyone = (1...8).map { "http://10.0.0.\($0):8701" }
-        for object in (0..<300).map({ "object-\($0)" }) {
-            let ranking = PeerChoice.ranked(object, among: everyone)
-            var copies: [String: Int] = [:]
-            for (place, me) in ranking.enumerated() where place > 0 {
-                let relay = PeerChoice.relay(of: object, among: everyone.filter { $0 != me }, me: me)
-                if place <= 2 {
-                    #expect(relay == nil)
-                } else {
-                    #expect(relay == ranking[1] || relay == ranking[2], "\(object): place \(place) asks \(relay ?? "-")")
-                }
-                copies[relay ?? ranking[0], default: 0] += 1
-            }
-            #expect(copies[ranking[0]] == 2 && copies[ranking[1]] == 3 && copies[ranking[2]] == 2, "\(object): \(copies)")
-        }
-        // Three devices: the second after the owner asks the first; two: the owner.
-        let three = Array(everyone.prefix(3))
-        let ranking = PeerChoice.ranked("x", among: three)
-        #expect(PeerChoice.relay(of: "x", among: [ranking[0], ranking[1]], me: ranking[2]) == ranking[1])
-        #expect(PeerChoice.relay(of: "x", among: [ranking[0], ranking[2]], me: ranking[1]) == nil)
-        #expect(PeerChoice.relay(of: "x", among: [ranking[0]], me: ranking[1]) == nil)
-        // Without a place of its own (a `sync`, or a list that names it), the owner.
-        #expect(PeerChoice.relay(of: "x", among: three, me: nil) == nil)
-        #expect(PeerChoice.relay(of: "x", among: three, me: ranking[2]) == nil)
-    }
-
     /// Two connections a peer to a few peers, one each to more, never past eight in all: eight
     /// devices asking one peer fit its default cap of 8 (docs/peers.md).
     @Test func aDeviceSpreadsItsConnectionsOverItsPeers() {

@@ -44,21 +44,6 @@ package enum PeerChoice {
         ranked(object, among: peers).first
     }
 
-    /// The peer a device asks first for a large object it does not own, rather than the owner: when
-    /// seven devices ask one owner for a form of a megabyte, its rate cap sends the seven copies one
-    /// after the other (B11). So only the first `tier` after the owner by weight ask it; each device
-    /// past them asks one of those (`me` is at its place in the same ranking; `peers` are the others,
-    /// the owner among them), which keeps the form it took and serves it (docs/peers.md). nil: ask
-    /// the owner. Never `me`; `tier` grows with the devices asking (one per three), so that the
-    /// owner and its relays send about as many copies each.
-    package static func relay(of object: String, among peers: [String], me: String?) -> String? {
-        guard let me, !peers.contains(me) else { return nil }
-        let ranking = ranked(object, among: peers + [me])
-        let tier = max(1, (ranking.count - 1) / 3)
-        guard let place = ranking.firstIndex(of: me), place > tier else { return nil }
-        return ranking[1 + (place - tier - 1) % tier]
-    }
-
     /// `peers` in the order of their weight for `object`, highest first.
     package static func ranked(_ object: String, among peers: [String]) -> [String] {
         peers.sorted { weight(object, $0) > weight(object, $1) || (weight(object, $0) == weight(object, $1) && $0 > $1) }

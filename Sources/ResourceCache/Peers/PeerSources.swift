@@ -44,14 +44,6 @@ package struct PeerSources: Sendable {
     /// "not yet" forever costs this much, not a failed sync.
     package static let notYetWait = 12.0
     package static let notYetRetry = 0.25
-    /// Files of this many bytes or more are asked of their relay first (PeerChoice.relay): their
-    /// forms are what an owner's rate cap takes longest to send to every asker.
-    package static let relaySize: Int64 = 256 << 10
-    /// Seconds a relay's "not yet" is waited for, from the moment this device's own share is in,
-    /// before the owner is asked instead: a relay takes the form from the owner as soon as it is
-    /// there, so this is about how long an owner's last forms may trail the others' (B11), and
-    /// within `notYetWait`, which still bounds the whole wait.
-    package static let relayWait = 4.0
 
     package init(urls: [String] = [], me: String? = nil) {
         self.urls = urls.map(Self.base)

@@ -2,10 +2,9 @@ import Dispatch
 import RouteSync
 import Synchronization
 
-/// The others' shares asked of their owners (or of their relays: PeerChoice.relay) while this
-/// device fetches its own share from the origin (docs/peers.md), each peer's on a thread of its
-/// own: the LAN's transfers and their decoding overlap the uplink's, where they used to wait for
-/// the device's own share to be in, and
+/// The others' shares asked of their owners while this device fetches its own share from the
+/// origin (docs/peers.md), each owner's on a thread of its own: the LAN's transfers and their
+/// decoding overlap the uplink's, where they used to wait for the device's own share to be in, and
 /// an owner whose forms are ready is asked again at once rather than once a round of every owner's
 /// transfers has ended (B11). The owners answer "not yet" for what they are still fetching, and
 /// each is asked again every quarter second.
@@ -33,29 +32,18 @@ final class OwnersMeanwhile: @unchecked Sendable {
 
     init(_ run: SyncRun, entries: [RouteEntry], forms: PeerFormAsk?, in fetch: ObjectFetch) {
         let peers = run.usablePeers
-        // Each object is asked first of its relay when it has one (a large file, and this device past
-        // the first after its owner: PeerChoice.relay), else of its owner; a thread a peer asked, so
-        // that a device keeps about one connection to each peer, as the peers' connection caps expect.
-        var relayed: [ContentHash: String] = [:]
-        let asked = Dictionary(grouping: entries) { entry -> String in
-            guard let owner = PeerChoice.owner(of: entry.hash.hex, among: peers) else { return "" }
-            guard (entry.size ?? 0) >= PeerSources.relaySize, let relay = PeerChoice.relay(of: entry.hash.hex, among: peers, me: run.settings.peers.me) else { return owner }
-            relayed[entry.hash] = owner
-            return relay
-        }
-        askings = asked.values.map { Asking(Outcome(left: $0, forms: forms)) }
+        let owners = Dictionary(grouping: entries) { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? "" }
+        askings = owners.values.map { Asking(Outcome(left: $0, forms: forms)) }
         guard !peers.isEmpty else { return }
         // The progress is the sync's own thread's to report: these downloads are counted in the report.
         let handoff = Handoff(run: run, fetch: ObjectFetch(offer: fetch.offer, index: fetch.index, objects: fetch.objects, held: fetch.held, progress: nil))
-        for (peer, asking) in zip(asked.keys, askings) where !peer.isEmpty {
-            let hashes = Set(asking.outcome.left.map(\.hash))
-            let relays = relayed.filter { hashes.contains($0.key) }
+        for (owner, asking) in zip(owners.keys, askings) where !owner.isEmpty {
             DispatchQueue(label: "cenariusd.owners-meanwhile").async(group: running) { [self] in
                 let entries = asking.outcome.left
                 var forms = asking.outcome.forms
                 do throws(CenariusError) {
-                    let how = SyncRun.PeerAsking(waiting: true, owner: peer, patient: { !self.ownShareIn.load(ordering: .relaxed) }, relayed: relays)
-                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, how, forms: &forms, in: handoff.fetch, report: &asking.outcome.report)
+                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, .init(waiting: true, owner: owner, patient: { !self.ownShareIn.load(ordering: .relaxed) }),
+                                                                          forms: &forms, in: handoff.fetch, report: &asking.outcome.report)
                 } catch {
                     asking.outcome.error = error
                 }

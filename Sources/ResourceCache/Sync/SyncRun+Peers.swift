@@ -32,16 +32,14 @@ extension SyncRun {
     }
 
     /// How `fromPeers` asks. With `waiting`, objects a peer turned away with "later" are asked again
-    /// for up to `notYetWait` seconds; with `owner`, only that peer is asked, but for the objects in
-    /// `relayed` (by their owner), of which it is the relay; while `patient` says so, a `404` or a
-    /// refused connection is "not yet" too.
+    /// for up to `notYetWait` seconds; with `owner`, only that peer is asked; while `patient` says
+    /// so, a `404` or a refused connection is "not yet" too.
     struct PeerAsking {
         var waiting: Bool
         var owner: String?
         var patient: (@Sendable () -> Bool)?
-        var relayed: [ContentHash: String] = [:]
-        init(waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, relayed: [ContentHash: String] = [:]) {
-            (self.waiting, self.owner, self.patient, self.relayed) = (waiting, owner, patient, relayed)
+        init(waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil) {
+            (self.waiting, self.owner, self.patient) = (waiting, owner, patient)
         }
     }
 
@@ -70,40 +68,27 @@ extension SyncRun {
     /// `patient` says so (this device's own share is still arriving: its peers, started with it,
     /// may not have begun their syncs or opened their listeners), a `404` or a refused connection
     /// is "not yet" too. With `owner`, only that peer is asked (OwnersMeanwhile: one owner's objects),
-    /// for as long as it is usable; the objects it relays (`relayed`) are asked of it until it fails
-    /// them or `relayWait` has passed since this device's own share came in, then of their owner
-    /// (PeerChoice.relay), and left at once when their owner is no longer usable (shared again).
+    /// for as long as it is usable.
     func fromPeers(_ entries: [RouteEntry], _ how: PeerAsking, forms: inout PeerFormAsk?,
                    in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         let (waiting, owner, patient) = (how.waiting, how.owner, how.patient)
         guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
         var deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
-        var relayUntil = FileSystem.monotonic() + PeerSources.relayWait
-        // Relayed objects past their relay (it failed them, or the wait for it is over): asked of their owner.
-        var past = Set<ContentHash>()
         var wanted = entries
         var left: [RouteEntry] = []
         var round = 0
         var later = false
         while !wanted.isEmpty, !isCancelled, round == 0 || FileSystem.monotonic() < deadline {
-            let usable = usablePeers
+            let peers = usablePeers.filter { owner == nil || $0 == owner }
+            guard !peers.isEmpty else { break }
             if later { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
-            var asking = PeerRound(peers: usable.filter { owner == nil || $0 == owner }, downloader: downloader, patient: waiting && patient?() == true)
+            let asking = PeerRound(peers: peers, downloader: downloader, patient: waiting && patient?() == true)
             // The wait for "not yet" runs from the moment this device's own share is in, as it did
-            // when the owners were asked only then; so does the wait for a relay.
-            if asking.patient { (deadline, relayUntil) = (FileSystem.monotonic() + PeerSources.notYetWait, FileSystem.monotonic() + PeerSources.relayWait) }
-            if FileSystem.monotonic() >= relayUntil || asking.peers.isEmpty { past.formUnion(how.relayed.keys) }
-            // An object whose owner went bad is shared again (left); one past its relay goes to its owner; the
-            // relay's own objects are left with it when it is no longer usable.
-            let gone = { (entry: RouteEntry) in how.relayed[entry.hash].map { !usable.contains($0) } ?? asking.peers.isEmpty }
-            (left, wanted) = (left + wanted.filter(gone), wanted.filter { !gone($0) })
-            guard !wanted.isEmpty else { break }
-            for entry in wanted where past.contains(entry.hash) { asking.asks[entry.hash] = how.relayed[entry.hash] }
-            asking.relayed = Set(wanted.lazy.map(\.hash).filter { how.relayed[$0] != nil && !past.contains($0) })
+            // when the owners were asked only then.
+            if asking.patient { deadline = FileSystem.monotonic() + PeerSources.notYetWait }
             let asked = try ask(wanted, of: asking, forms: &forms, in: fetch, report: &report)
             (wanted, later) = (asked.again, asked.later)
             left += asked.left
-            past.formUnion(asked.relayFailed)
             round += 1
         }
         return left + wanted
@@ -111,31 +96,23 @@ extension SyncRun {
 
     /// The peers a round asks, and the downloader it asks them through.
     struct PeerRound {
-        var peers: [String]
+        let peers: [String]
         let downloader: Downloader
         /// A `404` or a refused connection is "not yet": the peers may not have started.
         var patient = false
-        /// Objects asked of a peer other than their owner among `peers`: relayed objects past their relay, of their owner.
-        var asks: [ContentHash: String] = [:]
-        /// Objects asked of their relay (`peers`' one) in this round.
-        var relayed: Set<ContentHash> = []
     }
 
     /// What a round of asking left: files to ask again (`later`: after a pause: busy peers turned
-    /// them away; else files whose form a peer lacked, asked as their exact bytes, and files whose
-    /// relay failed them, asked of their owner), and files to leave for the origin (failed or missing).
+    /// them away; else files whose form a peer lacked, asked as their exact bytes), and files to
+    /// leave for the origin (failed or missing).
     struct PeerRoundOutcome {
         var again: [RouteEntry] = []
         var later = false
         var left: [RouteEntry] = []
-        /// Objects whose relay failed them: their owner is asked next.
-        var relayFailed: [ContentHash] = []
 
         /// Where a file a peer did not give goes: asked again (its exact bytes, after a form the
-        /// owner lacks; later, after "busy"; of its owner, after its relay failed), or left for the
-        /// origin, held against the peer when it failed.
-        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: (url: String, askedForm: Bool, patient: Bool, relay: Bool),
-                           in run: SyncRun) {
+        /// owner lacks; later, after "busy"), or left for the origin, held against the peer when it failed.
+        mutating func take(_ entry: RouteEntry, failedWith error: CenariusError, from peer: (url: String, askedForm: Bool, patient: Bool), in run: SyncRun) {
             let (askedForm, patient) = (peer.askedForm, peer.patient)
             if run.isCancelled {
                 left.append(entry)
@@ -143,11 +120,6 @@ extension SyncRun {
                 // A peer started with this device may not be fetching yet, or not listening yet.
                 again.append(entry)
                 later = true
-            } else if peer.relay, error.retryAfter == nil {
-                // A relay that lacks it or failed: the owner is asked, at once (for the same form).
-                again.append(entry)
-                relayFailed.append(entry.hash)
-                Self.hold(error, against: peer.url, in: run)
             } else if askedForm, error.isMissingRemoteFile {
                 // The owner holds no such form (it took the file another way): its exact bytes, next round.
                 again.append(entry)
@@ -157,18 +129,13 @@ extension SyncRun {
                 later = true
             } else {
                 left.append(entry)
-                Self.hold(error, against: peer.url, in: run)
-            }
-        }
-
-        /// A failed transfer held against the peer: wrong bytes for long, any other failure for a
-        /// while. A `404` is not (it only lacks the file), nor a refused connection: a peer not
-        /// listening yet (a device that started a moment later) or any more is asked again at the next sync.
-        static func hold(_ error: CenariusError, against peer: String, in run: SyncRun) {
-            if error.code == .integrity {
-                run.settings.peers.health.record(.wrongBytes, peer: peer, now: FileSystem.monotonic())
-            } else if !error.isMissingRemoteFile && error.cause != .refused {
-                run.settings.peers.health.record(.fault, peer: peer, now: FileSystem.monotonic())
+                if error.code == .integrity {
+                    run.settings.peers.health.record(.wrongBytes, peer: peer.url, now: FileSystem.monotonic())
+                } else if !error.isMissingRemoteFile && error.cause != .refused {
+                    // A refused connection costs nothing: a peer not listening yet (a device
+                    // that started a moment later) or any more is asked again at the next sync.
+                    run.settings.peers.health.record(.fault, peer: peer.url, now: FileSystem.monotonic())
+                }
             }
         }
     }
@@ -177,7 +144,7 @@ extension SyncRun {
     /// the owner kept one, else as its exact bytes; what arrived and checks out adopted.
     private func ask(_ entries: [RouteEntry], of round: PeerRound, forms: inout PeerFormAsk?, in fetch: ObjectFetch,
                        report: inout SyncReport) throws(CenariusError) -> PeerRoundOutcome {
-        let chosen = entries.map { round.asks[$0.hash] ?? PeerChoice.owner(of: $0.hash.hex, among: round.peers) ?? round.peers[0] }
+        let chosen = entries.map { PeerChoice.owner(of: $0.hash.hex, among: round.peers) ?? round.peers[0] }
         let asked = entries.map { forms?.form($0) }
         let files = zip(entries, chosen).enumerated().map { index, pair in
             let (entry, peer) = pair
@@ -202,14 +169,8 @@ extension SyncRun {
                         if form.source.isPatch { report.patchedFiles += 1 } else { report.compressedFiles += 1 }
                     case .failure(let why):
                         // Decoding removed what it wrote; a form that does not give its file is a peer's wrong bytes.
+                        outcome.left.append(entry)
                         if case .local = why {} else { settings.peers.health.record(.wrongBytes, peer: peer, now: FileSystem.monotonic()) }
-                        if round.relayed.contains(entry.hash) {
-                            // A relay's: the owner is asked next.
-                            outcome.again.append(entry)
-                            outcome.relayFailed.append(entry.hash)
-                        } else {
-                            outcome.left.append(entry)
-                        }
                     }
                     continue
                 }
@@ -217,9 +178,8 @@ extension SyncRun {
                 report.countFromPeer(size: bytes, fetched: bytes)
             case .failure(let error):
                 cache.tmp.remove(String(files[index].destination.dropFirst(layout.tmp.count + 1)))
-                let relayed = round.relayed.contains(entry.hash)
-                outcome.take(entry, failedWith: error, from: (peer, asked[index] != nil, round.patient, relayed), in: self)
-                if asked[index] != nil, !relayed, !isCancelled, !round.patient, error.isMissingRemoteFile { forms?.filesOnly.insert(entry.hash) }
+                outcome.take(entry, failedWith: error, from: (peer, asked[index] != nil, round.patient), in: self)
+                if asked[index] != nil, !isCancelled, !round.patient, error.isMissingRemoteFile { forms?.filesOnly.insert(entry.hash) }
             }
         }
         if !verified.isEmpty { effect(.downloads) }
