@@ -47,6 +47,24 @@ def device_addr(i):
     return f"{LAN}{10 + i}"
 
 
+def weight(obj, peer):
+    """PeerChoice.weight (Sources/ResourceCache/Peers/PeerHealth.swift): FNV-1a of the two, then SplitMix64's finish."""
+    m = (1 << 64) - 1
+    h = 0xcbf29ce484222325
+    for b in obj.encode():
+        h = ((h ^ b) * 0x100000001b3) & m
+    h = ((h ^ 0x2f) * 0x100000001b3) & m
+    for b in peer.encode():
+        h = ((h ^ b) * 0x100000001b3) & m
+    h = ((h ^ (h >> 30)) * 0xbf58476d1ce4e5b9) & m
+    h = ((h ^ (h >> 27)) * 0x94d049bb133111eb) & m
+    return h ^ (h >> 31)
+
+
+def owner(obj, peers):
+    return max(peers, key=lambda p: (weight(obj, p), p))
+
+
 class Lan:
     """A bridge in the link's device namespace with `n` device namespaces on it."""
 
@@ -159,7 +177,7 @@ class Devices:
     """`count` daemons in device namespaces 1..count, started at once; `wait` for a new generation in each."""
 
     def __init__(self, bin_path, work, count, remote, peers=None, hostile=None, tables=(), extra=()):
-        self.bin, self.work, self.count = bin_path, work, count
+        self.bin, self.work, self.count, self.peers = bin_path, work, count, peers
         self.procs, self.hostile = [], None
         shutil.rmtree(work, ignore_errors=True)
         self.caches = [os.path.join(work, f"d{i}", "cache") for i in range(1, count + 1)]
@@ -213,15 +231,26 @@ class Devices:
                 pass
         return total
 
-    def timeline(self):
-        """Per device, seconds from the phase's start: its own share's last kept form (peer-forms/: when
-        its downloads from the origin ended) and its first and last new object (a file's last write)."""
+    def timeline(self, forms=None):
+        """Per device, seconds from the phase's start: its own share's last kept form (peer-forms/, of the
+        files it owns by rendezvous over the run's peers: when its downloads from the origin ended; it also
+        keeps the forms it took from its peers), its first and last new object (a file's last write), and
+        when it had the file of the largest form in the folder `forms` (the object's write: that form's
+        fan-out over the LAN)."""
+        peers = [f"http://{device_addr(p)}:{PEER_PORT}" for p in range(1, (self.peers or 0) + 1)]
+        largest = None
+        if forms and os.path.isdir(forms):
+            names = os.listdir(forms)
+            largest = max(names, key=lambda n: os.path.getsize(os.path.join(forms, n))).split("-")[0].split(".")[0] if names else None
         rows = []
-        for cache in self.caches:
-            def times(folder):
+        for i, cache in enumerate(self.caches):
+            me = f"http://{device_addr(i + 1)}:{PEER_PORT}"
+            def times(folder, keep=lambda name: True):
                 found = []
                 for root, _, names in os.walk(folder):
                     for n in names:
+                        if not keep(n):
+                            continue
                         try:
                             t = os.stat(os.path.join(root, n)).st_mtime - self.wall
                         except OSError:
@@ -229,10 +258,13 @@ class Devices:
                         if t >= 0:
                             found.append(t)
                 return found
-            objects, forms = times(os.path.join(cache, "objects")), times(os.path.join(cache, "peer-forms"))
+            mine = lambda name: not peers or owner(name.split("-")[0].split(".")[0], peers) == me
+            objects, forms = times(os.path.join(cache, "objects")), times(os.path.join(cache, "peer-forms"), mine)
+            big = times(os.path.join(cache, "objects", largest[:2]), lambda n: n == largest) if largest else []
             rows.append({"objects": len(objects), "first_object": round(min(objects), 2) if objects else None,
                          "last_object": round(max(objects), 2) if objects else None,
-                         "own_forms": len(forms), "last_own_form": round(max(forms), 2) if forms else None})
+                         "own_forms": len(forms), "last_own_form": round(max(forms), 2) if forms else None,
+                         "largest": round(big[0], 2) if big else None})
         return rows
 
     def synced(self, cache):
@@ -287,7 +319,7 @@ def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers
                           "from_peers": peer_bytes(reports, "bytesFromPeers") - before.get("peers_total", 0),
                           "peers_total": peer_bytes(reports, "bytesFromPeers"), "load": os.getloadavg(),
                           "cpu_seconds": round(cpu - (row.get("first", {}).get("cpu_total", 0) if phase == "release" else 0), 2),
-                          "cpu_total": cpu, "timeline": devices.timeline()}
+                          "cpu_total": cpu, "timeline": devices.timeline(os.path.join(pub, "_cenarius", "z" if phase == "first" else "p"))}
         row["verified"] = devices.verified()
     finally:
         devices.stop()

@@ -54,4 +54,45 @@ import TestOrigin
         #expect(fromPeers.allSatisfy { $0 > 0 }, "every device took patches from its peers: \(fromPeers)")
         #expect(fromPeers.reduce(0, +) <= 2 * patchBytes + 3 * 2 * 8_000, "bytes on the LAN \(fromPeers) for \(patchBytes) bytes of patches")
     }
+
+    /// The forms a device kept, by name and size.
+    static func kept(_ site: HeadAndStoreTests.Site, _ name: String) -> [String: Int] {
+        let folder = site.dir.path("\(name)/cache/peer-forms")
+        var kept: [String: Int] = [:]
+        for form in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            kept[form] = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + form)[.size] as? Int) ?? 0
+        }
+        return kept
+    }
+
+    /// An asker keeps the forms it took from their owners and serves them on (docs/peers.md): once
+    /// the owners are gone, a device that asks only it takes every file from it, as forms, and
+    /// nothing from the origin.
+    @Test func aFormTakenFromAPeerIsServedOnWhenItsOwnerIsGone() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let devices = try PeersSwarmTests.started(site, 3, files: Self.textFiles(1, count: 12))
+        defer { for device in devices { _ = device.daemon.terminate() } }
+        // Every device holds every form the origin sent: its own share's, and those it took from the others.
+        let sent = Set(PeersSwarmTests.objectCounts(site.origin).keys.filter { $0.hasSuffix(".zst") })
+        #expect(sent.count >= 12, "\(sent)")
+        for device in devices {
+            let kept = Set(Self.kept(site, device.name).keys)
+            #expect(kept == sent, "\(device.name) kept \(kept.sorted()), the origin sent \(sent.sorted())")
+        }
+        // The owners gone (one killed, one stopped): a device asking only the one left takes its all from it.
+        devices[0].daemon.process.signal(SIGKILL)
+        _ = devices[2].daemon.terminate()
+        let arguments = devices[1].daemon.process.arguments ?? []
+        let listen = try #require(arguments.firstIndex(of: "--peer-listen").map { arguments[$0 + 1] })
+        site.origin.resetRequests()
+        let sync = try PeersTests.sync(site, "e", ["--peer", "http://" + listen])
+        #expect(sync["outcome"] as? String == "committed")
+        #expect(try PeersTests.served(site, "e") == "<h1>release 1</h1>")
+        #expect(PeersTests.objectRequests(site.origin).isEmpty, "the origin sent objects a peer held: \(PeersTests.objectRequests(site.origin))")
+        // As forms: about their bytes crossed the LAN, where the text files alone are 12 × 60 kB.
+        let formBytes = Self.kept(site, devices[1].name).values.reduce(0, +)
+        let fromPeers = try #require(sync["bytesFromPeers"] as? Int)
+        #expect(sync["bytesFromOrigin"] as? Int == 0 && fromPeers <= formBytes + 16_000, "\(fromPeers) from peers, \(formBytes) bytes of forms kept")
+        #expect(try Device("e", in: site.dir).verified())
+    }
 }

@@ -109,19 +109,26 @@ import TestOrigin
         for device in devices.dropFirst() { #expect(try Self.verified(site, device.name)) }
     }
 
+    /// A peer that answers every object of the release published in `folder` with wrong bytes of
+    /// the right length: its exact bytes and, with `forms`, its compressed form.
+    static func poison(_ hostile: TestOrigin, _ folder: String, forms: Bool = false) throws {
+        let table = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.json"))) as? [[String: Any]])
+        for entry in table {
+            let (uri, hash) = (try #require(entry["uri"] as? String), try #require(entry["hash"] as? String))
+            hostile.put("_cenarius/f/\(hash)", Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + uri))))
+            hostile.inject(.corrupt, on: "_cenarius/f/\(hash)")
+            if forms, let form = FileManager.default.contents(atPath: folder + "/_cenarius/z/\(hash).zst") {
+                hostile.put("_cenarius/z/\(hash).zst", Array(form))
+                hostile.inject(.corrupt, on: "_cenarius/z/\(hash).zst")
+            }
+        }
+    }
+
     @Test func aHostilePeerAmongThemGetsNoWrongByteWritten() async throws {
         let site = try await HeadAndStoreTests.Site()
         let hostile = try await TestOrigin()
         Cleanups.add { await hostile.shutdown() }
-        /// Wrong bytes of the right length for every object of the release.
-        func poison(_ folder: String) throws {
-            let table = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.json"))) as? [[String: Any]])
-            for entry in table {
-                let (uri, hash) = (try #require(entry["uri"] as? String), try #require(entry["hash"] as? String))
-                hostile.put("_cenarius/f/\(hash)", Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + uri))))
-                hostile.inject(.corrupt, on: "_cenarius/f/\(hash)")
-            }
-        }
+        func poison(_ folder: String) throws { try Self.poison(hostile, folder) }
         try poison(try site.publish(1, extra: Self.noiseFiles(1, count: 12)))
         let started = Date()
         let devices = try Self.swarm(site, 2, extraPeers: [hostile.url])
@@ -133,6 +140,34 @@ import TestOrigin
         for device in devices { #expect(try Self.verified(site, device.name)) }
 
         try poison(try site.publish(2, extra: Self.noiseFiles(2, count: 12)))
+        for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
+        for device in devices {
+            #expect(try Self.verified(site, device.name))
+            let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: site.dir.path("\(device.name)/cache/tmp"))) ?? []
+            #expect(leftovers.isEmpty, "\(leftovers)")
+        }
+    }
+
+    /// Devices keep and serve on the forms they took from peers, so a peer that serves forms it did
+    /// not fetch is nothing new to trust: a hostile one that sends wrong forms (and wrong files) of
+    /// large files is avoided, the others give them, and no wrong byte is written.
+    @Test func aHostilePeerSendingWrongFormsCostsNoWrongByte() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let hostile = try await TestOrigin()
+        Cleanups.add { await hostile.shutdown() }
+        let large = { (release: Int) in PeersFormsTests.textFiles(release, count: 6, size: 300_000) }
+        try Self.poison(hostile, try site.publish(1, extra: large(1)), forms: true)
+        let started = Date()
+        let devices = try Self.swarm(site, 2, extraPeers: [hostile.url])
+        defer { for device in devices { _ = device.daemon.terminate() } }
+        for device in devices { _ = try device.daemon.waitUntilServing() }
+        for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
+        #expect(Date().timeIntervalSince(started) < 20, "\(Date().timeIntervalSince(started)) s")
+        #expect(hostile.requests.contains { $0.path.hasPrefix("_cenarius/") }, "the hostile peer was asked")
+        for device in devices { #expect(try Self.verified(site, device.name)) }
+
+        try Self.poison(hostile, try site.publish(2, extra: large(2)), forms: true)
         for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
         for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
         for device in devices {

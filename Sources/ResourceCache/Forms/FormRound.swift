@@ -65,17 +65,20 @@ struct FormRound {
                 members[ordinal] = i
                 if !sliced { want(path, fetcher, label: "the release pack", expected: pack.hash, policy: packPolicy) }
             } else {
-                want(path, fetcher, label: product.label, expected: product.hash, policy: formPolicy)
+                // An owner that keeps its forms for its peers takes them largest first (FileQueue: by the
+                // file's signed size, the form's own being unknown), so that the large ones are in and
+                // fanning out on the LAN while the uplink still carries the small ones (docs/peers.md).
+                want(path, fetcher, label: product.label, expected: product.hash, policy: formPolicy, size: fetcher.keep == nil ? nil : product.size)
             }
         }
     }
 
-    private mutating func want(_ path: String, _ fetcher: FormFetcher, label: String, expected: ContentHash, policy: RetryPolicy) {
+    private mutating func want(_ path: String, _ fetcher: FormFetcher, label: String, expected: ContentHash, policy: RetryPolicy, size: Int64? = nil) {
         guard position[path] == nil else { return }
         position[path] = downloads.count
         let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
         var file = FileDownload(url: fetcher.remote.objectURL(path), destination: fetcher.temporary + "/" + name + ".form",
-                                expected: expected, label: label)
+                                expected: expected, label: label, size: size)
         // A broken connection resumes the pack by Range rather than sending every file after it
         // through a request of its own.
         file.policy = policy

@@ -53,7 +53,9 @@ extension SyncRun {
     }
 
     /// A peer's form decoded into the object store's temporary file for `entry`: its size, or why not.
-    func decodePeerForm(_ form: String, source: FormSource, entry: RouteEntry, ask: PeerFormAsk, into objects: ObjectStore) -> Result<Int64, FormFailure> {
+    /// A device that serves its peers keeps a form that gave its file (`path`, its store name) as an
+    /// owner keeps its share's: the others may take it from here when its owner is busy or gone.
+    func decodePeerForm(_ form: String, path: String, source: FormSource, entry: RouteEntry, ask: PeerFormAsk, into objects: ObjectStore) -> Result<Int64, FormFailure> {
         defer { unlink(form) }
         var base: String?
         if case .patch(let hash) = source {
@@ -63,7 +65,10 @@ extension SyncRun {
         let limit = min(entry.size ?? settings.transfer.maxFileSize, settings.transfer.maxFileSize)
         let decoding = FormDecoding(source: form, base: base, limit: limit, expected: entry.hash)
         do {
-            return .success(try decoding.decode(to: objects.temporaryPath(entry.hash)))
+            let size = try decoding.decode(to: objects.temporaryPath(entry.hash))
+            // Kept before the file is adopted, as FormFetcher keeps the origin's.
+            if settings.peers.me != nil { PeerForms(layout: layout).keep(form, as: path) }
+            return .success(size)
         } catch {
             return .failure(error)
         }
