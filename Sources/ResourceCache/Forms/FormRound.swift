@@ -63,17 +63,20 @@ struct FormRound {
             guard let path = FormFetcher.path(progress.source(i), product.hash, plan: plan) else { continue }
             if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
                 members[ordinal] = i
-                if !sliced { want(path, fetcher, label: "the release pack", expected: pack.hash, policy: packPolicy) }
+                if !sliced { want(path, fetcher, (label: "the release pack", hash: pack.hash, size: nil), policy: packPolicy) }
             } else {
                 // An owner that keeps its forms for its peers takes them largest first (FileQueue: by the
                 // file's signed size, the form's own being unknown), so that the large ones are in and
                 // fanning out on the LAN while the uplink still carries the small ones (docs/peers.md).
-                want(path, fetcher, label: product.label, expected: product.hash, policy: formPolicy, size: fetcher.keep == nil ? nil : product.size)
+                want(path, fetcher, (product.label, product.hash, fetcher.keep == nil ? nil : product.size), policy: formPolicy)
             }
         }
     }
 
-    private mutating func want(_ path: String, _ fetcher: FormFetcher, label: String, expected: ContentHash, policy: RetryPolicy, size: Int64? = nil) {
+    /// `what`'s size, where given, orders the downloads (largest first).
+    private mutating func want(_ path: String, _ fetcher: FormFetcher, _ what: (label: String, hash: ContentHash, size: Int64?),
+                               policy: RetryPolicy) {
+        let (label, expected, size) = what
         guard position[path] == nil else { return }
         position[path] = downloads.count
         let name = path.split(separator: "/").last.map(String.init) ?? expected.hex

@@ -55,7 +55,9 @@ extension SyncRun {
     /// A peer's form decoded into the object store's temporary file for `entry`: its size, or why not.
     /// A device that serves its peers keeps a form that gave its file (`path`, its store name) as an
     /// owner keeps its share's: the others may take it from here when its owner is busy or gone.
-    func decodePeerForm(_ form: String, path: String, source: FormSource, entry: RouteEntry, ask: PeerFormAsk, into objects: ObjectStore) -> Result<Int64, FormFailure> {
+    func decodePeerForm(_ file: String, form asked: (source: FormSource, path: String), entry: RouteEntry, ask: PeerFormAsk,
+                        into objects: ObjectStore) -> Result<Int64, FormFailure> {
+        let (form, source, path) = (file, asked.source, asked.path)
         defer { unlink(form) }
         var base: String?
         if case .patch(let hash) = source {

@@ -162,7 +162,7 @@ extension SyncRun {
             switch result {
             case .success(let bytes):
                 if let form = asked[index], let ask = forms {
-                    switch decodePeerForm(files[index].destination, path: form.path, source: form.source, entry: entry, ask: ask, into: fetch.objects) {
+                    switch decodePeerForm(files[index].destination, form: form, entry: entry, ask: ask, into: fetch.objects) {
                     case .success(let size):
                         verified.append((fetch.objects.temporaryPath(entry.hash), entry.hash))
                         report.countFromPeer(size: size, fetched: bytes)
