@@ -18,7 +18,9 @@ import TestOrigin
     }
 
     /// Every object a published folder holds answers after `seconds`: devices' shares take a while
-    /// from the origin, as across an uplink, so that devices started together overlap.
+    /// from the origin, as across an uplink, so that devices started together overlap. Two seconds
+    /// where devices are told at once: a daemon of a loaded CI machine can begin its sync more than
+    /// a second after its peers, and a peer not yet syncing a release rightly answers `404`.
     static func slowObjects(_ folder: String, on origin: TestOrigin, seconds: Double) throws {
         for form in ["f", "z", "p"] {
             let dir = folder + "/_cenarius/" + form
@@ -56,7 +58,7 @@ import TestOrigin
     /// `count` daemons started together on release 1 of `site` with `files` (each object slow
     /// from the origin, so that their shares overlap), once each serves it.
     static func started(_ site: HeadAndStoreTests.Site, _ count: Int, files: [String: Data]) throws -> [(daemon: DaemonProcess, name: String)] {
-        try slowObjects(try site.publish(1, extra: files), on: site.origin, seconds: 1)
+        try slowObjects(try site.publish(1, extra: files), on: site.origin, seconds: 2)
         let devices = try swarm(site, count)
         for device in devices { _ = try device.daemon.waitUntilServing() }
         for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release 1</h1>" } }
@@ -66,7 +68,7 @@ import TestOrigin
     /// Release `n` with `files`, every device told at once, once each serves it (the origin's
     /// request log starts with it).
     static func release(_ n: Int, files: [String: Data], on site: HeadAndStoreTests.Site, to devices: [(daemon: DaemonProcess, name: String)]) throws {
-        try slowObjects(try site.publish(n, extra: files), on: site.origin, seconds: 1)
+        try slowObjects(try site.publish(n, extra: files), on: site.origin, seconds: 2)
         site.origin.resetRequests()
         for device in devices { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
         for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release \(n)</h1>" } }
