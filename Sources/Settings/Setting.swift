@@ -221,7 +221,7 @@ package enum Settings {
                 "Serve the store objects this cache holds to LAN peers on this address (off by default; read-only, objects only)."),
         Setting("peer-allow", .list, value: "cidr", defaultWords: "the listening interface's subnet", reloads: false,
                 "Addresses (e.g. 192.168.1.0/24) allowed to take objects from --peer-listen; repeatable."),
-        Setting("peer-max-connections", .int, 1...4096, value: "count", default: .int(8), reloads: false,
+        Setting("peer-max-connections", .int, 1...4096, value: "count", default: .int(16), reloads: false,
                 "Peer connections at once; past it a new one is closed."),
         Setting("peer-discovery", .string, value: "when", default: .string("auto"), reloads: false,
                 "Find LAN peers by DNS-SD (_cenarius._tcp through avahi-daemon) and announce --peer-listen: auto (with --peer-listen), on, or off."),

@@ -36,6 +36,10 @@ package struct FileDownload: Sendable {
     /// than each waiting out the same stall, and once it says "later" (a 503 or 429 with
     /// `Retry-After`) they are failed with that `retryAfter` (docs/peers.md).
     package var source: String?
+    /// Written to `destination` as it arrives, for a reader that serves it on while it grows (a
+    /// device's LAN peers take a form it is still fetching from the origin: docs/peers.md); told
+    /// when it ends, and failed when the body breaks off or starts again.
+    package var growing: GrowingFile?
 
     package struct Slice: Sendable {
         package var index: Int
@@ -287,6 +291,9 @@ package final class Downloader {
         lane.checks.leave(loop: loop)
     }
 
+    /// Seconds before a file whose growing body broke off (ResponseHeaders.growing) is asked again.
+    package static let growingRetry = 0.25
+
     /// nil: success. Otherwise what went wrong, for the retry policy.
     func classify(_ transfer: Transfer, _ code: CURLcode) -> AttemptFailure? {
         if let failure = transfer.failure {
@@ -305,6 +312,10 @@ package final class Downloader {
                  CURLE_SSL_CONNECT_ERROR:
                 // Some of a successful answer's body arrived: this file broke, not the way to the origin.
                 let cut = transfer.isSuccessStatus && transfer.received > 0
+                if transfer.fromPeer, transfer.isSuccessStatus, transfer.headers.growing {
+                    // The peer's own download of it broke off or paused: "not yet", not a fault.
+                    return .permanent(CenariusError(.remote, message + "; the peer was still fetching it", retryAfter: Self.growingRetry, cause: .cutShort))
+                }
                 return .transient(CenariusError(.remote, message, cause: cut ? .cutShort : code == CURLE_COULDNT_CONNECT ? .refused : nil))
             case CURLE_FILE_COULDNT_READ_FILE:
                 return .permanent(CenariusError(.remote, "\(transfer.label): cannot read \(transfer.url)", cause: .missingFile))

@@ -10,6 +10,8 @@ import Synchronization
 /// a few finishing large files alone, and no large body is left to be hashed after the network
 /// is done. Files of unknown size are not assumed small: they go before the others.
 ///
+/// A LAN peer's files go smallest first (ShareOrder, docs/peers.md).
+///
 /// Slices of one object (SlicedDownload) keep their order: the first is the smallest and its
 /// request must leave first. A server answers the requests of one burst in turn, each answer's
 /// first window taking its turn on the link, so the slices asked first start first and hold the
@@ -52,7 +54,10 @@ package final class FileQueue: Sendable {
         self.maxBytes = maxBytes
         if files.contains(where: { $0.size != nil }), !files.contains(where: { $0.slice != nil }) {
             let sizes = files.map { $0.size ?? .max }
-            order = files.indices.sorted { sizes[$0] != sizes[$1] ? sizes[$0] > sizes[$1] : $0 < $1 }
+            // A LAN peer's files smallest first, as their owner fetches them after its largest (ShareOrder):
+            // each is then whole there or arriving by the time it is asked for.
+            let smallestFirst = files.allSatisfy { $0.source != nil }
+            order = files.indices.sorted { sizes[$0] != sizes[$1] ? (sizes[$0] > sizes[$1]) != smallestFirst : $0 < $1 }
         } else {
             order = Array(files.indices)
         }
@@ -88,6 +93,7 @@ package final class FileQueue: Sendable {
         transfer.policy = file.policy
         transfer.checksHash = file.checksHash
         transfer.slice = file.slice
+        transfer.growing = file.growing
         return transfer
     }
 
@@ -99,6 +105,9 @@ package final class FileQueue: Sendable {
             outcome.filesDone += 1
             outcome.finishedBy[loop] += 1
             if case .success(let size) = result { outcome.bytesDone += size }
+        }
+        if let growing = files[index].growing {
+            if case .success = result { growing.finish() } else { growing.fail() }
         }
         finished?(index, result)
         // A source that lacks the file (404) has not failed; one that says "later" is busy.

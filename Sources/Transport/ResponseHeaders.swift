@@ -18,6 +18,9 @@ package struct ResponseHeaders {
     package var age: String?
     package var date: String?
     package var cacheControl: String?
+    /// `Cenarius-Growing`: a LAN peer serving a form it is still fetching itself, whose body may
+    /// break off if its own download does (docs/peers.md).
+    package var growing = false
 
     package init() {}
 
@@ -49,6 +52,7 @@ package struct ResponseHeaders {
         case .age: age = HeaderValue.validator(value)
         case .date: date = HeaderValue.validator(value)
         case .cacheControl: cacheControl = HeaderValue.validator(value)
+        case .growing: growing = true
         }
     }
 
@@ -68,7 +72,7 @@ package struct ResponseHeaders {
     }
 
     enum Field: CaseIterable {
-        case etag, lastModified, contentLength, acceptRanges, retryAfter, age, date, cacheControl
+        case etag, lastModified, contentLength, acceptRanges, retryAfter, age, date, cacheControl, growing
 
         var lowercased: StaticString {
             switch self {
@@ -80,6 +84,7 @@ package struct ResponseHeaders {
             case .age: "age"
             case .date: "date"
             case .cacheControl: "cache-control"
+            case .growing: "cenarius-growing"
             }
         }
 

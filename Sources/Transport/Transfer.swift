@@ -81,6 +81,8 @@ final class Transfer {
     /// A slice of a larger object (FileDownload.Slice), and how much of it is in the file.
     var slice: FileDownload.Slice?
     var written: Int64 = 0
+    /// A body served on while it grows (FileDownload.growing): each chunk written as it arrives.
+    var growing: GrowingFile?
     /// A member of a tar read in place (TarMembers): the attempt asks for its byte range, and
     /// keeps no byte past its size.
     private(set) var member: TarMembers.Range?
@@ -156,6 +158,8 @@ final class Transfer {
         // A slice's file is shared: its bytes are written again in their place, the same bytes
         // (an immutable object), so nothing is cut.
         guard slice == nil else { return }
+        // A reader serving it on has sent bytes that are no longer the body's start.
+        if fd >= 0 { growing?.fail() }
         if fd >= 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0 {
             failure = FileSystem.failure("cannot truncate", path ?? url)
         }
@@ -247,6 +251,7 @@ final class Transfer {
         case .memory:
             body.append(contentsOf: data)
         case .file:
+            if growing != nil { return write(data) }
             let buffer = unwritten ?? newBuffer()
             // Written only when the next bytes would not fit: a body that fits stays whole.
             if buffer.count + data.count > buffer.capacity, !flush() { return false }

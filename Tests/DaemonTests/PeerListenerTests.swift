@@ -27,6 +27,8 @@ import Testing
         #expect(PeerServeOptions(listen: "192.168.1.20:8701").map { [$0.host, "\($0.port)"] } == ["192.168.1.20", "8701"])
         #expect(PeerServeOptions(listen: "[fd00::5]:8701")?.host == "fd00::5")
         #expect(PeerServeOptions(listen: "0.0.0.0:0")?.port == 0)
+        let defaults = PeerServeOptions(host: "127.0.0.1", port: 8701)
+        #expect(defaults.maxConnections == 16 && defaults.maxRate == 4 << 20, "docs/peers.md says these")
         for bad in ["8701", "eth0:8701", "192.168.1.20", "192.168.1.20:70000", "192.168.1.20:x", "[fd00::5]"] {
             #expect(PeerServeOptions(listen: bad) == nil, "\(bad)")
         }

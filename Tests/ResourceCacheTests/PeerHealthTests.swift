@@ -1,5 +1,6 @@
 import ResourceCache
 import Testing
+import Transport
 
 /// Which peers a device asks, and for how long a bad one is left alone (docs/peers.md).
 @Suite struct PeerHealthTests {
@@ -16,6 +17,16 @@ import Testing
         health.record(.fault, peer: "http://c:1", now: 2001)
         #expect(!health.usable(peers, now: 2001 + PeerHealth.faultPause).contains("http://c:1"))
         #expect(PeerHealth.faultPause == 60 && PeerHealth.wrongBytesPause == 1800, "docs/peers.md says these")
+    }
+
+    /// A stream of a form the peer was still fetching that broke off is forgiven once a minute
+    /// (its own download broke), a second within the minute is a fault (docs/peers.md).
+    @Test func aBrokenStreamIsForgivenOnceAMinute() {
+        let health = PeerHealth()
+        #expect(health.forgives(brokenStreamOf: "http://a:1", now: 1000))
+        #expect(health.forgives(brokenStreamOf: "http://b:1", now: 1001), "each peer apart")
+        #expect(!health.forgives(brokenStreamOf: "http://a:1", now: 1030))
+        #expect(health.forgives(brokenStreamOf: "http://a:1", now: 1030 + PeerHealth.faultPause))
     }
 
     /// Rendezvous hashing: every device reckons the same owner for an object whatever the order of
@@ -40,15 +51,22 @@ import Testing
         #expect(PeerChoice.weight("0123", "http://a:1") == 2_293_093_033_091_426_013)
     }
 
-    /// Two connections a peer to a few peers, one each to more, never past eight in all: eight
-    /// devices asking one peer fit its default cap of 8 (docs/peers.md).
+    /// Two connections a peer to up to eight peers, one each to more, never past sixteen in all:
+    /// eight devices asking one peer fit its default cap of 16 (docs/peers.md).
     @Test func aDeviceSpreadsItsConnectionsOverItsPeers() {
         #expect(PeerSources.connections(asking: 0) == (1, 2))
         #expect(PeerSources.connections(asking: 1) == (2, 2))
-        #expect(PeerSources.connections(asking: 4) == (8, 2))
-        #expect(PeerSources.connections(asking: 5) == (5, 1))
-        #expect(PeerSources.connections(asking: 7) == (7, 1))
-        #expect(PeerSources.connections(asking: 30) == (8, 1))
+        #expect(PeerSources.connections(asking: 7) == (14, 2))
+        #expect(PeerSources.connections(asking: 8) == (16, 2))
+        #expect(PeerSources.connections(asking: 9) == (9, 1))
+        #expect(PeerSources.connections(asking: 30) == (16, 1))
+    }
+
+    /// The largest first, then the rest smallest first, unknown sizes last (docs/peers.md).
+    @Test func aShareGoesLargestThenSmallestFirst() {
+        #expect(ShareOrder.indices([30, 10, nil, 500, 20, 10]) == [3, 1, 5, 4, 0, 2])
+        #expect(ShareOrder.indices([nil, nil]) == [0, 1])
+        #expect(ShareOrder.indices([]) == [])
     }
 
     @Test func peersAreBaseURLs() {

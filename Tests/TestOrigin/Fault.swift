@@ -4,6 +4,9 @@ public enum Fault: Sendable, Equatable {
     case status(Int, retryAfter: String? = nil)
     /// Send the headers and half the body, then close the connection.
     case truncate
+    /// Send the headers and half the body, wait this many seconds, then the rest (as a slow link
+    /// does), or close the connection instead with `thenCut`.
+    case halfway(pause: Double, thenCut: Bool = false)
     /// Send the full length, but with bytes flipped.
     case corrupt
     /// Wait this many seconds before answering.

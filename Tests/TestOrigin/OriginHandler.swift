@@ -146,6 +146,13 @@ final class OriginHandler: ChannelInboundHandler, @unchecked Sendable {
         case .truncate:
             write(context, Array(head.utf8) + body.prefix(body.count / 2), flush: true)
             context.close(promise: nil)
+        case .halfway(let pause, let cut):
+            write(context, Array(head.utf8) + body.prefix(body.count / 2), flush: true)
+            let (bound, rest) = (NIOLoopBound((self, context), eventLoop: context.eventLoop), Array(body.dropFirst(body.count / 2)))
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(pause * 1000))) {
+                let (handler, context) = bound.value
+                if cut { context.close(promise: nil) } else { handler.send(context, "", rest) }
+            }
         case .corrupt:
             send(context, head, body.map { $0 ^ 0x5A })
         case .chunkedUnderstated:

@@ -67,7 +67,7 @@ package struct PeerServeOptions: Sendable {
     package var port: Int
     /// Empty: the subnets of the interface(s) the listener is bound on.
     package var allowed: [Subnet] = []
-    package var maxConnections = 8
+    package var maxConnections = 16
     /// Bytes per second across every peer connection; 0: no cap.
     package var maxRate = 4 << 20
 

@@ -7,17 +7,38 @@ import RouteSync
 /// origin published them, never compressed again; the asker decodes it and checks the file it
 /// gives against the signed table's hash (docs/peers.md).
 extension PeerObjectHandler {
+    /// How long an asker waits here for a form this device is about to fetch before it is told
+    /// "not yet": its peers ask for its share in the order it fetches it (ShareOrder), so the one
+    /// asked for is seldom more than a moment from its first bytes. Well under the asker's 3 s
+    /// without a byte (PeerSources.timeout).
+    static let holdLimit = 1.0
+
     func respondForm(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard head.uri.hasPrefix("/"), let (name, target) = PeerForms.name(head.uri.dropFirst()) else {
             return answer(.notFound, "not an object this device holds\n", head: head, context: context)
         }
+        respondForm(name, target, head: head, context: context, until: Self.now() + Self.holdLimit)
+    }
+
+    /// The form kept whole, or as it arrives; a `404` when this device holds the file but not that
+    /// form (it came another way) or is not fetching it (the asker asks for the file, or the origin,
+    /// now); else, once its download has not begun by `deadline`, "not yet", as for the file.
+    private func respondForm(_ name: String, _ target: ContentHash, head: HTTPRequestHead, context: ChannelHandlerContext, until deadline: Double) {
+        sending = false
         let path = forms.path(name)
         if FileSystem.regularFileSize(path) != nil { return sendFile(path, head: head, context: context) }
-        // Holding the file without this form (it came another way), or not fetching it: the asker
-        // asks for the file, or the origin, now; still on its way here: "not yet", as for the file.
         guard !objects.contains(target), fetching.contains(target) else {
             return answer(.notFound, "no such form on this device\n", head: head, context: context)
         }
-        answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+        if let growing = fetching.growing(name), sendGrowing(growing, head: head, context: context) { return }
+        guard head.method == .GET, Self.now() < deadline, context.channel.isActive else {
+            return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+        }
+        sending = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: Self.growingPoll) {
+            let (handler, context) = bound.value
+            handler.respondForm(name, target, head: head, context: context, until: deadline)
+        }
     }
 }

@@ -46,6 +46,8 @@ package struct FormFetcher {
     package var policy = FormPolicy()
     /// Where a form that decoded to its file is kept for the LAN's peers (nil: removed with the round).
     package var keep: PeerForms?
+    /// Where forms are announced as they download, with `keep`, for peers that take them as they grow.
+    package var growing: PeerFetching?
 
     package init(remote: Remote, downloader: Downloader, options: TransferOptions, temporary: String, basePath: @escaping @Sendable (ContentHash) -> String?) {
         self.remote = remote

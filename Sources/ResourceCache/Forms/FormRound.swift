@@ -58,34 +58,40 @@ struct FormRound {
         } ?? false
         let formPolicy = progress.policy.downloads(fetcher.options)
         let packPolicy = progress.policy.packs(fetcher.options)
-        for i in pending {
+        // An owner that keeps its forms for its peers takes them in the order they ask for them
+        // (ShareOrder, by the file's signed size, the form's own being unknown): what they ask for
+        // is then whole here or arriving, which they take as it arrives (docs/peers.md).
+        let ordered = fetcher.keep == nil ? pending : ShareOrder.indices(pending.map { progress.products[$0].size }).map { pending[$0] }
+        for i in ordered {
             let product = progress.products[i]
             guard let path = FormFetcher.path(progress.source(i), product.hash, plan: plan) else { continue }
             if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
                 members[ordinal] = i
-                if !sliced { want(path, fetcher, (label: "the release pack", hash: pack.hash, size: nil), policy: packPolicy) }
+                if !sliced { want(path, fetcher, (label: "the release pack", hash: pack.hash, grows: false), policy: packPolicy) }
             } else {
-                // An owner that keeps its forms for its peers takes them largest first (FileQueue: by the
-                // file's signed size, the form's own being unknown), so that the large ones are in and
-                // fanning out on the LAN while the uplink still carries the small ones (docs/peers.md).
-                want(path, fetcher, (product.label, product.hash, fetcher.keep == nil ? nil : product.size), policy: formPolicy)
+                want(path, fetcher, (product.label, product.hash, grows: fetcher.keep != nil), policy: formPolicy)
             }
         }
     }
 
-    /// `what`'s size, where given, orders the downloads (largest first).
-    private mutating func want(_ path: String, _ fetcher: FormFetcher, _ what: (label: String, hash: ContentHash, size: Int64?),
+    /// `what.grows`: a form kept for peers, which they take as it arrives.
+    private mutating func want(_ path: String, _ fetcher: FormFetcher, _ what: (label: String, hash: ContentHash, grows: Bool),
                                policy: RetryPolicy) {
-        let (label, expected, size) = what
+        let (label, expected, grows) = what
         guard position[path] == nil else { return }
         position[path] = downloads.count
         let name = path.split(separator: "/").last.map(String.init) ?? expected.hex
         var file = FileDownload(url: fetcher.remote.objectURL(path), destination: fetcher.temporary + "/" + name + ".form",
-                                expected: expected, label: label, size: size)
+                                expected: expected, label: label)
         // A broken connection resumes the pack by Range rather than sending every file after it
         // through a request of its own.
         file.policy = policy
         file.checksHash = false
+        if grows, let growing = fetcher.growing {
+            let arriving = GrowingFile(path: file.destination)
+            file.growing = arriving
+            growing.grows(name, in: arriving)
+        }
         downloads.append(file)
     }
 

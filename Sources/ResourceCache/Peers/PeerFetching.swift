@@ -11,22 +11,37 @@ import Synchronization
 package final class PeerFetching: Sendable {
     private let hashes = Mutex<Set<ContentHash>>([])
     private let releases = Mutex<PeerReleases?>(nil)
+    /// The forms its sync is downloading for its share, by their names in `peer-forms/`: a peer
+    /// asking for one takes it as it arrives rather than once it is whole.
+    private let growing = Mutex<[String: GrowingFile]>([:])
 
     package init() {}
 
     /// `release`: the first 16 hex digits of the fetched table's SHA-256; `holding`: the table in force's.
     package func begin(_ objects: some Sequence<ContentHash>, release: String? = nil, holding: String? = nil) {
         hashes.withLock { $0 = Set(objects) }
+        growing.withLock { $0.removeAll() }
         releases.withLock { $0 = release.map { PeerReleases(inForce: holding, fetching: $0) } }
     }
 
     package func end() {
         hashes.withLock { $0.removeAll() }
+        growing.withLock { $0.removeAll() }
         releases.withLock { $0 = nil }
     }
 
     /// The release being fetched and the one in force here, while a sync fetches.
     package var current: PeerReleases? { releases.withLock { $0 } }
+
+    /// A form of its share (named as PeerForms names it) is being downloaded into `file`.
+    package func grows(_ name: String, in file: GrowingFile) {
+        growing.withLock { $0[name] = file }
+    }
+
+    /// The download of the form named `name`, while this sync's is under way or just ended.
+    package func growing(_ name: String) -> GrowingFile? {
+        growing.withLock { $0[name] }
+    }
 
     package func contains(_ hash: ContentHash) -> Bool {
         hashes.withLock { $0.contains(hash) }

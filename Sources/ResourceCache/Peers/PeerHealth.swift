@@ -18,12 +18,24 @@ package final class PeerHealth: Sendable {
     }
 
     private let avoidedUntil = Mutex<[String: Double]>([:])
+    /// When each peer's last stream of a form it was still fetching broke off.
+    private let brokenStreams = Mutex<[String: Double]>([:])
 
     package init() {}
 
     /// `peers` less those avoided at `now`, in their order.
     package func usable(_ peers: [String], now: Double) -> [String] {
         avoidedUntil.withLock { until in peers.filter { (until[$0] ?? 0) <= now } }
+    }
+
+    /// A peer's stream of a form it was still fetching itself broke off (its own download did, or
+    /// paused too long): forgiven once a `faultPause` and asked again, so that a peer whose streams
+    /// keep breaking (or that only says its bodies grow) costs a stall or two, then is avoided.
+    package func forgives(brokenStreamOf peer: String, now: Double) -> Bool {
+        brokenStreams.withLock { last in
+            defer { last[peer] = now }
+            return last[peer].map { now - $0 >= Self.faultPause } ?? true
+        }
     }
 
     package func record(_ verdict: Verdict, peer: String, now: Double) {

@@ -28,10 +28,11 @@ package struct PeerSources: Sendable {
     package static let timeout = 3
     package static let lowSpeedBytes = 16 << 10
     /// Connections a device opens to one peer at once (ChromeOS allows 3 LAN downloads), and to its
-    /// peers in all: two each to up to four peers, one each past that, so that with a peer's default
-    /// cap of 8 connections eight devices asking it at once all fit (a ninth is told "busy").
+    /// peers in all: two each to up to eight peers, one each past that, so that with a peer's default
+    /// cap of 16 connections eight devices asking it at once all fit (a ninth is told "busy"). Devices
+    /// that sync together ask each owner over two connections too (OwnersMeanwhile.lanes).
     package static let connections = 2
-    package static let connectionsInAll = 8
+    package static let connectionsInAll = 16
 
     /// (in all, to one peer) for a device asking `peers` peers.
     package static func connections(asking peers: Int) -> (all: Int, each: Int) {

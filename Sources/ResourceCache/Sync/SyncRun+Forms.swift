@@ -128,7 +128,10 @@ extension SyncRun {
         }
         guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
         var fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
-        if settings.peers.me != nil { fetcher.keep = PeerForms(layout: layout) }
+        if settings.peers.me != nil {
+            fetcher.keep = PeerForms(layout: layout)
+            fetcher.growing = settings.peers.fetching
+        }
         let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
         if !outcome.done.isEmpty { effect(.downloads) }
         try objects.adoptAll(outcome.done.sorted().map { (products[$0].destination, products[$0].hash) }, in: cache)

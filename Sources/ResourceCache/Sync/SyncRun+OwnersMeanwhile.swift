@@ -1,6 +1,7 @@
 import Dispatch
 import RouteSync
 import Synchronization
+import Transport
 
 /// The others' shares asked of their owners while this device fetches its own share from the
 /// origin (docs/peers.md), each owner's on a thread of its own: the LAN's transfers and their
@@ -32,12 +33,12 @@ final class OwnersMeanwhile: @unchecked Sendable {
 
     init(_ run: SyncRun, entries: [RouteEntry], forms: PeerFormAsk?, in fetch: ObjectFetch) {
         let peers = run.usablePeers
-        let owners = Dictionary(grouping: entries) { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? "" }
-        askings = owners.values.map { Asking(Outcome(left: $0, forms: forms)) }
+        let lanes = Self.lanes(Dictionary(grouping: entries) { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? "" })
+        askings = lanes.map { Asking(Outcome(left: $0.entries, forms: forms)) }
         guard !peers.isEmpty else { return }
         // The progress is the sync's own thread's to report: these downloads are counted in the report.
         let handoff = Handoff(run: run, fetch: ObjectFetch(offer: fetch.offer, index: fetch.index, objects: fetch.objects, held: fetch.held, progress: nil))
-        for (owner, asking) in zip(owners.keys, askings) where !owner.isEmpty {
+        for (owner, asking) in zip(lanes.map(\.owner), askings) where !owner.isEmpty {
             DispatchQueue(label: "cenariusd.owners-meanwhile").async(group: running) { [self] in
                 let entries = asking.outcome.left
                 var forms = asking.outcome.forms
@@ -49,6 +50,20 @@ final class OwnersMeanwhile: @unchecked Sendable {
                 }
                 asking.outcome.forms = forms
             }
+        }
+    }
+
+    /// Each owner's objects on two threads, each on one connection to it: its largest, the longest
+    /// on the uplink, taken as it arrives there, and the rest one after another, smallest first, each
+    /// whole there or arriving by the time it is asked for (the owner fetches its share in that
+    /// order: ShareOrder). On one connection the largest held the rest back until it was in.
+    static func lanes(_ owners: [String: [RouteEntry]]) -> [(owner: String, entries: [RouteEntry])] {
+        owners.flatMap { owner, entries -> [(owner: String, entries: [RouteEntry])] in
+            guard !owner.isEmpty, entries.count > 1, let largest = ShareOrder.indices(entries.map(\.size)).first,
+                  entries[largest].size != nil else { return [(owner, entries)] }
+            var rest = entries
+            let alone = rest.remove(at: largest)
+            return [(owner, [alone]), (owner, rest)]
         }
     }
 

@@ -72,7 +72,8 @@ extension SyncRun {
     func fromPeers(_ entries: [RouteEntry], _ how: PeerAsking, forms: inout PeerFormAsk?,
                    in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         let (waiting, owner, patient) = (how.waiting, how.owner, how.patient)
-        guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: usablePeers.count)) else { return entries }
+        // One owner's objects: one connection (OwnersMeanwhile runs two of these an owner).
+        guard !entries.isEmpty, let downloader = try? Downloader(options: Self.peerOptions(settings.transfer, peers: owner == nil ? usablePeers.count : 0)) else { return entries }
         var deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
         var left: [RouteEntry] = []
@@ -123,8 +124,9 @@ extension SyncRun {
             } else if askedForm, error.isMissingRemoteFile {
                 // The owner holds no such form (it took the file another way): its exact bytes, next round.
                 again.append(entry)
-            } else if error.retryAfter != nil {
-                // Busy, not failing: asked again, and not held against it.
+            } else if error.retryAfter != nil, error.cause != .cutShort || run.settings.peers.health.forgives(brokenStreamOf: peer.url, now: FileSystem.monotonic()) {
+                // Busy, or still fetching it (a stream of it broke off, once), not failing: asked
+                // again, and not held against it.
                 again.append(entry)
                 later = true
             } else {

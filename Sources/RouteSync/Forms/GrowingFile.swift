@@ -23,6 +23,7 @@ package final class GrowingFile: Sendable {
     private let written: Mutex<[Int64]>
     private let prefix = Atomic<Int64>(0)
     private let done = Atomic<Bool>(false)
+    private let failed = Atomic<Bool>(false)
     private let cancel: CancelToken?
     /// Waits for the file to appear and at its end, counted: what tests synchronize on.
     private let waitsForCreation = Atomic<Int>(0)
@@ -61,6 +62,15 @@ package final class GrowingFile: Sendable {
 
     /// The writer has finished, failed or given up: the file's end is its end.
     package func finish() { done.store(true, ordering: .releasing) }
+
+    /// The writer broke off, or started again from the file's first byte: what readers took of it
+    /// is no prefix of anything, and a reader that serves it on stops (a LAN peer's stream).
+    package func fail() {
+        failed.store(true, ordering: .releasing)
+        finish()
+    }
+
+    package var isFailed: Bool { failed.load(ordering: .acquiring) }
 
     /// Whether the writer was done: read this before reading the file, and an end found after it is the end.
     package var isFinished: Bool { done.load(ordering: .acquiring) || (cancel?.isCancelled ?? false) }

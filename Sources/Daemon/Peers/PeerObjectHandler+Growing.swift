@@ -1,0 +1,79 @@
+import NIOCore
+import NIOHTTP1
+import ResourceCache
+import RouteSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A form this device is still downloading for its share, served as it arrives (chunked, marked
+/// `Cenarius-Growing`), so that its peers have it about when it does rather than once it is whole
+/// and then in turn through the rate cap (B11: a first install's largest form reached seven
+/// askers 2.5 s after its owner). Nothing new to trust: the asker decodes the form and checks the
+/// file against the signed table, as it would a whole one; a download that breaks off or starts
+/// again here breaks the stream off, and the asker asks again (docs/peers.md).
+extension PeerObjectHandler {
+    /// Polls for more of a growing form this often: a link's bytes arrive every millisecond or so.
+    static let growingPoll = TimeAmount.milliseconds(10)
+
+    /// Streams `file` when its download has begun (its first bytes are in); false when not yet.
+    func sendGrowing(_ file: GrowingFile, head: HTTPRequestHead, context: ChannelHandlerContext) -> Bool {
+        guard head.method == .GET, !file.isFailed else { return false }
+        let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        var headers = HTTPHeaders([("Content-Type", "application/octet-stream"), ("Cenarius-Growing", "1"), ("Transfer-Encoding", "chunked")])
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+        sending = true
+        pump(NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: fd), from: 0, of: file, head: head, context: context)
+        return true
+    }
+
+    /// The next chunk written so far, under the rate; a wait when there is none yet; the end once
+    /// the download is done and all of it sent; the connection closed when the download failed.
+    private func pump(_ handle: NIOFileHandle, from offset: Int64, of file: GrowingFile, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        // Whether it was done, read before its size: a size read after that is the whole form.
+        let done = file.isFinished
+        let size = (try? handle.withUnsafeFileDescriptor { fd -> Int64 in
+            var status = stat()
+            return fstat(fd, &status) == 0 ? Int64(status.st_size) : -1
+        }) ?? -1
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        guard !file.isFailed, size >= offset else { return stop(handle, context: context) }
+        guard size > offset else {
+            guard done else {
+                context.eventLoop.scheduleTask(in: Self.growingPoll) {
+                    let (handler, context) = bound.value
+                    handler.pump(handle, from: offset, of: file, head: head, context: context)
+                }
+                return
+            }
+            try? handle.close()
+            sending = false
+            return finish(head, context: context)
+        }
+        let end = min(size, offset + Self.chunk)
+        let chunk = IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end)))
+        let wait = rate.reserve(Int(end - offset), now: Self.now())
+        let write: @Sendable () -> Void = {
+            let (handler, context) = bound.value
+            context.writeAndFlush(handler.wrapOutboundOut(.body(chunk))).whenComplete { result in
+                let (handler, context) = bound.value
+                guard case .success = result else { return handler.stop(handle, context: context) }
+                // Through the loop, as PeerObjectHandler.send: never a call deeper per chunk.
+                context.eventLoop.execute {
+                    let (handler, context) = bound.value
+                    handler.pump(handle, from: end, of: file, head: head, context: context)
+                }
+            }
+        }
+        if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
+    }
+
+    /// The stream broken off: the asker sees a body cut short, and asks again.
+    private func stop(_ handle: NIOFileHandle, context: ChannelHandlerContext) {
+        try? handle.close()
+        sending = false
+        context.close(promise: nil)
+    }
+}

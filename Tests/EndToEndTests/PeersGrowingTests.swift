@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import TestOrigin
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An owner serves a form of its share while it is still arriving from the origin (docs/peers.md
+/// "As it arrives"): a peer asking for it gets its first bytes at once, not a "not yet" until the
+/// owner's download and decoding end, and a download that breaks off breaks the peer's stream off.
+@Suite(.awaitsCleanups) struct PeersGrowingTests {
+    /// PeerChoice's weight, as every device computes it (docs/peers.md: a fixed function).
+    static func weight(_ object: String, _ peer: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in object.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        hash = (hash ^ 0x2f) &* 0x100_0000_01b3
+        for byte in peer.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        return hash ^ (hash >> 31)
+    }
+
+    static func owner(_ object: String, among peers: [String]) -> String? {
+        peers.max { (weight(object, $0), $0) < (weight(object, $1), $1) }
+    }
+
+    /// A response read as it arrives: when its first body bytes came, and the body, de-chunked.
+    struct Streamed {
+        var status = 0
+        var head = ""
+        /// When the owner's download of it began (the origin was asked for it).
+        var began = Date()
+        var firstBody: Date?
+        var body: [UInt8] = []
+        /// The chunked body's last (empty) chunk arrived: the stream ended, not broke off.
+        var ended = false
+    }
+
+    /// GET `target` from the listener on `port`, reading until it closes.
+    static func stream(_ target: String, port: Int) throws -> Streamed {
+        guard let fd = LoopbackSocket.connect(port: port, timeout: 15) else { throw POSIXError(.ECONNREFUSED) }
+        defer { close(fd) }
+        let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var result = Streamed()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var headEnd: Int?
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += chunk[0..<n]
+            if headEnd == nil, let end = received.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound { headEnd = end }
+            if let headEnd, result.firstBody == nil, received.count > headEnd { result.firstBody = Date() }
+        }
+        guard let headEnd else { return result }
+        result.head = String(decoding: received[..<headEnd], as: UTF8.self).lowercased()
+        result.status = Int(result.head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        (result.body, result.ended) = dechunked(received[headEnd...])
+        return result
+    }
+
+    static func dechunked(_ bytes: ArraySlice<UInt8>) -> ([UInt8], Bool) {
+        var rest = bytes, body: [UInt8] = []
+        while let line = rest.firstRange(of: Array("\r\n".utf8)),
+              let size = Int(String(decoding: rest[..<line.lowerBound], as: UTF8.self), radix: 16) {
+            if size == 0 { return (body, true) }
+            let start = line.upperBound, end = start + size
+            guard end <= rest.endIndex else { return (body + rest[start...], false) }
+            body += rest[start..<end]
+            rest = rest[min(end + 2, rest.endIndex)...]
+        }
+        return (body, false)
+    }
+
+    @Test func aFormItsOwnerIsStillFetchingGoesToAPeerAsItArrives() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let folder = try site.publish(1, extra: PeersFormsTests.textFiles(1, count: 12))
+        let forms = try FileManager.default.contentsOfDirectory(atPath: folder + "/_cenarius/z").filter { $0.hasSuffix(".zst") }
+        // This device and three peers that never answer: it owns about a quarter of the release
+        // (its share then comes as forms, not the pack), two of the text files' forms among it.
+        let port = try TLSOrigin.freePort()
+        let me = "http://127.0.0.1:\(port)"
+        var peers: [String] = [], mine: [String] = []
+        repeat {
+            peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
+            mine = forms.filter { Self.owner(String($0.dropLast(4)), among: peers + [me]) == me }
+        } while mine.count < 2 || mine.count > forms.count / 2
+        let (growing, broken) = ("_cenarius/z/" + mine[0], "_cenarius/z/" + mine[1])
+        site.origin.inject(.halfway(pause: 4), on: growing)
+        // Still arriving when the first stream has ended (the owner fetches both at once).
+        site.origin.inject(.halfway(pause: 7, thenCut: true), on: broken)
+        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
+        let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
+                                        "--peer-listen", "127.0.0.1:\(port)", "--peer", me] + peers.flatMap { ["--peer", $0] },
+                                       cache: site.dir.path("a/cache"))
+        defer { _ = daemon.terminate() }
+
+        // Asked once its download has begun: the bytes it has so far at once, then the rest as they come.
+        let asked = try Self.askWhileArriving(growing, of: site.origin, port: port)
+        #expect(asked.status == 200 && asked.head.contains("cenarius-growing: 1") && asked.head.contains("transfer-encoding: chunked"), "\(asked.head)")
+        let first = try #require(asked.firstBody)
+        #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+        let published = Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + growing)))
+        #expect(asked.ended && asked.body == published, "the form as published")
+
+        // One whose download breaks off: the stream breaks off too (no last chunk), never a wrong end.
+        let cut = try Self.askWhileArriving(broken, of: site.origin, port: port)
+        #expect(cut.status == 200 && !cut.ended, "\(cut.head) \(cut.body.count) bytes, ended \(cut.ended)")
+
+        // The owner itself installs, the broken form's file its next way.
+        _ = try daemon.waitUntilServing()
+        try waitUntil(timeout: 30) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
+        #expect(try Device("a", in: site.dir).verified())
+    }
+
+    /// `path`'s form asked of the owner on `port` from the moment the origin was asked for it,
+    /// until the owner's listener answers it (a `503` "not yet" before its first bytes are in).
+    static func askWhileArriving(_ path: String, of origin: TestOrigin, port: Int) throws -> Streamed {
+        try waitUntil(timeout: 30) { !origin.requests(for: path).isEmpty }
+        let began = Date()
+        while true {
+            var answer = try stream("/" + path, port: port)
+            answer.began = began
+            if answer.status != 503 || Date().timeIntervalSince(began) > 2 { return answer }
+            usleep(20_000)
+        }
+    }
+}
