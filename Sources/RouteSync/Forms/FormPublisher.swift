@@ -88,6 +88,9 @@ package struct FormPublisher {
     /// Whether the store holds an object (a relative key) besides the files under the output root:
     /// a republish says what the remote holds.
     package var storeHolds: ((String) -> Bool)?
+    /// The size the store lists an object at (`publish`): a form it holds, which no pack of this
+    /// release needs whole, is named without being read (`listedForm`).
+    package var storeSize: ((String) -> Int64?)?
     /// The solid pack to carry forward when the delta pack from its table stays small; nil: a
     /// new one (as `routes` always makes). Its table must be one of `olds`.
     package var carry: Carry?

@@ -100,7 +100,7 @@ struct Publication {
         if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
         let objects = state.objects
         let remote = remote
-        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { (try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget))) ?? [:] }))
+        return (olds, .carrying(carried, storeSize: { objects[$0]?.size }, storeRead: { (try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget))) ?? [:] }))
     }
 
     /// The writer of `build`'s release, hashed now (after the bases were read) and checked against
