@@ -39,7 +39,9 @@ package enum Bases {
     /// The solid pack a new release may carry forward (FormPublisher.Carry): the one the channel's
     /// head's index made or carried, with its table (which `releases` may have passed over);
     /// nil when there is none or the store lacks what it needs. `known`: tables already read (`releases`), not read again.
-    package static func carried(by state: RemoteState, from destination: some Destination, known: [Release] = []) throws(CenariusError) -> (FormPublisher.Carry, Release)? {
+    /// `index`: the head's, whose delta packs hold patches a release on it may take again (DeltaFrames).
+    package static func carried(by state: RemoteState, from destination: some Destination,
+                                known: [Release] = []) throws(CenariusError) -> (carry: FormPublisher.Carry, table: Release, index: ReleaseIndex)? {
         guard let head = state.head, let digest = head.index, let bytes = try destination.read(ReleaseHead.indexPath(digest)),
               ReleaseIndex.tableDigest(bytes) == digest, let index = try? ReleaseIndex.parse(bytes, source: ReleaseHead.indexPath(digest)) else { return nil }
         let carry = index.solidPack.map { FormPublisher.Carry(from: head.table, pack: $0, releases: 0) }
@@ -49,7 +51,7 @@ package enum Bases {
         if tableBytes == nil { tableBytes = try destination.read(ReleaseHead.tablePath(carry.from)) }
         guard let tableBytes, ReleaseIndex.tableDigest(tableBytes) == carry.from,
               let table = try? RouteTable.parse(tableBytes, source: carry.from), table.packOrder.count == carry.pack.files else { return nil }
-        return (carry, Release(tableBytes: tableBytes, table: table))
+        return (carry, Release(tableBytes: tableBytes, table: table), index)
     }
 
     /// Writes `folder/Routes.json` and the base files `table`'s new files need from `old`; returns how

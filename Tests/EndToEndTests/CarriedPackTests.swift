@@ -29,9 +29,22 @@ import TestOrigin
     /// devices on the last release and new ones.
     @Test(.enabled(if: Requirement.inCI || ObjectStore.available, "OpenStack Swift is not installed (make test-deps)"))
     func aOneFileReleaseAfterABigOneReadsNoBaseForHeldPatches() async throws {
-        let (_, _, publisher) = try await PublishTests.Publisher.onObjectStore("byname")
-        let (big, one) = try Self.oneFileAfterABigOne(publisher)
+        let (store, bucket, publisher) = try await PublishTests.Publisher.onObjectStore("byname")
+        let kinds = ["z", "p", "pack"]
+        var before: [Int] = []
+        let (big, one) = try Self.oneFileAfterABigOne(publisher) { before = kinds.map { Self.reads(store, bucket: bucket, under: "_cenarius/\($0)/") } }
         #expect((one["baseBytesRead"] as? Int ?? .max) < 1_000, "only the page's base (from release 2) is read: \(one), \(big)")
+        let read = zip(kinds, before).map { Self.reads(store, bucket: bucket, under: "_cenarius/\($0)/") - $1 }
+        // The 120 modules' forms (release 2's) are listed under their hashes, and each one's frame in
+        // the delta pack from release 1 is its patch: no form is read (docs/decisions.md). Those
+        // patches are the frames of release 2's delta pack from release 1: that pack is read, not them.
+        #expect(read == [0, 0, 1], "forms, patches and packs read: \(read); \(one)")
+    }
+
+    /// How many GETs `publish` sent for keys under `prefix` of the bucket's `app/`, from the store's log.
+    static func reads(_ store: ObjectStore, bucket: String, under prefix: String) -> Int {
+        let log = (try? String(contentsOfFile: store.accessLog, encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains(" cenariusd-publish ") && $0.contains(" GET /\(bucket)/app/\(prefix)") }.count
     }
 
     /// The same to a folder, whose listing tells no file's hash: the bases are read and checked, as before.
@@ -43,7 +56,9 @@ import TestOrigin
     }
 
     /// Releases 1 to 3: 120 modules under content-hashed names, all of them changed in 2, the page alone in 3.
-    static func oneFileAfterABigOne(_ publisher: PublishTests.Publisher) throws -> (big: [String: Any], one: [String: Any]) {
+    /// `beforeTheOneFile`: called between release 2's installs and release 3's publish.
+    static func oneFileAfterABigOne(_ publisher: PublishTests.Publisher,
+                                    beforeTheOneFile: () throws -> Void = {}) throws -> (big: [String: Any], one: [String: Any]) {
         func publish(_ n: Int, modules version: Int) throws -> [String: Any] {
             let folder = "bundled-\(n)"
             for m in 0..<120 {
@@ -61,6 +76,7 @@ import TestOrigin
         let big = try publish(2, modules: 2)
         #expect((big["baseBytesRead"] as? Int ?? 0) > 120 * 4_000, "release 2 patches every module from release 1's: \(big)")
         _ = try installs(publisher, "on-2", 2)
+        try beforeTheOneFile()
         let one = try publish(3, modules: 2)
         #expect(one["pack"] as? String == "carried", "\(one)")
         for device in ["on-1", "on-2"] {

@@ -196,6 +196,22 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
         #expect(offset == Int64(pack.count))
     }
 
+    /// A pack's frames told apart from their headers alone, as `publish` cuts a delta pack's patches
+    /// out of it without their bases: compressed, raw (noise) and RLE blocks, a patch, a frame of
+    /// nothing, a file of several blocks; a cut short or trailing pack is refused.
+    @Test func packFramesAreFoundFromTheirHeaders() throws {
+        var noise = SystemRandomNumberGenerator()
+        let base = bundle(seed: 10, bytes: 300_000)
+        let frames = [try Zstd.compress(bundle(seed: 11, bytes: 400_000)), try Zstd.compress((0..<5_000).map { _ in UInt8.random(in: 0...255, using: &noise) }),
+                      try Zstd.compress([UInt8](repeating: 7, count: 200_000)), try Zstd.compress(base + Array("tail".utf8), prefix: base),
+                      try Zstd.compress([]), try Zstd.compress(bundle(seed: 12, bytes: 10))]
+        let pack = frames.flatMap { $0 }
+        #expect(Zstd.frameLengths(pack) == frames.map(\.count))
+        #expect(Zstd.frameLengths(Array(pack.dropLast())) == nil)
+        #expect(Zstd.frameLengths(pack + [0]) == nil)
+        #expect(Zstd.frameLengths([]) == [])
+    }
+
     @Test func signatureCoversTheIndex() throws {
         let (key, publicKey) = SigningKeys.generate()
         let (_, other) = SigningKeys.generate()

@@ -14,7 +14,8 @@ extension ReleaseWriter {
         case stored(index: [UInt8], tableForm: [UInt8]?)
         /// Made, with an earlier solid pack carried forward while the delta pack from its table
         /// stays small (`publish`): files the store and every base release hold are not compressed again.
-        case carrying(FormPublisher.Carry, storeHolds: (String) -> Bool, storeRead: ([String]) -> [String: [UInt8]])
+        /// `storeSize`: the size the store's listing gives a key, nil when it lacks it.
+        case carrying(FormPublisher.Carry, storeSize: (String) -> Int64?, storeRead: ([String]) -> [String: [UInt8]])
 
         package var isMade: Bool {
             if case .stored = self { return false }
@@ -61,9 +62,10 @@ extension ReleaseWriter {
             publisher.reusing = earlier
             publisher.storeHolds = storeHolds
         }
-        if case .carrying(let carry, let storeHolds, let storeRead) = source {
+        if case .carrying(let carry, let storeSize, let storeRead) = source {
             publisher.carry = carry
-            publisher.storeHolds = storeHolds
+            publisher.storeHolds = { storeSize($0) != nil }
+            publisher.storeSize = storeSize
             publisher.storeRead = storeRead
         }
         // The head is the writer's, written last.

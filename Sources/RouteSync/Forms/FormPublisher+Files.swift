@@ -29,6 +29,15 @@ extension FormPublisher {
             run.atURI.append(entry)
             return
         }
+        if !alone, let size = listedForm(entry.hash, below: bytes.count, run: run) {
+            // Named by the file's hash and checked when it was written, and no pack of this release
+            // takes it whole: it is read (and checked again) only if a delta frame is the form itself.
+            run.summary.reusedForms += 1
+            run.summary.compressedForms += 1
+            run.summary.compressedBytes += Int64(size)
+            try addDeltaFrames(of: entry, bytes: bytes, formSize: size, form: nil, to: &run)
+            return
+        }
         let compressed: [UInt8]
         if let stored = storedForm(entry.hash, of: bytes, root: run.root) {
             compressed = stored
@@ -52,18 +61,41 @@ extension FormPublisher {
             run.index.plain.insert(entry.hash)
             try write(bytes, to: ReleaseIndex.plainPath(entry.hash), root: run.root)
         }
+        try addDeltaFrames(of: entry, bytes: bytes, formSize: compressed.count, form: compressed, to: &run)
+    }
+
+    /// The file's frame in the delta pack from each OLD that lacks it: a patch, or its form (`form`;
+    /// nil: the store's, read now, or compressed again when that does not decode to the file).
+    private func addDeltaFrames(of entry: RouteEntry, bytes: [UInt8], formSize: Int, form: [UInt8]?,
+                                to run: inout Run) throws(CenariusError) {
+        var form = form
         for k in olds.indices where !run.oldSets[k].contains(entry.hash) {
-            let (frame, base) = try deltaFrame(of: entry, bytes: bytes, compressed: compressed, from: k, run: &run)
-            try run.deltas[k].append(frame, base: base)
+            if let patch = try deltaPatch(of: entry, bytes: bytes, formSize: formSize, from: k, run: &run) {
+                try run.deltas[k].append(patch.bytes, base: patch.base)
+                continue
+            }
+            if form == nil { form = storedForm(entry.hash, of: bytes, root: run.root) }
+            if form == nil { form = try Zstd.compress(bytes) }
+            try run.deltas[k].append(form ?? [])
         }
     }
 
-    /// The frame of the delta pack from the `k`th OLD: a patch from its file at the nearest uri
-    /// (written once) when one is smaller than the compressed form and the file, else the form.
-    private func deltaFrame(of entry: RouteEntry, bytes: [UInt8], compressed: [UInt8], from k: Int,
-                            run: inout Run) throws(CenariusError) -> (frame: [UInt8], base: ContentHash?) {
+    /// The size of the form the store lists for this file, when nothing but a delta frame may need
+    /// its bytes: no pack of this release is being made from the files, and neither the output
+    /// root nor a republish holds it (then it is taken from there, as before).
+    func listedForm(_ hash: ContentHash, below size: Int, run: Run) -> Int? {
+        let key = ReleaseIndex.formPath(hash)
+        guard run.pack == nil, heldForms[key] == nil, FileSystem.regularFileSize(FileSystem.join(run.root, key)) == nil,
+              let listed = storeSize?(key), listed < Int64(size) else { return nil }
+        return Int(listed)
+    }
+
+    /// The patch that is the file's frame in the delta pack from the `k`th OLD: one from its file at
+    /// the nearest uri (written once) when it is smaller than the compressed form and the file; nil: the form is.
+    private func deltaPatch(of entry: RouteEntry, bytes: [UInt8], formSize: Int, from k: Int,
+                            run: inout Run) throws(CenariusError) -> (bytes: [UInt8], base: ContentHash)? {
         guard let base = run.matches[k].base(for: entry.uri, size: Int64(bytes.count)),
-              base.size + Int64(bytes.count) <= Self.patchWindowBudget else { return (compressed, nil) }
+              base.size + Int64(bytes.count) <= Self.patchWindowBudget else { return nil }
         let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
         let patch: [UInt8]
         // A base may be missing: `publish` fetches only those the remote still holds, and none for a patch it takes by name.
@@ -73,9 +105,9 @@ extension FormPublisher {
         } else if let held = heldPatch(pair, holds: run.holds) {
             patch = held
         } else {
-            return (compressed, nil)
+            return nil
         }
-        guard patch.count < min(compressed.count, bytes.count) else { return (compressed, nil) }
+        guard patch.count < min(formSize, bytes.count) else { return nil }
         if run.patched.insert(pair).inserted {
             try write(patch, to: ReleaseIndex.patchPath(pair), root: run.root)
             run.index.patches.append(pair)

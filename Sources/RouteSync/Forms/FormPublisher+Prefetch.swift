@@ -15,12 +15,22 @@ extension FormPublisher {
             guard budget >= size else { break }
             budget -= size
             let form = ReleaseIndex.formPath(entry.hash)
-            if heldForms[form] == nil, FileSystem.regularFileSize(FileSystem.join(run.root, form)) == nil, storeHolds(form) { keys.append(form) }
+            let listed = listedForm(entry.hash, below: Int(size), run: run)
+            // A listed form is needed only where no patch the listing shows smaller is the frame.
+            var formNeeded = listed == nil
             for k in olds.indices where !run.oldSets[k].contains(entry.hash) {
-                guard let base = run.matches[k].base(for: entry.uri, size: size), base.size + size <= Self.patchWindowBudget else { continue }
-                let patch = ReleaseIndex.patchPath(ReleaseIndex.Patch(target: entry.hash, base: base.hash))
+                guard let base = run.matches[k].base(for: entry.uri, size: size), base.size + size <= Self.patchWindowBudget else {
+                    formNeeded = true
+                    continue
+                }
+                let pair = ReleaseIndex.Patch(target: entry.hash, base: base.hash)
+                let patch = ReleaseIndex.patchPath(pair)
                 if storeHolds(patch), run.holds(patch) { keys.append(patch) }
+                let patchSize = patchesByName.contains(pair) ? storeSize?(patch) : nil
+                if let listed, let patchSize, patchSize < Int64(min(listed, Int(size))) { continue }
+                formNeeded = true
             }
+            if formNeeded, heldForms[form] == nil, FileSystem.regularFileSize(FileSystem.join(run.root, form)) == nil, storeHolds(form) { keys.append(form) }
         }
         return keys.isEmpty ? [:] : storeRead(Array(Set(keys)))
     }

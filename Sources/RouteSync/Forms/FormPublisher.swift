@@ -88,6 +88,9 @@ package struct FormPublisher {
     /// Whether the store holds an object (a relative key) besides the files under the output root:
     /// a republish says what the remote holds.
     package var storeHolds: ((String) -> Bool)?
+    /// The size the store lists an object at (`publish`): a form it holds, which no pack of this
+    /// release needs whole, is named without being read (`listedForm`).
+    package var storeSize: ((String) -> Int64?)?
     /// The solid pack to carry forward when the delta pack from its table stays small; nil: a
     /// new one (as `routes` always makes). Its table must be one of `olds`.
     package var carry: Carry?
@@ -99,8 +102,10 @@ package struct FormPublisher {
     /// at its uri, besides the packs; `StoredRelease` rebuilds such files from the pack.
     package var formsAtURI = false
     /// Objects' bytes from the store, by key (`publish`): a form or patch it holds is read and checked
-    /// to decode to its file rather than made again, which for a large file costs seconds. Those
-    /// the files will ask for are read in one call before the first (`prefetch`), concurrently.
+    /// to decode to its file rather than made again, which for a large file costs seconds (a listed
+    /// form only when it is a delta frame: `listedForm`). Those the files will ask for are read in one
+    /// call before the first (`prefetch`), concurrently; `publish` cuts patches from the head's delta
+    /// packs where it can (DeltaFrames).
     package var storeRead: (([String]) -> [String: [UInt8]])?
     /// Patches the store holds from bases it holds too, taken by their names without their bases
     /// (`publish`, which then reads no base for them): a name is its content's (`<target>-<base>`), as

@@ -93,14 +93,19 @@ struct Publication {
     /// releases, and with `carry` the pack its head carries, whose table is a base too.
     private func bases(for table: RouteTable, digest: String, forms: ReleaseWriter.Forms) throws -> ([Bases.Release], ReleaseWriter.Forms) {
         var olds = try forms.isMade ? Bases.releases(of: state, from: remote, excluding: digest, count: patches) : []
-        guard carry, case .made = forms, case let (carried, table)? = try Bases.carried(by: state, from: remote, known: olds), carried.from != digest else {
+        guard carry, case .made = forms, case let (carried, table, index)? = try Bases.carried(by: state, from: remote, known: olds), carried.from != digest else {
             return (olds, forms)
         }
         // The carried pack's table is a base too: the delta pack from it is what a first install adds to the pack.
         if !olds.contains(where: { ReleaseIndex.tableDigest($0.tableBytes) == carried.from }) { olds.append(table) }
         let objects = state.objects
         let remote = remote
-        return (olds, .carrying(carried, storeHolds: { objects[$0] != nil }, storeRead: { (try? remote.read($0, limit: Int(FormPublisher.patchWindowBudget))) ?? [:] }))
+        // The head's delta packs from these bases hold most of what a release right after a large one takes again.
+        let frames = olds.first { ReleaseIndex.tableDigest($0.tableBytes) == state.head?.table }.map { DeltaFrames(index: index, table: $0.table, olds: olds) }
+        let limit = Int(FormPublisher.patchWindowBudget)
+        return (olds, .carrying(carried, storeSize: { objects[$0]?.size }, storeRead: { keys in
+            (try? frames.map { try $0.read(keys, from: remote, objects: objects, limit: limit) } ?? remote.read(keys, limit: limit)) ?? [:]
+        }))
     }
 
     /// The writer of `build`'s release, hashed now (after the bases were read) and checked against
