@@ -17,6 +17,7 @@ static struct {
     size_t (*DCtx_setParameter)(ZSTD_DCtx *, ZSTD_dParameter, int);
     size_t (*DCtx_refPrefix)(ZSTD_DCtx *, const void *, size_t);
     size_t (*decompressStream)(ZSTD_DStream *, ZSTD_outBuffer *, ZSTD_inBuffer *);
+    size_t (*findFrameCompressedSize)(const void *, size_t);
     unsigned (*isError)(size_t);
     const char *(*getErrorName)(size_t);
 } fn;
@@ -48,6 +49,7 @@ static void load(void) {
     BIND(DCtx_setParameter, "ZSTD_DCtx_setParameter")
     BIND(DCtx_refPrefix, "ZSTD_DCtx_refPrefix")
     BIND(decompressStream, "ZSTD_decompressStream")
+    BIND(findFrameCompressedSize, "ZSTD_findFrameCompressedSize")
     BIND(isError, "ZSTD_isError")
     BIND(getErrorName, "ZSTD_getErrorName")
     loaded = 1;
@@ -61,6 +63,11 @@ int czstd_load(void) {
 const char *czstd_load_error(void) { return load_error; }
 
 size_t czstd_bound(size_t size) { return fn.compressBound(size); }
+
+size_t czstd_frame_size(const void *source, size_t size) {
+    size_t length = fn.findFrameCompressedSize(source, size);
+    return fn.isError(length) ? 0 : length;
+}
 
 #define CHECK(call)                                                              \
     do {                                                                         \

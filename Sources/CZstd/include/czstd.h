@@ -20,6 +20,9 @@ size_t czstd_compress(void *destination, size_t capacity, const void *source, si
                       const void *prefix, size_t prefix_size, int level, int window_log,
                       int long_matching, const char **error);
 size_t czstd_bound(size_t size);
+/* The length of the whole frame at the start of `source` (its headers and blocks, read without
+   decoding: a patch's frame cannot be decoded without its base), or 0 when it is not one. */
+size_t czstd_frame_size(const void *source, size_t size);
 
 /* A streaming decoder whose window may not exceed 2^window_log_max bytes (frames asking for more
    fail), optionally referring to `prefix` for one frame (the base of a patch). The prefix must
