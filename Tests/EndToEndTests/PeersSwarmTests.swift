@@ -74,6 +74,19 @@ import TestOrigin
         for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release \(n)</h1>" } }
     }
 
+    /// Whether an object (the name `objectCounts` keys it by) is the share of a device whose last
+    /// sync ended more than two seconds after the first of its peers' (it began late).
+    static func lateShares(_ site: HeadAndStoreTests.Site, _ devices: [(daemon: DaemonProcess, name: String)]) throws -> (String) -> Bool {
+        let peers = devices.map { device -> String in
+            let arguments = device.daemon.process.arguments ?? []
+            return arguments.firstIndex(of: "--peer-listen").map { "http://" + arguments[$0 + 1] } ?? ""
+        }
+        let ended = try devices.map { try (synced(site, $0.name)["last"] as? [String: Any])?["at"] as? Double ?? 0 }
+        let first = ended.min() ?? 0
+        let late = Set(zip(peers, ended).filter { $0.1 > first + 2 }.map(\.0))
+        return { name in late.contains(PeersGrowingTests.owner(String(name.prefix(32)), among: peers) ?? "") }
+    }
+
     /// `status --json`'s `sync`: the bytes from peers and from the origin since the daemon started.
     static func synced(_ site: HeadAndStoreTests.Site, _ name: String) throws -> [String: Any] {
         let status = try Device(name, in: site.dir).run(["status", "--json"])
@@ -96,7 +109,12 @@ import TestOrigin
         // The release, all three told at once.
         try Self.release(2, files: Self.noiseFiles(2, count: 12), on: site, to: devices)
         counts = Self.objectCounts(site.origin)
-        #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 1 }, "each object of the release once: \(counts) \(site.origin.requests.map { "\($0.path) \($0.headers["range"] ?? "")" }) \(devices.map { (try? Self.synced(site, $0.name)) ?? [:] })")
+        // A device whose sync a loaded machine began after its peers had their shares answers them
+        // `404` (it is not fetching yet): its share comes from the origin twice, as docs/peers.md
+        // says. Every other object once.
+        let late = try Self.lateShares(site, devices)
+        #expect(!counts.isEmpty && counts.allSatisfy { $0.value == 1 || late($0.key) }, "each object of the release once: \(counts) \(site.origin.requests.map { "\($0.path) \($0.headers["range"] ?? "")" }) \(devices.map { (try? Self.synced(site, $0.name)) ?? [:] })")
+        #expect(counts.filter { !late($0.key) }.count * 2 >= counts.count, "most objects' owners synced together: \(counts)")
         for device in devices { #expect(try Self.verified(site, device.name)) }
 
         // A third, with one of them killed while it fetches its share: the others finish, its share from the origin.

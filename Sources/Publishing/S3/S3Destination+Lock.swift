@@ -201,9 +201,9 @@ final class S3Lock: PublishLock {
             last = FileSystem.monotonic()
             // A store that fails to answer once is asked again at the next turn; only a lease another holds is lost.
             guard (try? renewNow()) != false else {
-                let error = CenariusError.remote("\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
-                    + "(its lease ran out unrenewed): stopped before writing its head; run it again")
-                state.withLock { $0.lost = error }
+                // Whether it was written over or ran out first, another holds the lock now: the same
+                // stop as `confirm`'s, and the same wait and publish on top of it (PublishCommand).
+                state.withLock { $0.lost = lost() }
                 return
             }
         }
@@ -228,11 +228,16 @@ final class S3Lock: PublishLock {
         try renew()
         let token = state.withLock { $0.holder.token }
         guard try lease.current()?.holder?.token == token else {
-            let error = CenariusError(.remote, "\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
-                + "(its lease was written over): stopped before the next write that names a release; run it again", cause: .lockTaken)
+            let error = lost()
             state.withLock { $0.lost = error }
             throw error
         }
+    }
+
+    /// Another publish's lease is where this one's was: it stops before the next write that names a release.
+    private func lost() -> CenariusError {
+        CenariusError(.remote, "\(lease.destination.description)\(LockHolder.key): another publish took this one's lock "
+            + "(its lease was written over, or ran out unrenewed): stopped before the next write that names a release; run it again", cause: .lockTaken)
     }
 
     func release() {
