@@ -41,6 +41,8 @@ extension PeerObjectHandler {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         guard !file.isFailed, size >= offset else { return stop(handle, context: context) }
         guard size > offset else {
+            // An asker gone while the download pauses: its descriptor is not held on for it.
+            guard context.channel.isActive else { return stop(handle, context: context) }
             guard done else {
                 context.eventLoop.scheduleTask(in: Self.growingPoll) {
                     let (handler, context) = bound.value
