@@ -133,7 +133,9 @@ package enum Daemon {
             logger.warning("no remote configured: serving the preset and cache without syncing")
         }
         if develop == nil, let peers = options.peers {
-            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), fetching: settings.peers.fetching, logger: logger))
+            // A device that syncs (a remote) polls when its peers fetch a release it does not.
+            let nudge = settings.remote == nil ? nil : PeerNudge { Task { _ = await coordinator.request(reason: "peer") } }
+            services.append(PeerListener(options: peers, objects: ObjectStore(layout: layout), fetching: settings.peers.fetching, nudge: nudge, logger: logger))
         }
         if let discovered {
             services.append(PeerDiscovery(directory: discovered, listener: options.peers, channel: settings.channel, layout: layout,

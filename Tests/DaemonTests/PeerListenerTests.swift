@@ -1,4 +1,5 @@
-import Daemon
+@testable import Daemon
+import Synchronization
 import Testing
 
 /// The peer listener's pure parts: who is on the LAN, what `--peer-listen` means, and when a
@@ -32,6 +33,18 @@ import Testing
         for bad in ["8701", "eth0:8701", "192.168.1.20", "192.168.1.20:70000", "192.168.1.20:x", "[fd00::5]"] {
             #expect(PeerServeOptions(listen: bad) == nil, "\(bad)")
         }
+    }
+
+    /// Peers fetching a release this device does not: one poll now, "not yet" for ten seconds, no
+    /// other poll within the minute (docs/peers.md).
+    @Test func aDeviceBehindItsPeersPollsOnceAMinute() {
+        let polls = Mutex(0)
+        let nudge = PeerNudge { polls.withLock { $0 += 1 } }
+        #expect(nudge.nudged(now: 1000) && polls.withLock { $0 } == 1)
+        #expect(nudge.nudged(now: 1009), "its sync is on its way: the asker waits")
+        #expect(!nudge.nudged(now: 1011) && !nudge.nudged(now: 1059), "past ten seconds: a 404, and no poll")
+        #expect(polls.withLock { $0 } == 1)
+        #expect(nudge.nudged(now: 1060) && polls.withLock { $0 } == 2)
     }
 
     @Test func aDeviceNeverAsksItself() {

@@ -74,6 +74,24 @@ import TestOrigin
         for device in devices { try waitUntil { try PeersTests.served(site, device.name) == "<h1>release \(n)</h1>" } }
     }
 
+    /// A device not told of a release (a missed SIGHUP, a timer far off) is pulled along by its
+    /// peers: they ask it for its share naming the release, it polls at once (reason `peer`) and
+    /// fetches its share, and each object still crosses the uplink once (docs/peers.md).
+    @Test func aDeviceNotToldOfAReleaseIsPulledAlongByItsPeers() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let devices = try Self.started(site, 3, files: Self.noiseFiles(1, count: 12))
+        defer { for device in devices { _ = device.daemon.terminate() } }
+        try Self.slowObjects(try site.publish(2, extra: Self.noiseFiles(2, count: 12)), on: site.origin, seconds: 2)
+        site.origin.resetRequests()
+        for device in devices.dropLast() { #expect(try RawHTTP(port: device.daemon.port).request("POST", "/_cenarius/sync").status == 202) }
+        for device in devices { try waitUntil(timeout: 40) { try PeersTests.served(site, device.name) == "<h1>release 2</h1>" } }
+        let counts = Self.objectCounts(site.origin)
+        #expect(!counts.isEmpty && counts.values.allSatisfy { $0 == 1 }, "each object of the release once: \(counts)")
+        let last = try #require(try Self.synced(site, devices[2].name)["last"] as? [String: Any])
+        #expect(last["reason"] as? String == "peer", "\(last)")
+        for device in devices { #expect(try Self.verified(site, device.name)) }
+    }
+
     /// Whether an object (the name `objectCounts` keys it by) is the share of a device whose last
     /// sync ended more than two seconds after the first of its peers' (it began late).
     static func lateShares(_ site: HeadAndStoreTests.Site, _ devices: [(daemon: DaemonProcess, name: String)]) throws -> (String) -> Bool {

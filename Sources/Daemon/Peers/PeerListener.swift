@@ -13,6 +13,8 @@ struct PeerListener: Service {
     let options: PeerServeOptions
     let objects: ObjectStore
     let fetching: PeerFetching
+    /// Polls the origin when peers fetch a release this device does not (PeerNudge).
+    let nudge: PeerNudge?
     let logger: Logger
     /// Connections with nothing read or written this long are closed.
     static let idleTimeout: TimeAmount = .seconds(15)
@@ -23,7 +25,7 @@ struct PeerListener: Service {
         let allowed = options.allowed.isEmpty ? LANSubnets.of(bind: options.host) : options.allowed
         let slots = PeerSlots(maximum: options.maxConnections)
         let rate = PeerRate(bytesPerSecond: options.maxRate)
-        let (objects, fetching) = (self.objects, self.fetching)
+        let (objects, fetching, nudge) = (self.objects, self.fetching, self.nudge)
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -41,7 +43,7 @@ struct PeerListener: Service {
                         let pipeline = channel.pipeline.syncOperations
                         try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                         try pipeline.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
-                        try pipeline.addHandler(PeerObjectHandler(objects: objects, fetching: fetching, rate: rate, busy: admission == .busy))
+                        try pipeline.addHandler(PeerObjectHandler(objects: objects, fetching: fetching, rate: rate, busy: admission == .busy, nudge: nudge))
                     }
                 }
                 .bind(host: options.host, port: options.port).get()

@@ -24,17 +24,19 @@ final class PeerObjectHandler: ChannelInboundHandler {
     let rate: PeerRate
     /// Past `--peer-max-connections`: every request is told to come back later.
     let busy: Bool
+    let nudge: PeerNudge?
     /// Seconds a busy listener asks a peer to wait.
     static let retryAfter = 10
     private var request: HTTPRequestHead?
     var sending = false
 
-    init(objects: ObjectStore, fetching: PeerFetching, rate: PeerRate, busy: Bool) {
+    init(objects: ObjectStore, fetching: PeerFetching, rate: PeerRate, busy: Bool, nudge: PeerNudge? = nil) {
         self.objects = objects
         forms = PeerForms(layout: objects.layout)
         self.fetching = fetching
         self.rate = rate
         self.busy = busy
+        self.nudge = nudge
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -70,13 +72,22 @@ final class PeerObjectHandler: ChannelInboundHandler {
         guard let hash = Self.object(head.uri) else { return respondForm(to: head, context: context) }
         guard objects.contains(hash) else {
             // Still on its way here: the asker waits a second rather than take it from the origin too.
-            guard fetching.contains(hash) else { return answer(.notFound, "not an object this device holds\n", head: head, context: context) }
+            guard fetching.contains(hash) else { return missing(head, context: context) }
             return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
         }
         if head.method == .GET, Self.acceptsZstd(head), Zstd.isAvailable {
             return sendCompressed(hash, head: head, context: context)
         }
         sendFile(objects.path(hash), head: head, context: context)
+    }
+
+    /// Neither held nor being fetched: a `404`, but "not yet" while this device polls for the
+    /// release its asker names, which it fetches none of (PeerNudge).
+    func missing(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        if head.headers.first(name: PeerSources.releaseHeader) != nil, fetching.current == nil, nudge?.nudged(now: Self.now()) == true {
+            return answer(.serviceUnavailable, "not yet: this device is polling for that release\n", head: head, context: context, extra: [("Retry-After", "1")])
+        }
+        answer(.notFound, "not an object this device holds\n", head: head, context: context)
     }
 
     /// An object's exact bytes (or a kept form's), by sendfile.

@@ -44,6 +44,10 @@ package struct PeerSources: Sendable {
     /// fetch their shares at once, so the owners' ends are seconds apart, and a peer that says
     /// "not yet" forever costs this much, not a failed sync.
     package static let notYetWait = 12.0
+    /// The request header that names the release an asker fetches (its table's first 16 hex digits,
+    /// as `rel=` does): a peer that holds another and is not fetching it takes it for a sign that its
+    /// origin has a release it has not polled for yet.
+    package static let releaseHeader = "Cenarius-Release"
     package static let notYetRetry = 0.25
 
     package init(urls: [String] = [], me: String? = nil) {
