@@ -235,7 +235,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestOrigin", "RouteSync", "Settings"]
+            dependencies: ["TestOrigin", "RouteSync", "Settings", "ResourceCache"]
         ),
         .testTarget(
             name: "DaemonTests",

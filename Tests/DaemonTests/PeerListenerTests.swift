@@ -35,16 +35,16 @@ import Testing
         }
     }
 
-    /// Peers fetching a release this device does not: one poll now, "not yet" for ten seconds, no
-    /// other poll within the minute (docs/peers.md).
-    @Test func aDeviceBehindItsPeersPollsOnceAMinute() {
+    /// Peers fetching a release this device does not: one poll for each release they name, "not
+    /// yet" for ten seconds after it, none within five seconds of another (docs/peers.md).
+    @Test func aDeviceBehindItsPeersPollsOnceForEachRelease() {
         let polls = Mutex(0)
         let nudge = PeerNudge { polls.withLock { $0 += 1 } }
-        #expect(nudge.nudged(now: 1000) && polls.withLock { $0 } == 1)
-        #expect(nudge.nudged(now: 1009), "its sync is on its way: the asker waits")
-        #expect(!nudge.nudged(now: 1011) && !nudge.nudged(now: 1059), "past ten seconds: a 404, and no poll")
-        #expect(polls.withLock { $0 } == 1)
-        #expect(nudge.nudged(now: 1060) && polls.withLock { $0 } == 2)
+        #expect(nudge.nudged(for: "a", now: 1000) && polls.withLock { $0 } == 1)
+        #expect(nudge.nudged(for: "a", now: 1009), "its sync is on its way: the asker waits")
+        #expect(!nudge.nudged(for: "a", now: 1011), "past ten seconds: a 404, and no second poll for it")
+        #expect(!nudge.nudged(for: "b", now: 1004) && polls.withLock { $0 } == 1, "another release within five seconds: no poll")
+        #expect(nudge.nudged(for: "b", now: 1020) && polls.withLock { $0 } == 2)
     }
 
     @Test func aDeviceNeverAsksItself() {

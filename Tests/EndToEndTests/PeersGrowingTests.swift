@@ -1,4 +1,5 @@
 import Foundation
+import ResourceCache
 import Testing
 import TestOrigin
 #if canImport(Glibc)
@@ -9,21 +10,6 @@ import Glibc
 /// "As it arrives"): a peer asking for it gets its first bytes at once, not a "not yet" until the
 /// owner's download and decoding end, and a download that breaks off breaks the peer's stream off.
 @Suite(.awaitsCleanups) struct PeersGrowingTests {
-    /// PeerChoice's weight, as every device computes it (docs/peers.md: a fixed function).
-    static func weight(_ object: String, _ peer: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in object.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        hash = (hash ^ 0x2f) &* 0x100_0000_01b3
-        for byte in peer.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
-        return hash ^ (hash >> 31)
-    }
-
-    static func owner(_ object: String, among peers: [String]) -> String? {
-        peers.max { (weight(object, $0), $0) < (weight(object, $1), $1) }
-    }
-
     /// A response read as it arrives: when its first body bytes came, and the body, de-chunked.
     struct Streamed {
         var status = 0
@@ -84,7 +70,7 @@ import Glibc
         var peers: [String] = [], mine: [String] = []
         repeat {
             peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
-            mine = forms.filter { Self.owner(String($0.dropLast(4)), among: peers + [me]) == me }
+            mine = forms.filter { PeerChoice.owner(of: String($0.dropLast(4)), among: peers + [me]) == me }
         } while mine.count < 2 || mine.count > forms.count / 2
         let (growing, broken) = ("_cenarius/z/" + mine[0], "_cenarius/z/" + mine[1])
         site.origin.inject(.halfway(pause: 4), on: growing)

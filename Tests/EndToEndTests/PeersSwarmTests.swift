@@ -1,4 +1,5 @@
 import Foundation
+import ResourceCache
 import Testing
 import TestOrigin
 
@@ -102,7 +103,7 @@ import TestOrigin
         let ended = try devices.map { try (synced(site, $0.name)["last"] as? [String: Any])?["at"] as? Double ?? 0 }
         let first = ended.min() ?? 0
         let late = Set(zip(peers, ended).filter { $0.1 > first + 2 }.map(\.0))
-        return { name in late.contains(PeersGrowingTests.owner(String(name.prefix(32)), among: peers) ?? "") }
+        return { name in late.contains(PeerChoice.owner(of: String(name.prefix(32)), among: peers) ?? "") }
     }
 
     /// `status --json`'s `sync`: the bytes from peers and from the origin since the daemon started.

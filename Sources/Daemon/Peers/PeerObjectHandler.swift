@@ -84,7 +84,8 @@ final class PeerObjectHandler: ChannelInboundHandler {
     /// Neither held nor being fetched: a `404`, but "not yet" while this device polls for the
     /// release its asker names, which it fetches none of (PeerNudge).
     func missing(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        if head.headers.first(name: PeerSources.releaseHeader) != nil, fetching.current == nil, nudge?.nudged(now: Self.now()) == true {
+        if let release = head.headers.first(name: PeerSources.releaseHeader), fetching.current == nil,
+           nudge?.nudged(for: release, now: Self.now()) == true {
             return answer(.serviceUnavailable, "not yet: this device is polling for that release\n", head: head, context: context, extra: [("Retry-After", "1")])
         }
         answer(.notFound, "not an object this device holds\n", head: head, context: context)
