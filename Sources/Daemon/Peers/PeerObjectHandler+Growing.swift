@@ -38,12 +38,12 @@ extension PeerObjectHandler {
             var status = stat()
             return fstat(fd, &status) == 0 ? Int64(status.st_size) : -1
         }) ?? -1
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         guard !file.isFailed, size >= offset else { return stop(handle, context: context) }
         guard size > offset else {
             // An asker gone while the download pauses: its descriptor is not held on for it.
             guard context.channel.isActive else { return stop(handle, context: context) }
             guard done else {
+                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 context.eventLoop.scheduleTask(in: Self.growingPoll) {
                     let (handler, context) = bound.value
                     handler.pump(handle, from: offset, of: file, head: head, context: context)
@@ -55,21 +55,10 @@ extension PeerObjectHandler {
             return finish(head, context: context)
         }
         let end = min(size, offset + Self.chunk)
-        let chunk = IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end)))
-        let wait = rate.reserve(Int(end - offset), now: Self.now())
-        let write: @Sendable () -> Void = {
-            let (handler, context) = bound.value
-            context.writeAndFlush(handler.wrapOutboundOut(.body(chunk))).whenComplete { result in
-                let (handler, context) = bound.value
-                guard case .success = result else { return handler.stop(handle, context: context) }
-                // Through the loop, as PeerObjectHandler.send: never a call deeper per chunk.
-                context.eventLoop.execute {
-                    let (handler, context) = bound.value
-                    handler.pump(handle, from: end, of: file, head: head, context: context)
-                }
-            }
+        pace(.fileRegion(FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(end))), context: context) { handler, context, sent in
+            guard sent else { return handler.stop(handle, context: context) }
+            handler.pump(handle, from: end, of: file, head: head, context: context)
         }
-        if wait <= 0 { write() } else { context.eventLoop.scheduleTask(in: .nanoseconds(Int64(wait * 1e9))) { write() } }
     }
 
     /// The stream broken off: the asker sees a body cut short, and asks again.

@@ -124,24 +124,28 @@ final class PeerObjectHandler: ChannelInboundHandler {
     /// never read into memory.
     func send(_ body: PeerBody, head: HTTPRequestHead, context: ChannelHandlerContext) {
         let (chunk, rest) = body.split(Self.chunk)
+        pace(chunk, context: context) { handler, context, sent in
+            if sent, let rest { return handler.send(rest, head: head, context: context) }
+            body.close()
+            handler.sending = false
+            if sent { handler.finish(head, context: context) } else { context.close(promise: nil) }
+        }
+    }
+
+    /// `chunk` written at its turn under the rate, then `next` with whether it went. Through the
+    /// loop: a write that completed at once runs its callback inline, and a large object's chunks
+    /// would otherwise nest a call deeper each.
+    func pace(_ chunk: IOData, context: ChannelHandlerContext,
+              next: @escaping @Sendable (PeerObjectHandler, ChannelHandlerContext, _ sent: Bool) -> Void) {
         let wait = rate.reserve(chunk.readableBytes, now: Self.now())
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let write: @Sendable () -> Void = {
             let (handler, context) = bound.value
             context.writeAndFlush(handler.wrapOutboundOut(.body(chunk))).whenComplete { result in
-                let (handler, context) = bound.value
-                switch result {
-                case .success:
-                    // Through the loop: a write that completed at once runs this inline, and a
-                    // large object's chunks would otherwise nest a call deeper each.
-                    if let rest { return context.eventLoop.execute { let (handler, context) = bound.value; handler.send(rest, head: head, context: context) } }
-                    body.close()
-                    handler.sending = false
-                    handler.finish(head, context: context)
-                case .failure:
-                    body.close()
-                    handler.sending = false
-                    context.close(promise: nil)
+                let sent = if case .success = result { true } else { false }
+                bound.value.1.eventLoop.execute {
+                    let (handler, context) = bound.value
+                    next(handler, context, sent)
                 }
             }
         }
