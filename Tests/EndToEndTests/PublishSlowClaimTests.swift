@@ -43,11 +43,20 @@ import TestOrigin
         } else {
             #expect(ranB.stderr.contains("took this one's lock") || ranB.stderr.contains("changed while this publish ran"), "B: \(ranB.stderr)")
         }
-        #expect(try PublishRaceTests.headVersion(publisher) == max(versionA, versionB), "the head is the last writer's")
-        #expect(try publisher.sync("after the slow claim")["outcome"] as? String == "committed")
-        #expect(try publisher.served() == (versionB > versionA ? "<h1>release 3</h1>" : "<h1>release 2</h1>"))
-        let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
-        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        try Self.deviceTakes(release: versionB > versionA ? 3 : 2, head: max(versionA, versionB), from: publisher, "after the slow claim")
+    }
+
+    /// The head is the last writer's (`version`), and a device takes release `n` through it, verified.
+    static func deviceTakes(release n: Int, head version: Int64, from publisher: PublishTests.Publisher, _ what: String) throws {
+        #expect(try PublishRaceTests.headVersion(publisher) == version, "the head is the last writer's")
+        #expect(try publisher.sync(what)["outcome"] as? String == "committed")
+        #expect(try publisher.served() == "<h1>release \(n)</h1>")
+        try verified(publisher, "device")
+    }
+
+    static func verified(_ publisher: PublishTests.Publisher, _ device: String) throws {
+        let verified = try Device(device, in: publisher.dir).run(["verify"])
+        #expect(verified.status == 0, "\(device): \(verified.stdout) \(verified.stderr)")
     }
 
     /// The holder reads its lease again before its layout (the settle is as short as a quarter
@@ -74,11 +83,7 @@ import TestOrigin
         let versionB = try #require((try? ranB.json()["version"] as? NSNumber)?.int64Value, "\(ranB.stdout)")
         let versionA = try #require((try? ranA.json()["version"] as? NSNumber)?.int64Value, "\(ranA.stdout)")
         #expect(versionA > versionB && versionB > before, "B \(versionB), then A \(versionA) on top of it")
-        #expect(try PublishRaceTests.headVersion(publisher) == versionA)
-        #expect(try publisher.sync("after the overwritten lease")["outcome"] as? String == "committed")
-        #expect(try publisher.served() == "<h1>release 2</h1>")
-        let verified = try Binary.run(["verify", "--cache", publisher.dir.path("device/cache"), "--preset", publisher.dir.path("device/preset")])
-        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        try Self.deviceTakes(release: 2, head: versionA, from: publisher, "after the overwritten lease")
     }
 
     /// Store objects written in the settle of a claim that loses count for nothing: publisher A
@@ -121,9 +126,6 @@ import TestOrigin
         #expect(try publisher.served() == "<h1>release 2</h1>")
         let fresh = try publisher.sync("a first install of release 2", device: "fresh")
         #expect(fresh["outcome"] as? String == "committed")
-        for device in ["device", "fresh"] {
-            let verified = try Binary.run(["verify", "--cache", publisher.dir.path("\(device)/cache"), "--preset", publisher.dir.path("\(device)/preset")])
-            #expect(verified.status == 0, "\(device): \(verified.stdout) \(verified.stderr)")
-        }
+        for device in ["device", "fresh"] { try Self.verified(publisher, device) }
     }
 }
