@@ -54,6 +54,13 @@ import TestOrigin
         try verified(publisher, "device")
     }
 
+    /// The token of the lease in `publisher`'s store now, read anonymously as a device reads a key.
+    static func leaseToken(_ publisher: PublishTests.Publisher) -> String? {
+        guard let url = URL(string: publisher.publicURL + "/.cenarius-publish.lock"), let port = url.port,
+              let reply = try? RawHTTP(port: port).get(url.path), reply.status == 200 else { return nil }
+        return reply.text.split(separator: "\n").first { $0.hasPrefix("token ") }.map(String.init)
+    }
+
     static func verified(_ publisher: PublishTests.Publisher, _ device: String) throws {
         let verified = try Device(device, in: publisher.dir).run(["verify"])
         #expect(verified.status == 0, "\(device): \(verified.stdout) \(verified.stderr)")
@@ -112,8 +119,10 @@ import TestOrigin
         // claim took seconds (a slow claim), so it waits a renewal period before it reads it back and
         // lists the store; A, let go, reads its own lease back first and finds the prune's.
         try await Task.sleep(for: .seconds(2))
+        let leaseA = try #require(Self.leaseToken(publisher), "A's lease is written")
         try FileManager.default.removeItem(atPath: hold)
-        try await Task.sleep(for: .milliseconds(500))
+        // A reads its lease back only once the prune's is there (a request; seconds on a loaded machine).
+        try waitUntil(timeout: 30) { Self.leaseToken(publisher).map { $0 != leaseA } ?? false }
         try FileManager.default.removeItem(atPath: holdA)
         let (pruned, ranA) = (try prune.wait(), try a.wait())
         #expect(pruned.status == 0, "prune: \(pruned.stderr)")
