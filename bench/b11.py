@@ -61,8 +61,24 @@ def weight(obj, peer):
     return h ^ (h >> 31)
 
 
-def owner(obj, peers):
-    return max(peers, key=lambda p: (weight(obj, p), p))
+SLACK = 1.1
+
+
+def shares(entries, peers):
+    """PeerShares (Sources/ResourceCache/Peers/PeerShares.swift): each object's owner, by rendezvous bounded
+    by bytes: largest first, to the first of its ranking whose share stays within SLACK times an even one."""
+    sizes = {}
+    for h, size in entries:
+        sizes.setdefault(h, max(size or 1, 1))
+    bound = SLACK * sum(sizes.values()) / len(peers)
+    load = {p: 0 for p in peers}
+    owners = {}
+    for h, b in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+        ranked = sorted(peers, key=lambda p: (weight(h, p), p), reverse=True)
+        o = next((p for p in ranked if load[p] + b <= bound), None) or min(ranked, key=lambda p: load[p])
+        load[o] += b
+        owners[h] = o
+    return owners
 
 
 class Lan:
@@ -231,7 +247,7 @@ class Devices:
                 pass
         return total
 
-    def timeline(self, forms=None):
+    def timeline(self, forms=None, entries=()):
         """Per device, seconds from the phase's start: its own share's last kept form (peer-forms/, of the
         files it owns by rendezvous over the run's peers: when its downloads from the origin ended; it also
         keeps the forms it took from its peers), its first and last new object (a file's last write), and
@@ -242,29 +258,42 @@ class Devices:
         if forms and os.path.isdir(forms):
             names = os.listdir(forms)
             largest = max(names, key=lambda n: os.path.getsize(os.path.join(forms, n))).split("-")[0].split(".")[0] if names else None
+        def named(folder, keep=lambda name: True):
+            found = {}
+            for root, _, names in os.walk(folder):
+                for n in names:
+                    if not keep(n):
+                        continue
+                    try:
+                        info = os.stat(os.path.join(root, n))
+                    except OSError:
+                        continue
+                    if info.st_mtime - self.wall >= 0:
+                        found[n.split("-")[0].split(".")[0]] = (info.st_mtime - self.wall, info.st_size)
+            return found
+        kept = [named(os.path.join(cache, "peer-forms")) for cache in self.caches]
+        owners = shares(entries, peers) if peers else {}
         rows = []
         for i, cache in enumerate(self.caches):
             me = f"http://{device_addr(i + 1)}:{PEER_PORT}"
-            def times(folder, keep=lambda name: True):
-                found = []
-                for root, _, names in os.walk(folder):
-                    for n in names:
-                        if not keep(n):
-                            continue
-                        try:
-                            t = os.stat(os.path.join(root, n)).st_mtime - self.wall
-                        except OSError:
-                            continue
-                        if t >= 0:
-                            found.append(t)
-                return found
-            mine = lambda name: not peers or owner(name.split("-")[0].split(".")[0], peers) == me
-            objects, forms = times(os.path.join(cache, "objects")), times(os.path.join(cache, "peer-forms"), mine)
-            big = times(os.path.join(cache, "objects", largest[:2]), lambda n: n == largest) if largest else []
-            rows.append({"objects": len(objects), "first_object": round(min(objects), 2) if objects else None,
-                         "last_object": round(max(objects), 2) if objects else None,
+            mine = lambda name: not peers or owners.get(name.split("-")[0].split(".")[0]) == me
+            found = named(os.path.join(cache, "objects"))
+            objects = [t for t, _ in found.values()]
+            forms = [t for t, _ in named(os.path.join(cache, "peer-forms"), mine).values()]
+            big = [found[largest][0]] if largest in found else []
+            # The last objects to arrive: when, how large, whose share, and when that owner had kept its form.
+            tail = []
+            for name, (t, size) in sorted(found.items(), key=lambda item: -item[1][0])[:5]:
+                o = owners.get(name)
+                at = peers.index(o) if o in peers else None
+                tail.append({"t": round(t, 2), "bytes": size, "owner": at + 1 if at is not None else None,
+                             "owner_kept": round(kept[at][name][0], 2) if at is not None and at < len(kept) and name in kept[at] else None})
+            objects.sort()
+            rows.append({"objects": len(objects), "first_object": round(objects[0], 2) if objects else None,
+                         "p90_object": round(objects[int(len(objects) * 0.9)], 2) if objects else None,
+                         "last_object": round(objects[-1], 2) if objects else None,
                          "own_forms": len(forms), "last_own_form": round(max(forms), 2) if forms else None,
-                         "largest": round(big[0], 2) if big else None})
+                         "largest": round(big[0], 2) if big else None, "tail": tail})
         return rows
 
     def synced(self, cache):
@@ -306,7 +335,10 @@ def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers
     row = {"name": name, "devices": count}
     try:
         time.sleep(0.5)
+        tables = [{e["hash"]: e.get("size") for e in json.load(open(os.path.join(p, "Routes.json")))} for p in (old_pub, new_pub)]
         for phase, pub in (("first", old_pub), ("release", new_pub)):
+            # What each device fetches: the whole first table, then what the release adds to it.
+            wanted = tables[0] if phase == "first" else {h: size for h, size in tables[1].items() if h not in tables[0]}
             origin.publish(pub)
             start = os.path.getsize(origin.log) if os.path.exists(origin.log) else 0
             done, reports = devices.start() if phase == "first" else devices.release()
@@ -319,7 +351,7 @@ def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers
                           "from_peers": peer_bytes(reports, "bytesFromPeers") - before.get("peers_total", 0),
                           "peers_total": peer_bytes(reports, "bytesFromPeers"), "load": os.getloadavg(),
                           "cpu_seconds": round(cpu - (row.get("first", {}).get("cpu_total", 0) if phase == "release" else 0), 2),
-                          "cpu_total": cpu, "timeline": devices.timeline(os.path.join(pub, "_cenarius", "z" if phase == "first" else "p"))}
+                          "cpu_total": cpu, "timeline": devices.timeline(os.path.join(pub, "_cenarius", "z" if phase == "first" else "p"), wanted.items())}
         row["verified"] = devices.verified()
     finally:
         devices.stop()

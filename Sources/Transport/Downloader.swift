@@ -185,7 +185,8 @@ package final class Downloader {
     /// Opens `connections` connections to `url`'s origin at once, by HEAD requests of it, and
     /// keeps them for the transfers that follow on this downloader (SlicedDownload). Failures are
     /// of no account: the transfers open what they lack.
-    func warm(_ url: String, connections: Int, cancel: CancelToken?) {
+    /// Returns the object's length, as the first HEAD answer gives it (nil: none answered 200).
+    func warm(_ url: String, connections: Int, cancel: CancelToken?) -> Int64? {
         let transfers = (0..<connections).map { i in
             // No limit: a HEAD answer announces the length of a body it does not send.
             let transfer = Transfer(index: i, url: url, label: url, sink: .memory(validators: nil), maxBytes: .max)
@@ -198,7 +199,11 @@ package final class Downloader {
         let checks = HashCheck { _ in _ = ccurl_multi_wakeup(own.value) }
         defer { checks.close() }
         let lane = Loop.Lane(multi: own, index: 0, checks: checks, connections: options.connections, cancel: cancel)
-        Loop(self, feed: Loop.Feed(initial: transfers), lane: lane, listener: Loop.Listener { _, _ in }).run()
+        var length: Int64?
+        Loop(self, feed: Loop.Feed(initial: transfers), lane: lane, listener: Loop.Listener { transfer, outcome in
+            if case .success = outcome, transfer.status == 200, length == nil { length = transfer.headers.contentLength }
+        }).run()
+        return length
     }
 
     /// Downloads and verifies files. One result per input, in order: the verified size, or why not.

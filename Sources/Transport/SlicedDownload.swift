@@ -39,6 +39,8 @@ package final class SlicedDownload: Sendable {
         var file: GrowingFile?
         var failure: CenariusError?
         var wire: Int64 = 0
+        /// The object's length as the warming HEAD requests gave it.
+        var length: Int64?
     }
 
     /// The most slices, the smallest object that is sliced at all, and the bytes per slice below
@@ -58,6 +60,7 @@ package final class SlicedDownload: Sendable {
 
     private let state = Mutex(State())
     private let ready = DispatchSemaphore(value: 0)
+    private let warmed = DispatchGroup()
     private let done = DispatchGroup()
     private let stop: CancelToken
     /// The most slices this download makes: one per connection it may open.
@@ -71,23 +74,39 @@ package final class SlicedDownload: Sendable {
         slices = max(1, min(connections, options.connections))
         let downloader = Box(try? Downloader(options: options))
         done.enter()
+        warmed.enter()
         DispatchQueue(label: "cenariusd.sliced-download").async { [self] in
             defer {
-                // However the thread ends, readers of the file stop at its end.
-                state.withLock { $0.file }?.finish()
+                // However the thread ends, readers of the file stop at its end; a peer served its
+                // growing prefix sees a break, not an end, when the object fell short.
+                let (file, size) = state.withLock { ($0.file, $0.job?.size) }
+                if let file, let size, file.wholePrefix < size { file.fail() } else { file?.finish() }
                 done.leave()
             }
             guard let downloader = downloader.value else {
                 state.withLock { $0.failure = .internal("no downloader for a sliced download") }
+                warmed.leave()
                 return
             }
             // A file:// remote (a bundle) has no connection to open: warming it only opens the file
             // sixteen times over (a first install from a stick).
-            if let warming, !warming.hasPrefix("file:") { downloader.warm(warming, connections: slices, cancel: stop) }
+            if let warming, !warming.hasPrefix("file:") {
+                let length = downloader.warm(warming, connections: slices, cancel: stop)
+                state.withLock { $0.length = length }
+            }
+            warmed.leave()
             ready.wait()
             guard let job = state.withLock({ $0.job }), let file = state.withLock({ $0.file }), !stop.isCancelled else { return }
             run(job, file: file, on: downloader)
         }
+    }
+
+    /// The length of the object named by `warming`, once its HEAD requests are answered: for an
+    /// object whose size nothing signed gives (an owner's largest form, SlicedForm); nil when no
+    /// answer gave one.
+    package func warmedLength() -> Int64? {
+        warmed.wait()
+        return state.withLock { $0.length }
     }
 
     /// Fetches `job` (once); the file readers follow.

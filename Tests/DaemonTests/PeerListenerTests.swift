@@ -47,6 +47,20 @@ import Testing
         #expect(nudge.nudged(for: "b", now: 1020) && polls.withLock { $0 } == 2)
     }
 
+    /// The rate cap's clock: chunks wait their turn; an object of one chunk goes ahead of what is
+    /// queued by up to half a second of the cap, its bytes still counted (B11: a small object used
+    /// to wait behind a chunk of every large stream).
+    @Test func aSmallAnswerGoesAheadOfTheQueueByHalfASecondAndStillCounts() {
+        let rate = PeerRate(bytesPerSecond: 1 << 20)
+        #expect(rate.reserve(256 << 10, now: 0) == 0)
+        for turn in 1...3 { #expect(abs(rate.reserve(256 << 10, now: 0) - Double(turn) * 0.25) < 1e-9) }
+        // One second queued: a small answer waits half of it, a large chunk all of it and the small one's.
+        #expect(abs(rate.reserve(1 << 10, now: 0, small: true) - (1 - PeerRate.smallBorrow)) < 1e-9)
+        #expect(abs(rate.reserve(1 << 10, now: 0.6, small: true)) < 1e-9, "less than the borrow queued: at once")
+        #expect(abs(rate.reserve(256 << 10, now: 0.6) - (1 + 2.0 / 1024 - 0.6)) < 1e-9)
+        #expect(PeerRate(bytesPerSecond: 0).reserve(1 << 30, now: 0) == 0, "no cap")
+    }
+
     @Test func aDeviceNeverAsksItself() {
         let one = PeerServeOptions(host: "127.0.0.1", port: 8701)
         #expect(one.isSelf("http://127.0.0.1:8701"))

@@ -70,7 +70,8 @@ import Glibc
         var peers: [String] = [], mine: [String] = []
         repeat {
             peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
-            mine = forms.filter { PeerChoice.owner(of: String($0.dropLast(4)), among: peers + [me]) == me }
+            let owners = try PeersSwarmTests.owners(of: folder, among: peers + [me])
+            mine = forms.filter { owners[String($0.dropLast(4))] == me }
         } while mine.count < 2 || mine.count > forms.count / 2
         let (growing, broken) = ("_cenarius/z/" + mine[0], "_cenarius/z/" + mine[1])
         site.origin.inject(.halfway(pause: 4), on: growing)
@@ -97,6 +98,50 @@ import Glibc
         // The owner itself installs, the broken form's file its next way.
         _ = try daemon.waitUntilServing()
         try waitUntil(timeout: 30) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
+        #expect(try Device("a", in: site.dir).verified())
+    }
+
+    /// An owner's largest form (its file 1 MiB or more) comes in `Range` slices on connections of
+    /// its own, the connections opened by HEAD requests that give its size; a peer asking for it
+    /// meanwhile gets its whole prefix as it grows, the form exactly as published. Slices that
+    /// never complete break the stream off, and the owner installs the file its next way.
+    @Test(arguments: [false, true]) func anOwnersLargestFormComesInSlicesAndGoesToAPeerAsItsPrefixGrows(cut: Bool) async throws {
+        let site = try await HeadAndStoreTests.Site()
+        // Hex digits: about half of it in the form, so that the form takes several slices.
+        var noise = SystemRandomNumberGenerator()
+        let large = Data((0..<1_200_000).map { _ in Array("0123456789abcdef".utf8)[Int.random(in: 0..<16, using: &noise)] })
+        let folder = try site.publish(1, extra: PeersFormsTests.textFiles(1, count: 16, size: 80_000).merging(["js/large.js": large]) { $1 })
+        let size = { (name: String) in (try? FileManager.default.attributesOfItem(atPath: folder + "/_cenarius/z/" + name)[.size] as? Int) ?? 0 }
+        let largest = try #require(try FileManager.default.contentsOfDirectory(atPath: folder + "/_cenarius/z").filter { $0.hasSuffix(".zst") }.max { size($0) < size($1) })
+        let port = try TLSOrigin.freePort()
+        let me = "http://127.0.0.1:\(port)"
+        var peers: [String] = []
+        repeat {
+            peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
+        } while try PeersSwarmTests.owners(of: folder, among: peers + [me])[String(largest.dropLast(4))] != me
+        let form = "_cenarius/z/" + largest
+        site.origin.inject(cut ? .truncate : .halfway(pause: 3), on: form)
+        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
+        let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
+                                        "--peer-listen", "127.0.0.1:\(port)", "--peer", me] + peers.flatMap { ["--peer", $0] },
+                                       cache: site.dir.path("a/cache"))
+        defer { _ = daemon.terminate() }
+
+        let asked = try Self.askWhileArriving(form, of: site.origin, port: port)
+        let requests = site.origin.requests(for: form)
+        #expect(requests.contains { $0.method == "HEAD" }, "its size from a HEAD")
+        #expect(requests.filter { $0.method == "GET" && $0.headers["range"] != nil }.count >= 2, "in slices: \(requests.map { "\($0.method) \($0.headers["range"] ?? "")" })")
+        #expect(asked.status == 200 && asked.head.contains("cenarius-growing: 1"), "\(asked.head)")
+        let published = Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + form)))
+        if cut {
+            #expect(!asked.ended && asked.body.count < published.count, "broken off: \(asked.body.count) bytes, ended \(asked.ended)")
+        } else {
+            let first = try #require(asked.firstBody)
+            #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+            #expect(asked.ended && asked.body == published, "the form as published: \(asked.body.count) of \(published.count) bytes")
+        }
+        _ = try daemon.waitUntilServing()
+        try waitUntil(timeout: 60) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
         #expect(try Device("a", in: site.dir).verified())
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceCache
+import RouteSync
 import Testing
 import TestOrigin
 
@@ -95,7 +96,7 @@ import TestOrigin
 
     /// Whether an object (the name `objectCounts` keys it by) is the share of a device whose last
     /// sync ended more than two seconds after the first of its peers' (it began late).
-    static func lateShares(_ site: HeadAndStoreTests.Site, _ devices: [(daemon: DaemonProcess, name: String)]) throws -> (String) -> Bool {
+    static func lateShares(_ site: HeadAndStoreTests.Site, _ devices: [(daemon: DaemonProcess, name: String)], release n: Int) throws -> (String) -> Bool {
         let peers = devices.map { device -> String in
             let arguments = device.daemon.process.arguments ?? []
             return arguments.firstIndex(of: "--peer-listen").map { "http://" + arguments[$0 + 1] } ?? ""
@@ -103,7 +104,18 @@ import TestOrigin
         let ended = try devices.map { try (synced(site, $0.name)["last"] as? [String: Any])?["at"] as? Double ?? 0 }
         let first = ended.min() ?? 0
         let late = Set(zip(peers, ended).filter { $0.1 > first + 2 }.map(\.0))
-        return { name in late.contains(PeerChoice.owner(of: String(name.prefix(32)), among: peers) ?? "") }
+        let owners = try Self.owners(of: site.dir.path("v\(n)"), less: site.dir.path("v\(n - 1)"), among: peers)
+        return { name in late.contains(owners[String(name.prefix(32))] ?? "") }
+    }
+
+    /// Each object's owner, by its hash's hex, as devices among `peers` that fetch the table of the
+    /// published `folder` (less what the table of `held` names) reckon it (PeerShares).
+    static func owners(of folder: String, less held: String? = nil, among peers: [String]) throws -> [String: String] {
+        let table = { (folder: String) in try RouteTable.parse(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.json"))), source: folder) }
+        let holding = Set(try held.map { try table($0).entries.map(\.hash) } ?? [])
+        let entries = try table(folder).entries.filter { !holding.contains($0.hash) }
+        let shares = PeerShares(entries, among: peers)
+        return Dictionary(entries.map { ($0.hash.hex, shares.owner(of: $0.hash) ?? "") }) { first, _ in first }
     }
 
     /// `status --json`'s `sync`: the bytes from peers and from the origin since the daemon started.
@@ -131,7 +143,7 @@ import TestOrigin
         // A device whose sync a loaded machine began after its peers had their shares answers them
         // `404` (it is not fetching yet): its share comes from the origin twice, as docs/peers.md
         // says. Every other object once.
-        let late = try Self.lateShares(site, devices)
+        let late = try Self.lateShares(site, devices, release: 2)
         #expect(!counts.isEmpty && counts.allSatisfy { $0.value == 1 || late($0.key) }, "each object of the release once: \(counts) \(site.origin.requests.map { "\($0.path) \($0.headers["range"] ?? "")" }) \(devices.map { (try? Self.synced(site, $0.name)) ?? [:] })")
         #expect(counts.filter { !late($0.key) }.count * 2 >= counts.count, "most objects' owners synced together: \(counts)")
         for device in devices { #expect(try Self.verified(site, device.name)) }

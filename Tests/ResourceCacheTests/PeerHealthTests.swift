@@ -1,4 +1,5 @@
 import ResourceCache
+import RouteSync
 import Testing
 import Transport
 
@@ -49,6 +50,33 @@ import Transport
         // A fixed function, the same in every process and build (never the seeded Hasher): devices
         // of different builds must still agree. The value is FNV-1a then SplitMix64, worked out apart.
         #expect(PeerChoice.weight("0123", "http://a:1") == 2_293_093_033_091_426_013)
+    }
+
+    /// Shares bounded by bytes (PeerShares): a site whose bytes sit in a few large files still
+    /// gives no device much more than an even share (the largest file alone apart); every device
+    /// reckons the same owners whatever the order of its lists; most objects stay with their
+    /// rendezvous owner.
+    @Test func sharesAreEvenInBytesAndTheSameOnEveryDevice() throws {
+        let peers = (1...8).map { "http://10.0.0.\($0):8701" }
+        var state: UInt64 = 7
+        let entries = try (0..<400).map { i -> RouteEntry in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            // Mostly small files, a few of hundreds of kilobytes, one of 1.2 MB.
+            let size: Int64 = i == 0 ? 1_200_000 : i % 40 == 0 ? Int64(state >> 46) : Int64(state >> 52) + 1
+            return RouteEntry(uri: try URIPath(validating: "f\(i).js"), hash: ContentHash(hex: String(repeating: "0", count: 24) + String(UInt32(truncatingIfNeeded: i * 2_654_435_761) | 1 << 31, radix: 16))!, size: size)
+        }
+        let shares = PeerShares(entries, among: peers)
+        let total = entries.reduce(0) { $0 + Double($1.size!) }
+        var load: [String: Double] = [:]
+        for entry in entries { load[try #require(shares.owner(of: entry.hash)), default: 0] += Double(entry.size!) }
+        let even = total / Double(peers.count), largest = 1_200_000.0
+        #expect(load.values.allSatisfy { $0 <= max(PeerShares.slack * even, largest) }, "\(load.values.sorted()) against \(even)")
+        let reordered = PeerShares(entries.reversed(), among: peers.reversed())
+        #expect(entries.allSatisfy { reordered.owner(of: $0.hash) == shares.owner(of: $0.hash) })
+        let kept = entries.filter { shares.owner(of: $0.hash) == PeerChoice.owner(of: $0.hash.hex, among: peers) }.count
+        #expect(kept * 2 > entries.count, "\(kept) of \(entries.count) with their rendezvous owner")
+        #expect(shares.owner(of: entries[0].hash) == PeerChoice.owner(of: entries[0].hash.hex, among: peers), "the largest goes first, to its first choice")
+        #expect(PeerShares(entries, among: []).owner(of: entries[0].hash) == nil)
     }
 
     /// Two connections a peer to up to eight peers, one each to more, never past sixteen in all:

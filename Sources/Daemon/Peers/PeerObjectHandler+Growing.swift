@@ -34,10 +34,12 @@ extension PeerObjectHandler {
     private func pump(_ handle: NIOFileHandle, from offset: Int64, of file: GrowingFile, head: HTTPRequestHead, context: ChannelHandlerContext) {
         // Whether it was done, read before its size: a size read after that is the whole form.
         let done = file.isFinished
-        let size = (try? handle.withUnsafeFileDescriptor { fd -> Int64 in
+        let written = (try? handle.withUnsafeFileDescriptor { fd -> Int64 in
             var status = stat()
             return fstat(fd, &status) == 0 ? Int64(status.st_size) : -1
         }) ?? -1
+        // A form that arrives in slices (SlicedForm) is written in several places: only its whole prefix is sent.
+        let size = file.cuts.isEmpty ? written : min(written, file.wholePrefix)
         guard !file.isFailed, size >= offset else { return stop(handle, context: context) }
         guard size > offset else {
             // An asker gone while the download pauses: its descriptor is not held on for it.

@@ -73,6 +73,8 @@ final class PeerObjectHandler: ChannelInboundHandler {
         guard objects.contains(hash) else {
             // Still on its way here: the asker waits a second rather than take it from the origin too.
             guard fetching.contains(hash) else { return missing(head, context: context) }
+            // One of its share's plain files, on its way: as it arrives (FormRound).
+            if let growing = fetching.growing(hash.hex), sendGrowing(growing, head: head, context: context) { return }
             return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
         }
         if head.method == .GET, Self.acceptsZstd(head), Zstd.isAvailable {
@@ -122,10 +124,10 @@ final class PeerObjectHandler: ChannelInboundHandler {
 
     /// One chunk at its turn under the rate, then the next: a file's bytes leave by sendfile,
     /// never read into memory.
-    func send(_ body: PeerBody, head: HTTPRequestHead, context: ChannelHandlerContext) {
+    func send(_ body: PeerBody, head: HTTPRequestHead, context: ChannelHandlerContext, first: Bool = true) {
         let (chunk, rest) = body.split(Self.chunk)
-        pace(chunk, context: context) { handler, context, sent in
-            if sent, let rest { return handler.send(rest, head: head, context: context) }
+        pace(chunk, small: first && rest == nil, context: context) { handler, context, sent in
+            if sent, let rest { return handler.send(rest, head: head, context: context, first: false) }
             body.close()
             handler.sending = false
             if sent { handler.finish(head, context: context) } else { context.close(promise: nil) }
@@ -135,9 +137,9 @@ final class PeerObjectHandler: ChannelInboundHandler {
     /// `chunk` written at its turn under the rate, then `next` with whether it went. Through the
     /// loop: a write that completed at once runs its callback inline, and a large object's chunks
     /// would otherwise nest a call deeper each.
-    func pace(_ chunk: IOData, context: ChannelHandlerContext,
+    func pace(_ chunk: IOData, small: Bool = false, context: ChannelHandlerContext,
               next: @escaping @Sendable (PeerObjectHandler, ChannelHandlerContext, _ sent: Bool) -> Void) {
-        let wait = rate.reserve(chunk.readableBytes, now: Self.now())
+        let wait = rate.reserve(chunk.readableBytes, now: Self.now(), small: small)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let write: @Sendable () -> Void = {
             let (handler, context) = bound.value

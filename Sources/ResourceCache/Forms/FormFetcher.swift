@@ -64,7 +64,9 @@ package struct FormFetcher {
         while !(cancel?.isCancelled ?? false) {
             let pending = progress.pending
             guard !pending.isEmpty else { break }
-            run(FormRound(self, progress: progress, pending: pending), pending: pending, progress: &progress, cancel: cancel)
+            let round = FormRound(self, progress: progress, pending: pending)
+            progress.plainAsked = true
+            run(round, pending: pending, progress: &progress, cancel: cancel)
         }
         return progress.outcome
     }
@@ -86,21 +88,28 @@ package struct FormFetcher {
         let unpackSpan = packFile.map { _ in startSpan("cenarius.forms.unpack") }
         let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
         let early = asTheyArrive(round, pending: pending, progress: progress)
-        let (results, slicesOutcome) = Traced.span("cenarius.forms.download") { span in
+        let largest = round.slicedForm.map { sliced in
+            SlicedForm(job(sliced.index, progress: progress, path: sliced.path, form: temporary + "/" + progress.products[sliced.index].hash.hex + ".sliced-form"),
+                       url: remote.objectURL(sliced.path), fetcher: self, cancel: cancel)
+        }
+        let (results, slicesOutcome, largestOutcome) = Traced.span("cenarius.forms.download") { span in
             let results = downloader.download(round.downloads, cancel: cancel, finished: early?.listener)
             let slicesOutcome = slices?.download.wait()
-            span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1)))
-            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0))
-            return (results, slicesOutcome)
+            let largestOutcome = largest?.finish()
+            let wire = downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0) + (largestOutcome?.wire ?? 0)
+            span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1) + (largest == nil ? 0 : 1)))
+            span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(wire)
+            return (results, slicesOutcome, largestOutcome)
         }
         let unpacked = unpacking?.finish()
         if let unpackSpan { FormSpans.unpacked(unpacked ?? [:], in: unpackSpan) }
-        progress.outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0)
+        progress.outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0) + (largestOutcome?.wire ?? 0)
         if let slices { unlink(slices.file.path) }
         let fetched = { (path: String) in round.fetched(path, results: results, slices: slicesOutcome, packPath: packPath) }
         let decodeSpan = round.forms > 0 ? startSpan("cenarius.forms.decode") : nil
         let before = progress.outcome
-        let decodedEarly = early?.results() ?? [:]
+        var decodedEarly = early?.results() ?? [:]
+        if let sliced = round.slicedForm, let largestOutcome { decodedEarly[sliced.index] = largestOutcome.decoded }
         for i in pending where !progress.source(i).isMember {
             guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: plan) else { continue }
             if let decoded = decodedEarly[i] { record(i, decoded, progress: &progress) } else { decode(i, from: fetched(path), progress: &progress) }
@@ -109,7 +118,11 @@ package struct FormFetcher {
         if let unpacked, let packPath {
             adopt(unpacked, members: round.members, download: fetched(packPath), progress: &progress)
         }
-        for file in round.downloads { unlink(file.destination) }
+        // A plain file that failed is the caller's, as every plain file used to be.
+        for (download, i) in round.plain {
+            if case .success(let bytes) = results[download] { progress.done(i, bytes: bytes, patched: false, plain: true) }
+        }
+        for (index, file) in round.downloads.enumerated() where round.plain[index] == nil { unlink(file.destination) }
     }
 
     /// File `i` decoded from its downloaded form (a patch over a base the device holds, or compressed).
@@ -121,9 +134,13 @@ package struct FormFetcher {
         }
         let source = progress.source(i)
         guard let path = Self.path(source, progress.products[i].hash, plan: progress.plan) else { return }
-        let job = FormsAsTheyArrive.Job(index: i, product: progress.products[i], limit: unpacker.limit(progress.products[i].size),
-                                        source: source, form: form, path: path)
-        record(i, Self.decodeForm(job, basePath: basePath, keep: keep), progress: &progress)
+        record(i, Self.decodeForm(job(i, progress: progress, path: path, form: form), basePath: basePath, keep: keep), progress: &progress)
+    }
+
+    /// What decoding file `i` from its current form (store path `path`, downloaded to `form`) takes.
+    private func job(_ i: Int, progress: FormProgress, path: String, form: String) -> FormsAsTheyArrive.Job {
+        FormsAsTheyArrive.Job(index: i, product: progress.products[i], limit: unpacker.limit(progress.products[i].size),
+                              source: progress.source(i), form: form, path: path)
     }
 
     private func record(_ i: Int, _ decoded: Result<Int64, FormsAsTheyArrive.Failed>, progress: inout FormProgress) {
@@ -159,8 +176,7 @@ package struct FormFetcher {
         for i in pending where !progress.source(i).isMember {
             guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: progress.plan),
                   let index = round.index(of: path), jobs[index] == nil else { continue }
-            jobs[index] = .init(index: i, product: progress.products[i], limit: unpacker.limit(progress.products[i].size), source: progress.source(i),
-                                form: round.downloads[index].destination, path: path)
+            jobs[index] = job(i, progress: progress, path: path, form: round.downloads[index].destination)
         }
         guard !jobs.isEmpty else { return nil }
         let basePath = basePath

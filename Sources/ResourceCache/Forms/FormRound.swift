@@ -24,6 +24,14 @@ struct FormProgress {
     /// The files not yet at their destination whose source is still a form.
     var pending: [Int] { products.indices.filter { !outcome.done.contains($0) && source($0) != .plain } }
 
+    /// Files with no form whose exact bytes the store holds: an owner takes them in its first round,
+    /// beside its forms, rather than once they are all in (B11: a release's last objects were an
+    /// owner's few plain files, and a first install's a 429 kB image), until `plainAsked`.
+    var plainOnly: [Int] {
+        plainAsked ? [] : products.indices.filter { plan.sources[products[$0].hash] ?? [.plain] == [.plain] && plan.storedPlain.contains(products[$0].hash) }
+    }
+    var plainAsked = false
+
     /// Form `i` failed: said in the fallbacks, and the file moved on to its next source.
     mutating func fail(_ i: Int, _ why: String) {
         let remaining = (plan.sources[products[i].hash]?.count ?? 1) - stage[i] - 1
@@ -31,10 +39,12 @@ struct FormProgress {
         if policy.decide(remaining: remaining) == .next { stage[i] += 1 }
     }
 
-    /// File `i` is at its destination, verified: `bytes` of it, from a patch or a compressed form.
-    mutating func done(_ i: Int, bytes: Int64, patched: Bool) {
+    /// File `i` is at its destination, verified: `bytes` of it, from a patch or a compressed form,
+    /// or (`plain`) its exact bytes.
+    mutating func done(_ i: Int, bytes: Int64, patched: Bool, plain: Bool = false) {
         outcome.bytesHeld += bytes
         outcome.done.insert(i)
+        if plain { return }
         if patched { outcome.patched += 1 } else { outcome.compressed += 1 }
     }
 }
@@ -48,6 +58,11 @@ struct FormRound {
     private(set) var members: [Int: Int] = [:]
     /// Whether the pack comes in slices on connections of its own rather than as one download.
     let sliced: Bool
+    /// Files fetched as their exact bytes (FormProgress.plainOnly): download index to file index.
+    private(set) var plain: [Int: Int] = [:]
+    /// An owner's largest form, fetched in slices beside the downloads (SlicedForm): the file's
+    /// index in the fetch and the form's path.
+    private(set) var slicedForm: (index: Int, path: String)?
 
     init(_ fetcher: FormFetcher, progress: FormProgress, pending: [Int]) {
         let plan = progress.plan
@@ -61,11 +76,27 @@ struct FormRound {
         // An owner that keeps its forms for its peers takes them in the order they ask for them
         // (ShareOrder, by the file's signed size, the form's own being unknown): what they ask for
         // is then whole here or arriving, which they take as it arrives (docs/peers.md).
-        let ordered = fetcher.keep == nil ? pending : ShareOrder.indices(pending.map { progress.products[$0].size }).map { pending[$0] }
+        let wanted = fetcher.keep == nil ? pending : pending + progress.plainOnly
+        let ordered = fetcher.keep == nil ? pending : ShareOrder.indices(wanted.map { progress.products[$0].size }).map { wanted[$0] }
         for i in ordered {
             let product = progress.products[i]
-            guard let path = FormFetcher.path(progress.source(i), product.hash, plan: plan) else { continue }
-            if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
+            guard let path = FormFetcher.path(progress.source(i), product.hash, plan: plan) else {
+                plain[downloads.count] = i
+                var file = FileDownload(url: fetcher.remote.objectURL(ReleaseIndex.plainPath(product.hash)), destination: product.destination,
+                                        expected: product.hash, label: product.label, size: product.size)
+                file.policy = formPolicy
+                // Its peers take it as it arrives, as they take a form (by its hash: no form name is one).
+                if let growing = fetcher.growing {
+                    let arriving = GrowingFile(path: file.destination)
+                    file.growing = arriving
+                    growing.grows(product.hash.hex, in: arriving)
+                }
+                downloads.append(file)
+                continue
+            }
+            if i == ordered.first, fetcher.keep != nil, !progress.source(i).isMember, (product.size ?? 0) >= SlicedForm.minFileSize {
+                slicedForm = (i, path)
+            } else if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
                 members[ordinal] = i
                 if !sliced { want(path, fetcher, (label: "the release pack", hash: pack.hash, grows: false), policy: packPolicy) }
             } else {
@@ -95,8 +126,8 @@ struct FormRound {
         downloads.append(file)
     }
 
-    /// Forms downloaded on their own, the pack apart.
-    var forms: Int { downloads.count - (members.isEmpty || sliced ? 0 : 1) }
+    /// Forms downloaded on their own, the pack and plain files apart.
+    var forms: Int { downloads.count - plain.count - (members.isEmpty || sliced ? 0 : 1) }
 
     /// The index of `path`'s download among the round's.
     func index(of path: String) -> Int? { position[path] }

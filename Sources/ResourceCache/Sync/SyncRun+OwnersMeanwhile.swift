@@ -31,9 +31,9 @@ final class OwnersMeanwhile: @unchecked Sendable {
     /// owners were asked only once the share was in.
     private let ownShareIn = Atomic<Bool>(false)
 
-    init(_ run: SyncRun, entries: [RouteEntry], forms: PeerFormAsk?, in fetch: ObjectFetch) {
+    init(_ run: SyncRun, entries: [RouteEntry], owners: PeerShares, forms: PeerFormAsk?, in fetch: ObjectFetch) {
         let peers = run.usablePeers
-        let lanes = Self.lanes(Dictionary(grouping: entries) { PeerChoice.owner(of: $0.hash.hex, among: peers) ?? "" })
+        let lanes = Self.lanes(Dictionary(grouping: entries) { owners.owner(of: $0.hash).flatMap { peers.contains($0) ? $0 : nil } ?? "" })
         askings = lanes.map { Asking(Outcome(left: $0.entries, forms: forms)) }
         guard !peers.isEmpty else { return }
         // The progress is the sync's own thread's to report: these downloads are counted in the report.

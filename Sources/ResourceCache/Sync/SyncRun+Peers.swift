@@ -13,14 +13,16 @@ import Glibc
 /// not give — missing, failed, stalled, wrong — is left for the origin in the same sync.
 extension SyncRun {
     /// `entries` split into this device's share (the objects it owns among its peers, which it
-    /// takes from the origin for them) and the rest (asked of their owners). Without `me` in the
-    /// list, or with no usable peer, nothing is its own: what peers do not give is the origin's anyway.
-    func peerShares(_ entries: [RouteEntry]) -> (mine: [RouteEntry], theirs: [RouteEntry]) {
-        guard let me = settings.peers.me, !usablePeers.isEmpty else { return ([], entries) }
-        let everyone = usablePeers + [me]
-        var shares: (mine: [RouteEntry], theirs: [RouteEntry]) = ([], [])
+    /// takes from the origin for them) and the rest (asked of their owners, as `owners` says).
+    /// Without `me` in the list, or with no usable peer, nothing is its own: what peers do not give
+    /// is the origin's anyway.
+    func peerShares(_ entries: [RouteEntry]) -> (mine: [RouteEntry], theirs: [RouteEntry], owners: PeerShares) {
+        let usable = usablePeers
+        let owners = PeerShares(entries, among: usable + (settings.peers.me.map { [$0] } ?? []))
+        guard let me = settings.peers.me, !usable.isEmpty else { return ([], entries, owners) }
+        var shares: (mine: [RouteEntry], theirs: [RouteEntry], owners: PeerShares) = ([], [], owners)
         for entry in entries {
-            if PeerChoice.owner(of: entry.hash.hex, among: everyone) == me { shares.mine.append(entry) } else { shares.theirs.append(entry) }
+            if owners.owner(of: entry.hash) == me { shares.mine.append(entry) } else { shares.theirs.append(entry) }
         }
         return shares
     }
