@@ -145,6 +145,49 @@ import Glibc
         #expect(try Device("a", in: site.dir).verified())
     }
 
+    /// An owner's plain file (no form: its exact bytes in the store's `f/`) comes in its first round
+    /// beside its forms and goes to a peer as it arrives, the asker held until its download begins;
+    /// an object it fetches that another device owns is "not yet" at once (that device, or another,
+    /// is only asking in case this one holds it already).
+    @Test func anOwnersPlainFileGoesToAPeerAsItArrivesAndAnotherOwnersIsNotYetAtOnce() async throws {
+        let site = try await HeadAndStoreTests.Site()
+        let noise = (0..<6).map { n in Data((0..<150_000).map { _ in UInt8.random(in: 0...255) } + [UInt8(n)]) }
+        var files = PeersFormsTests.textFiles(1, count: 8)
+        for (n, bytes) in noise.enumerated() { files["media/noise-\(n).bin"] = bytes }
+        let folder = try site.publish(1, extra: files)
+        let stored = try FileManager.default.contentsOfDirectory(atPath: folder + "/_cenarius/f")
+        let port = try TLSOrigin.freePort()
+        let me = "http://127.0.0.1:\(port)"
+        var peers: [String] = [], owners: [String: String] = [:]
+        let noiseHashes = noise.map { TestOrigin.md5(Array($0)) }
+        repeat {
+            peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
+            owners = try PeersSwarmTests.owners(of: folder, among: peers + [me])
+        } while !noiseHashes.contains { owners[$0] == me } || !noiseHashes.contains { owners[$0] != me }
+        let mine = try #require(noiseHashes.first { owners[$0] == me && stored.contains($0) })
+        let theirs = try #require(noiseHashes.first { owners[$0] != me })
+        site.origin.inject(.halfway(pause: 3), on: "_cenarius/f/" + mine)
+        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
+        let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
+                                        "--peer-listen", "127.0.0.1:\(port)", "--peer", me] + peers.flatMap { ["--peer", $0] },
+                                       cache: site.dir.path("a/cache"))
+        defer { _ = daemon.terminate() }
+
+        let asked = try Self.askWhileArriving("_cenarius/f/" + mine, of: site.origin, port: port)
+        #expect(asked.status == 200 && asked.head.contains("cenarius-growing: 1"), "\(asked.head)")
+        let first = try #require(asked.firstBody)
+        #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+        #expect(asked.ended && Data(asked.body) == noise[noiseHashes.firstIndex(of: mine)!], "the file's exact bytes")
+        // Another's, while this device still fetches: at once, not held.
+        let before = Date()
+        let other = try RawHTTP(port: port).get("/_cenarius/f/" + theirs)
+        #expect(other.status == 503 || other.status == 200, "\(other.status)")
+        if other.status == 503 { #expect(Date().timeIntervalSince(before) < 0.5, "held \(Date().timeIntervalSince(before)) s") }
+        _ = try daemon.waitUntilServing()
+        try waitUntil(timeout: 60) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
+        #expect(try Device("a", in: site.dir).verified())
+    }
+
     /// `path`'s form asked of the owner on `port` from the moment the origin was asked for it,
     /// until the owner's listener answers it (a `503` "not yet" before its first bytes are in).
     static func askWhileArriving(_ path: String, of origin: TestOrigin, port: Int) throws -> Streamed {

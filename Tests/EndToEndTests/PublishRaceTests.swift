@@ -71,10 +71,10 @@ import TestOrigin
 
     /// A publish of release `n` held at `step` (`CENARIUS_TEST_PAUSE_BEFORE`) until the file it
     /// returns is removed; returns once the publisher is there.
-    static func held(_ publisher: PublishTests.Publisher, at step: String, release n: Int) throws -> (Background, String) {
+    static func held(_ publisher: PublishTests.Publisher, at step: String, release n: Int, environment extra: [String: String] = [:]) throws -> (Background, String) {
         let hold = publisher.dir.path("hold-\(step)")
         _ = FileManager.default.createFile(atPath: hold, contents: nil)
-        var environment = publisher.environment
+        var environment = publisher.environment.merging(extra) { $1 }
         environment["CENARIUS_TEST_PAUSE_BEFORE"] = step
         environment["CENARIUS_TEST_PAUSE_FILE"] = hold
         let run = Background(["publish", try publisher.build(n), "--to", publisher.remote, "--sign-key", publisher.dir.path("k1.key"),

@@ -114,7 +114,7 @@ import TestOrigin
         try waitUntil(timeout: 60) { FileManager.default.fileExists(atPath: hold + ".reached") || prune.finished != nil }
         // A's lease is written and settling while its store objects go up; the prune, which read
         // no lease before A wrote one, now writes its own over A's; A then reads its lease back.
-        let (a, holdA) = try PublishRaceTests.held(publisher, at: "lease-settle", release: 2)
+        let (a, holdA) = try PublishRaceTests.held(publisher, at: "lease-settle", release: 2, environment: ["CENARIUS_TEST_TRACE": "1"])
         // A stages and writes its store objects meanwhile; then the prune's lease lands over A's. Its
         // claim took seconds (a slow claim), so it waits a renewal period before it reads it back and
         // lists the store; A, let go, reads its own lease back first and finds the prune's.
@@ -127,7 +127,11 @@ import TestOrigin
         let (pruned, ranA) = (try prune.wait(), try a.wait())
         #expect(pruned.status == 0, "prune: \(pruned.stderr)")
         let deleted = (try? pruned.json()["deleted"] as? [String]) ?? []
-        #expect(!deleted.isEmpty, "the prune held the lock while A's objects were unnamed: \(pruned.stdout) \(pruned.stderr) A: \(ranA.stdout) \(ranA.stderr)")
+        // A writes its store objects in the settle only when its staging ends after its claim (on a
+        // loaded machine the staging may end first, and they wait for the store phase under the lock).
+        if ranA.stderr.contains("early-stored") {
+            #expect(!deleted.isEmpty, "the prune held the lock while A's objects were unnamed: \(pruned.stdout) \(pruned.stderr) A: \(ranA.stdout) \(ranA.stderr)")
+        }
         #expect(ranA.status == 0, "A: \(ranA.stderr)")
         #expect(ranA.stderr.contains("waiting for"), "A lost its first claim and waited for the prune: \(ranA.stderr)")
         #expect((try? ranA.json()["restaged"] as? Bool) == false, "nothing A's release was staged on changed: \(ranA.stdout)")

@@ -77,6 +77,8 @@ import Transport
         #expect(kept * 2 > entries.count, "\(kept) of \(entries.count) with their rendezvous owner")
         #expect(shares.owner(of: entries[0].hash) == PeerChoice.owner(of: entries[0].hash.hex, among: peers), "the largest goes first, to its first choice")
         #expect(PeerShares(entries, among: []).owner(of: entries[0].hash) == nil)
+        let twice = PeerShares(entries, among: peers + [peers[0]])
+        #expect(entries.allSatisfy { twice.owner(of: $0.hash) != nil }, "a peer named twice is one")
     }
 
     /// Two connections a peer to up to eight peers, one each to more, never past sixteen in all:

@@ -7,7 +7,7 @@ import RouteSync
 /// origin published them, never compressed again; the asker decodes it and checks the file it
 /// gives against the signed table's hash (docs/peers.md).
 extension PeerObjectHandler {
-    /// How long an asker waits here for a form this device is about to fetch before it is told
+    /// How long an asker waits here for a form (or an object of its share) this device is about to fetch before it is told
     /// "not yet": its peers ask for its share in the order it fetches it (ShareOrder), so the one
     /// asked for is seldom more than a moment from its first bytes. Well under the asker's 3 s
     /// without a byte (PeerSources.timeout).

@@ -70,12 +70,28 @@ final class PeerObjectHandler: ChannelInboundHandler {
             return answer(.methodNotAllowed, "only GET and HEAD of store objects\n", head: head, context: context)
         }
         guard let hash = Self.object(head.uri) else { return respondForm(to: head, context: context) }
+        respondObject(hash, head: head, context: context, until: Self.now() + Self.holdLimit)
+    }
+
+    /// The object held, or as it arrives (one of this device's share's plain files, FormRound);
+    /// else "not yet" while this device fetches it: at once when another owns it, and for one of
+    /// its own share once its download has not begun by `deadline` (the asker waits rather than
+    /// take it from the origin too).
+    private func respondObject(_ hash: ContentHash, head: HTTPRequestHead, context: ChannelHandlerContext, until deadline: Double) {
+        sending = false
         guard objects.contains(hash) else {
-            // Still on its way here: the asker waits a second rather than take it from the origin too.
             guard fetching.contains(hash) else { return missing(head, context: context) }
-            // One of its share's plain files, on its way: as it arrives (FormRound).
             if let growing = fetching.growing(hash.hex), sendGrowing(growing, head: head, context: context) { return }
-            return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+            guard head.method == .GET, fetching.isShare(hash), Self.now() < deadline, context.channel.isActive else {
+                return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+            }
+            sending = true
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: Self.growingPoll) {
+                let (handler, context) = bound.value
+                handler.respondObject(hash, head: head, context: context, until: deadline)
+            }
+            return
         }
         if head.method == .GET, Self.acceptsZstd(head), Zstd.isAvailable {
             return sendCompressed(hash, head: head, context: context)

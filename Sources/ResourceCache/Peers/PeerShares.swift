@@ -32,7 +32,8 @@ package struct PeerShares: Sendable {
             .map { (hash: $0.hash, bytes: Double(max($0.size ?? 1, 1))) }
             .sorted { ($0.bytes, $1.hash.hex) > ($1.bytes, $0.hash.hex) }
         let bound = Self.slack * objects.reduce(0) { $0 + $1.bytes } / Double(peers.count)
-        var load = [String: Double](uniqueKeysWithValues: peers.map { ($0, 0) })
+        // A peer named twice (a `--peer` repeated, or found by DNS-SD too) is one device.
+        var load = [String: Double](peers.map { ($0, 0) }) { first, _ in first }
         var owners: [ContentHash: String] = [:]
         for object in objects {
             let ranked = PeerChoice.ranked(object.hash.hex, among: peers)
