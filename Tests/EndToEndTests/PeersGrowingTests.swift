@@ -77,17 +77,13 @@ import Glibc
         site.origin.inject(.halfway(pause: 4), on: growing)
         // Still arriving when the first stream has ended (the owner fetches both at once).
         site.origin.inject(.halfway(pause: 7, thenCut: true), on: broken)
-        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
-        let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
-                                        "--peer-listen", "127.0.0.1:\(port)", "--peer", me] + peers.flatMap { ["--peer", $0] },
-                                       cache: site.dir.path("a/cache"))
+        let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
         // Asked once its download has begun: the bytes it has so far at once, then the rest as they come.
         let asked = try Self.askWhileArriving(growing, of: site.origin, port: port)
         #expect(asked.status == 200 && asked.head.contains("cenarius-growing: 1") && asked.head.contains("transfer-encoding: chunked"), "\(asked.head)")
-        let first = try #require(asked.firstBody)
-        #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+        try Self.expectPrompt(asked)
         let published = Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + growing)))
         #expect(asked.ended && asked.body == published, "the form as published")
 
@@ -96,9 +92,7 @@ import Glibc
         #expect(cut.status == 200 && !cut.ended, "\(cut.head) \(cut.body.count) bytes, ended \(cut.ended)")
 
         // The owner itself installs, the broken form's file its next way.
-        _ = try daemon.waitUntilServing()
-        try waitUntil(timeout: 30) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
-        #expect(try Device("a", in: site.dir).verified())
+        try Self.installs(site, daemon)
     }
 
     /// An owner's largest form (its file 1 MiB or more) comes in `Range` slices on connections of
@@ -121,10 +115,7 @@ import Glibc
         } while try PeersSwarmTests.owners(of: folder, among: peers + [me])[String(largest.dropLast(4))] != me
         let form = "_cenarius/z/" + largest
         site.origin.inject(cut ? .truncate : .halfway(pause: 3), on: form)
-        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
-        let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
-                                        "--peer-listen", "127.0.0.1:\(port)", "--peer", me] + peers.flatMap { ["--peer", $0] },
-                                       cache: site.dir.path("a/cache"))
+        let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
         let asked = try Self.askWhileArriving(form, of: site.origin, port: port)
@@ -136,13 +127,10 @@ import Glibc
         if cut {
             #expect(!asked.ended && asked.body.count < published.count, "broken off: \(asked.body.count) bytes, ended \(asked.ended)")
         } else {
-            let first = try #require(asked.firstBody)
-            #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+            try Self.expectPrompt(asked)
             #expect(asked.ended && asked.body == published, "the form as published: \(asked.body.count) of \(published.count) bytes")
         }
-        _ = try daemon.waitUntilServing()
-        try waitUntil(timeout: 60) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
-        #expect(try Device("a", in: site.dir).verified())
+        try Self.installs(site, daemon)
     }
 
     /// An owner's plain file (no form: its exact bytes in the store's `f/`) comes in its first round
@@ -167,25 +155,40 @@ import Glibc
         let mine = try #require(noiseHashes.first { owners[$0] == me && stored.contains($0) })
         let theirs = try #require(noiseHashes.first { owners[$0] != me })
         site.origin.inject(.halfway(pause: 3), on: "_cenarius/f/" + mine)
-        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
-        let daemon = try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
-                                        "--peer-listen", "127.0.0.1:\(port)", "--peer", me] + peers.flatMap { ["--peer", $0] },
-                                       cache: site.dir.path("a/cache"))
+        let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
         let asked = try Self.askWhileArriving("_cenarius/f/" + mine, of: site.origin, port: port)
         #expect(asked.status == 200 && asked.head.contains("cenarius-growing: 1"), "\(asked.head)")
-        let first = try #require(asked.firstBody)
-        #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+        try Self.expectPrompt(asked)
         #expect(asked.ended && Data(asked.body) == noise[noiseHashes.firstIndex(of: mine)!], "the file's exact bytes")
         // Another's, while this device still fetches: at once, not held.
         let before = Date()
         let other = try RawHTTP(port: port).get("/_cenarius/f/" + theirs)
         #expect(other.status == 503 || other.status == 200, "\(other.status)")
         if other.status == 503 { #expect(Date().timeIntervalSince(before) < 0.5, "held \(Date().timeIntervalSince(before)) s") }
+        try Self.installs(site, daemon)
+    }
+
+    /// Device `a`, serving its peers on `port`, given `peers` (which never answer) and itself.
+    static func owner(_ site: HeadAndStoreTests.Site, port: Int, peers: [String]) throws -> DaemonProcess {
+        try FileManager.default.createDirectory(atPath: site.dir.path("a"), withIntermediateDirectories: true)
+        return try DaemonProcess(["--remote", site.origin.url, "--preset", site.dir.path("a/preset"), "--public-key", site.dir.path("k1.pub"),
+                                  "--peer-listen", "127.0.0.1:\(port)", "--peer", "http://127.0.0.1:\(port)"] + peers.flatMap { ["--peer", $0] },
+                                 cache: site.dir.path("a/cache"))
+    }
+
+    /// The owner installs release 1 itself, verified.
+    static func installs(_ site: HeadAndStoreTests.Site, _ daemon: DaemonProcess) throws {
         _ = try daemon.waitUntilServing()
         try waitUntil(timeout: 60) { try PeersTests.served(site, "a") == "<h1>release 1</h1>" }
         #expect(try Device("a", in: site.dir).verified())
+    }
+
+    /// The first bytes came within 2 s of the owner's download's start.
+    static func expectPrompt(_ asked: Streamed) throws {
+        let first = try #require(asked.firstBody)
+        #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
     }
 
     /// `path`'s form asked of the owner on `port` from the moment the origin was asked for it,
