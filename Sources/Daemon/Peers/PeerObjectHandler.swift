@@ -74,15 +74,15 @@ final class PeerObjectHandler: ChannelInboundHandler {
     }
 
     /// The object held, or as it arrives (one of this device's share's plain files, FormRound);
-    /// else "not yet" while this device fetches it: at once when another owns it, and for one of
-    /// its own share once its download has not begun by `deadline` (the asker waits rather than
-    /// take it from the origin too).
+    /// else "not yet" while this device fetches it: at once to a device asking in case it holds it
+    /// already, and to one asking it as the owner (PeerSources.ownerHeader) once its download has
+    /// not begun by `deadline` (the asker waits rather than take it from the origin too).
     private func respondObject(_ hash: ContentHash, head: HTTPRequestHead, context: ChannelHandlerContext, until deadline: Double) {
         sending = false
         guard objects.contains(hash) else {
             guard fetching.contains(hash) else { return missing(head, context: context) }
             if let growing = fetching.growing(hash.hex), sendGrowing(growing, head: head, context: context) { return }
-            guard head.method == .GET, fetching.isShare(hash), Self.now() < deadline, context.channel.isActive else {
+            guard head.method == .GET, head.headers.contains(name: PeerSources.ownerHeader), Self.now() < deadline, context.channel.isActive else {
                 return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
             }
             sending = true

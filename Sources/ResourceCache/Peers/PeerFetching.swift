@@ -14,8 +14,6 @@ package final class PeerFetching: Sendable {
     /// The forms its sync is downloading for its share, by their names in `peer-forms/`: a peer
     /// asking for one takes it as it arrives rather than once it is whole.
     private let growing = Mutex<[String: GrowingFile]>([:])
-    /// The objects of its own share, which it takes from the origin for its peers.
-    private let share = Mutex<Set<ContentHash>>([])
 
     package init() {}
 
@@ -23,26 +21,13 @@ package final class PeerFetching: Sendable {
     package func begin(_ objects: some Sequence<ContentHash>, release: String? = nil, holding: String? = nil) {
         hashes.withLock { $0 = Set(objects) }
         growing.withLock { $0.removeAll() }
-        share.withLock { $0.removeAll() }
         releases.withLock { $0 = release.map { PeerReleases(inForce: holding, fetching: $0) } }
     }
 
     package func end() {
         hashes.withLock { $0.removeAll() }
         growing.withLock { $0.removeAll() }
-        share.withLock { $0.removeAll() }
         releases.withLock { $0 = nil }
-    }
-
-    /// The objects of its own share: asked for one, its listener waits for the download to begin
-    /// (a peer asking for another object it fetches is told "not yet" at once: that peer, or another,
-    /// owns it, and may be asking only in case this device holds it already).
-    package func owns(_ objects: some Sequence<ContentHash>) {
-        share.withLock { $0 = Set(objects) }
-    }
-
-    package func isShare(_ hash: ContentHash) -> Bool {
-        share.withLock { $0.contains(hash) }
     }
 
     /// The release being fetched and the one in force here, while a sync fetches.

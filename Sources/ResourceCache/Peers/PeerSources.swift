@@ -48,6 +48,10 @@ package struct PeerSources: Sendable {
     /// as `rel=` does): a peer that holds another and is not fetching it takes it for a sign that its
     /// origin has a release it has not polled for yet.
     package static let releaseHeader = "Cenarius-Release"
+    /// The request header that asks a peer as the object's owner (OwnersMeanwhile): one that is
+    /// about to fetch it holds the request until its download begins, then sends it as it arrives,
+    /// rather than answering "not yet" at once as it does a device asking only in case it holds it.
+    package static let ownerHeader = "Cenarius-Asks-Owner"
     package static let notYetRetry = 0.25
 
     package init(urls: [String] = [], me: String? = nil) {

@@ -75,7 +75,8 @@ extension SyncRun {
                    in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
         let (waiting, owner, patient) = (how.waiting, how.owner, how.patient)
         // One owner's objects: one connection (OwnersMeanwhile runs two of these an owner).
-        guard !entries.isEmpty, let downloader = try? Downloader(options: peerOptions(connections: owner == nil ? usablePeers.count : 0)) else { return entries }
+        guard !entries.isEmpty, let downloader = try? Downloader(options: peerOptions(connections: owner == nil ? usablePeers.count : 0, asksOwner: owner != nil))
+        else { return entries }
         var deadline = FileSystem.monotonic() + (waiting ? PeerSources.notYetWait : 0)
         var wanted = entries
         var left: [RouteEntry] = []
@@ -198,13 +199,14 @@ extension SyncRun {
     /// `connections`: as for asking that many peers (0: one connection). Each request names the
     /// release this sync fetches (`Cenarius-Release`, PeerSources.releaseHeader), so that a peer not
     /// yet fetching it learns that its peers are (docs/peers.md).
-    func peerOptions(connections peers: Int) -> TransferOptions {
+    func peerOptions(connections peers: Int, asksOwner: Bool = false) -> TransferOptions {
         var options = settings.transfer
         options.timeout = PeerSources.timeout
         options.lowSpeedBytes = PeerSources.lowSpeedBytes
         options.attempts = 1
         options.documentAttempts = 1
-        options.headers = settings.peers.fetching.current?.fetching.map { [PeerSources.releaseHeader + ": " + $0] } ?? []
+        options.headers = (settings.peers.fetching.current?.fetching.map { [PeerSources.releaseHeader + ": " + $0] } ?? [])
+            + (asksOwner ? [PeerSources.ownerHeader + ": 1"] : [])
         options.headerHosts = Set(settings.peers.urls.compactMap { Remote.authority(of: $0) })
         options.sessions = nil
         (options.connections, options.hostConnections) = PeerSources.connections(asking: peers)

@@ -92,7 +92,6 @@ extension SyncRun {
         for pass in 0..<3 where !wanted.isEmpty {
             let usable = usablePeers
             let shares = peerShares(wanted)
-            settings.peers.fetching.owns(shares.mine.map(\.hash))
             let theirs = OwnersMeanwhile(self, entries: shares.theirs, owners: shares.owners, forms: asks, in: fetch)
             do throws(CenariusError) {
                 let mine = pass == 0 ? try fromPeersTraced(shares.mine, .init(waiting: false), forms: &none, in: fetch, report: &report) : shares.mine
