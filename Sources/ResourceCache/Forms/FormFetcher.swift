@@ -88,10 +88,7 @@ package struct FormFetcher {
         let unpackSpan = packFile.map { _ in startSpan("cenarius.forms.unpack") }
         let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
         let early = asTheyArrive(round, pending: pending, progress: progress)
-        let largest = round.slicedForm.map { sliced in
-            SlicedForm(job(sliced.index, progress: progress, path: sliced.path, form: temporary + "/" + progress.products[sliced.index].hash.hex + ".sliced-form"),
-                       url: remote.objectURL(sliced.path), fetcher: self, cancel: cancel)
-        }
+        let largest = startSliced(round, progress: progress, cancel: cancel)
         let (results, slicesOutcome, largestOutcome) = Traced.span("cenarius.forms.download") { span in
             let results = downloader.download(round.downloads, cancel: cancel, finished: early?.listener)
             let slicesOutcome = slices?.download.wait()
@@ -118,11 +115,15 @@ package struct FormFetcher {
         if let unpacked, let packPath {
             adopt(unpacked, members: round.members, download: fetched(packPath), progress: &progress)
         }
-        // A plain file that failed is the caller's, as every plain file used to be.
-        for (download, i) in round.plain {
-            if case .success(let bytes) = results[download] { progress.done(i, bytes: bytes, patched: false, plain: true) }
+        round.finish(results, progress: &progress)
+    }
+
+    /// The round's largest form of an owner's share, started in slices on a thread of its own (SlicedForm).
+    private func startSliced(_ round: FormRound, progress: FormProgress, cancel: CancelToken?) -> SlicedForm? {
+        round.slicedForm.map { sliced in
+            let form = temporary + "/" + progress.products[sliced.index].hash.hex + ".sliced-form"
+            return SlicedForm(job(sliced.index, progress: progress, path: sliced.path, form: form), url: remote.objectURL(sliced.path), fetcher: self, cancel: cancel)
         }
-        for (index, file) in round.downloads.enumerated() where round.plain[index] == nil { unlink(file.destination) }
     }
 
     /// File `i` decoded from its downloaded form (a patch over a base the device holds, or compressed).

@@ -1,6 +1,9 @@
 import RouteSync
 import Tracing
 import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where each file of a `FormFetcher.fetch` stands among the forms its plan offers (patch,
 /// compressed, pack member, then plain), and what the fetch has done so far.
@@ -124,6 +127,15 @@ struct FormRound {
             growing.grows(name, in: arriving)
         }
         downloads.append(file)
+    }
+
+    /// Once the round's downloads and decoding have ended: its plain files that arrived are done (one
+    /// that failed is the caller's, as every plain file used to be), its forms' files removed.
+    func finish(_ results: [Result<Int64, CenariusError>], progress: inout FormProgress) {
+        for (download, i) in plain {
+            if case .success(let bytes) = results[download] { progress.done(i, bytes: bytes, patched: false, plain: true) }
+        }
+        for (index, file) in downloads.enumerated() where plain[index] == nil { unlink(file.destination) }
     }
 
     /// Forms downloaded on their own, the pack and plain files apart.
