@@ -97,7 +97,9 @@ struct FormRound {
                 downloads.append(file)
                 continue
             }
-            if i == ordered.first, fetcher.keep != nil, !progress.source(i).isMember, (product.size ?? 0) >= SlicedForm.minFileSize {
+            // Slices are for a link (an http(s) remote); a bundle's file is read as it is.
+            if i == ordered.first, fetcher.keep != nil, !progress.source(i).isMember, (product.size ?? 0) >= SlicedForm.minFileSize,
+               Remote.authority(of: fetcher.remote.objectURL(path)) != nil {
                 slicedForm = (i, path)
             } else if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
                 members[ordinal] = i
