@@ -48,6 +48,8 @@ package struct FileDownload: Sendable {
         package var end: Int64?
         /// The shared file, which readers follow as its prefix grows.
         package var file: GrowingFile
+        /// Each chunk written as it arrives, not buffered (a form LAN peers take as it grows).
+        package var writesThrough = false
     }
 
     package init(url: String, destination: String, expected: ContentHash, label: String, size: Int64? = nil, mirrors: [String] = []) {

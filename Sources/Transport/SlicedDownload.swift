@@ -23,6 +23,8 @@ package final class SlicedDownload: Sendable {
         package var expected: ContentHash
         package var label: String
         package var policy: RetryPolicy?
+        /// Its bytes written as they arrive (Slice.writesThrough): peers follow the file's prefix.
+        package var writesThrough = false
 
         package init(url: String, destination: String, size: Int64, expected: ContentHash, label: String, policy: RetryPolicy? = nil) {
             self.url = url
@@ -173,7 +175,7 @@ package final class SlicedDownload: Sendable {
                                      size: end - cuts[i])
             slice.policy = job.policy
             slice.checksHash = false
-            slice.slice = .init(index: i, start: cuts[i], end: i + 1 < cuts.count ? end : nil, file: file)
+            slice.slice = .init(index: i, start: cuts[i], end: i + 1 < cuts.count ? end : nil, file: file, writesThrough: job.writesThrough)
             return slice
         }
         let results = downloader.download(slices, cancel: stop)

@@ -251,8 +251,8 @@ final class Transfer {
         case .memory:
             body.append(contentsOf: data)
         case .file:
-            // Read as it grows (a peer's stream, a pack decoded as it arrives): each chunk written as it comes.
-            if growing != nil || slice != nil { return write(data) }
+            // Read as it grows by a LAN peer: each chunk written as it comes.
+            if growing != nil || slice?.writesThrough == true { return write(data) }
             let buffer = unwritten ?? newBuffer()
             // Written only when the next bytes would not fit: a body that fits stays whole.
             if buffer.count + data.count > buffer.capacity, !flush() { return false }

@@ -39,8 +39,9 @@ final class SlicedForm: Sendable {
                 outcome.withLock { $0 = (.failure(.init(reason: "\(url): no length in the answers to HEAD")), 0) }
                 return
             }
-            let file = download.start(SlicedDownload.Job(url: url, destination: job.form, size: size, expected: job.product.hash,
-                                                         label: job.product.label, policy: policy))
+            var sliced = SlicedDownload.Job(url: url, destination: job.form, size: size, expected: job.product.hash, label: job.product.label, policy: policy)
+            sliced.writesThrough = true
+            let file = download.start(sliced)
             growing?.grows(job.path.split(separator: "/").last.map(String.init) ?? job.product.hash.hex, in: file)
             let (failure, wire) = download.wait()
             let decoded = failure.map { .failure(.init(reason: $0.message)) } ?? FormFetcher.decodeForm(job, basePath: basePath, keep: keep)
