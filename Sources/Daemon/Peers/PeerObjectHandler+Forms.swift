@@ -29,14 +29,7 @@ extension PeerObjectHandler {
         if FileSystem.regularFileSize(path) != nil { return sendFile(path, head: head, context: context) }
         guard !objects.contains(target) else { return answer(.notFound, "no such form on this device\n", head: head, context: context) }
         guard fetching.contains(target) else { return missing(head, context: context) }
-        if let growing = fetching.growing(name), sendGrowing(growing, head: head, context: context) { return }
-        guard head.method == .GET, Self.now() < deadline, context.channel.isActive else {
-            return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
-        }
-        sending = true
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: Self.growingPoll) {
-            let (handler, context) = bound.value
+        sendArriving(name, holding: true, head: head, context: context, until: deadline) { handler, context in
             handler.respondForm(name, target, head: head, context: context, until: deadline)
         }
     }

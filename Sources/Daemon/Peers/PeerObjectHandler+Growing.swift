@@ -16,6 +16,22 @@ extension PeerObjectHandler {
     /// Polls for more of a growing form this often: a link's bytes arrive every millisecond or so.
     static let growingPoll = TimeAmount.milliseconds(10)
 
+    /// The download announced as `name` sent as it arrives, once it has begun; until then, while
+    /// `holding` and before `deadline`, `again` a moment later; else "not yet".
+    func sendArriving(_ name: String, holding: Bool, head: HTTPRequestHead, context: ChannelHandlerContext, until deadline: Double,
+                      again: @escaping @Sendable (PeerObjectHandler, ChannelHandlerContext) -> Void) {
+        if let growing = fetching.growing(name), sendGrowing(growing, head: head, context: context) { return }
+        guard holding, head.method == .GET, Self.now() < deadline, context.channel.isActive else {
+            return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+        }
+        sending = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: Self.growingPoll) {
+            let (handler, context) = bound.value
+            again(handler, context)
+        }
+    }
+
     /// Streams `file` when its download has begun (its first bytes are in); false when not yet.
     func sendGrowing(_ file: GrowingFile, head: HTTPRequestHead, context: ChannelHandlerContext) -> Bool {
         guard head.method == .GET, !file.isFailed else { return false }

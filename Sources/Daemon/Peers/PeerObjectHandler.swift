@@ -81,17 +81,9 @@ final class PeerObjectHandler: ChannelInboundHandler {
         sending = false
         guard objects.contains(hash) else {
             guard fetching.contains(hash) else { return missing(head, context: context) }
-            if let growing = fetching.growing(hash.hex), sendGrowing(growing, head: head, context: context) { return }
-            guard head.method == .GET, head.headers.contains(name: PeerSources.ownerHeader), Self.now() < deadline, context.channel.isActive else {
-                return answer(.serviceUnavailable, "not yet: this device is fetching it\n", head: head, context: context, extra: [("Retry-After", "1")])
+            return sendArriving(hash.hex, holding: head.headers.contains(name: PeerSources.ownerHeader), head: head, context: context, until: deadline) {
+                handler, context in handler.respondObject(hash, head: head, context: context, until: deadline)
             }
-            sending = true
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: Self.growingPoll) {
-                let (handler, context) = bound.value
-                handler.respondObject(hash, head: head, context: context, until: deadline)
-            }
-            return
         }
         if head.method == .GET, Self.acceptsZstd(head), Zstd.isAvailable {
             return sendCompressed(hash, head: head, context: context)

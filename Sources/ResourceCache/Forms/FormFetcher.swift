@@ -89,18 +89,18 @@ package struct FormFetcher {
         let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
         let early = asTheyArrive(round, pending: pending, progress: progress)
         let largest = startSliced(round, progress: progress, cancel: cancel)
-        let (results, slicesOutcome, largestOutcome) = Traced.span("cenarius.forms.download") { span in
+        let (results, slicesOutcome, largestOutcome, wire) = Traced.span("cenarius.forms.download") { span in
             let results = downloader.download(round.downloads, cancel: cancel, finished: early?.listener)
             let slicesOutcome = slices?.download.wait()
             let largestOutcome = largest?.finish()
             let wire = downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0) + (largestOutcome?.wire ?? 0)
             span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1) + (largest == nil ? 0 : 1)))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(wire)
-            return (results, slicesOutcome, largestOutcome)
+            return (results, slicesOutcome, largestOutcome, wire)
         }
         let unpacked = unpacking?.finish()
         if let unpackSpan { FormSpans.unpacked(unpacked ?? [:], in: unpackSpan) }
-        progress.outcome.bytesFetched += downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0) + (largestOutcome?.wire ?? 0)
+        progress.outcome.bytesFetched += wire
         if let slices { unlink(slices.file.path) }
         let fetched = { (path: String) in round.fetched(path, results: results, slices: slicesOutcome, packPath: packPath) }
         let decodeSpan = round.forms > 0 ? startSpan("cenarius.forms.decode") : nil

@@ -79,22 +79,15 @@ struct FormRound {
         // An owner that keeps its forms for its peers takes them in the order they ask for them
         // (ShareOrder, by the file's signed size, the form's own being unknown): what they ask for
         // is then whole here or arriving, which they take as it arrives (docs/peers.md).
-        let wanted = fetcher.keep == nil ? pending : pending + progress.plainOnly
-        let ordered = fetcher.keep == nil ? pending : ShareOrder.indices(wanted.map { progress.products[$0].size }).map { wanted[$0] }
+        var ordered = pending
+        if fetcher.keep != nil {
+            let wanted = pending + progress.plainOnly
+            ordered = ShareOrder.indices(wanted.map { progress.products[$0].size }).map { wanted[$0] }
+        }
         for i in ordered {
             let product = progress.products[i]
             guard let path = FormFetcher.path(progress.source(i), product.hash, plan: plan) else {
-                plain[downloads.count] = i
-                var file = FileDownload(url: fetcher.remote.objectURL(ReleaseIndex.plainPath(product.hash)), destination: product.destination,
-                                        expected: product.hash, label: product.label, size: product.size)
-                file.policy = formPolicy
-                // Its peers take it as it arrives, as they take a form (by its hash: no form name is one).
-                if let growing = fetcher.growing {
-                    let arriving = GrowingFile(path: file.destination)
-                    file.growing = arriving
-                    growing.grows(product.hash.hex, in: arriving)
-                }
-                downloads.append(file)
+                wantPlain(i, product, fetcher, policy: formPolicy)
                 continue
             }
             // Slices are for a link (an http(s) remote); a bundle's file is read as it is.
@@ -123,12 +116,27 @@ struct FormRound {
         // through a request of its own.
         file.policy = policy
         file.checksHash = false
-        if grows, let growing = fetcher.growing {
-            let arriving = GrowingFile(path: file.destination)
-            file.growing = arriving
-            growing.grows(name, in: arriving)
-        }
+        if grows { Self.announce(&file, as: name, to: fetcher.growing) }
         downloads.append(file)
+    }
+
+    /// File `i`'s exact bytes from the store (FormProgress.plainOnly), which its peers take as it
+    /// arrives, as they take a form (announced by its hash: no form's name is one).
+    private mutating func wantPlain(_ i: Int, _ product: FormFetcher.Product, _ fetcher: FormFetcher, policy: RetryPolicy) {
+        plain[downloads.count] = i
+        var file = FileDownload(url: fetcher.remote.objectURL(ReleaseIndex.plainPath(product.hash)), destination: product.destination,
+                                expected: product.hash, label: product.label, size: product.size)
+        file.policy = policy
+        Self.announce(&file, as: product.hash.hex, to: fetcher.growing)
+        downloads.append(file)
+    }
+
+    /// `file` written as it arrives and announced to the LAN's peers by `name` (docs/peers.md), when this device serves them.
+    private static func announce(_ file: inout FileDownload, as name: String, to growing: PeerFetching?) {
+        guard let growing else { return }
+        let arriving = GrowingFile(path: file.destination)
+        file.growing = arriving
+        growing.grows(name, in: arriving)
     }
 
     /// Once the round's downloads and decoding have ended: its plain files that arrived are done (one

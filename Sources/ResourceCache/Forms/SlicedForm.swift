@@ -42,7 +42,7 @@ final class SlicedForm: Sendable {
             var sliced = SlicedDownload.Job(url: url, destination: job.form, size: size, expected: job.product.hash, label: job.product.label, policy: policy)
             sliced.writesThrough = true
             let file = download.start(sliced)
-            growing?.grows(job.path.split(separator: "/").last.map(String.init) ?? job.product.hash.hex, in: file)
+            if let name = PeerForms.name(Substring(job.path))?.name { growing?.grows(name, in: file) }
             let (failure, wire) = download.wait()
             let decoded = failure.map { .failure(.init(reason: $0.message)) } ?? FormFetcher.decodeForm(job, basePath: basePath, keep: keep)
             unlink(job.form)
