@@ -10,7 +10,7 @@ import TestOrigin
         try f.release(["a.txt": "a"])
         f.origin.resetRequests()
         #expect(try f.sync().outcome == .notModified)
-        let poll = try #require(f.origin.requests.first)
+        let poll = try #require(f.origin.gets.first)
         #expect(poll.headers["if-none-match"] != nil)
         // RFC 9110 13.1.3: beside If-None-Match, If-Modified-Since is ignored.
         #expect(poll.headers["if-modified-since"] == nil, "\(poll.headers)")

@@ -131,7 +131,7 @@ fileprivate struct Release {
         let report = try f.sync()
         #expect(report.outcome == .committed)
         // The device saw the first release's index: it polls the compressed table, not the table.
-        #expect(f.origin.requests.first?.path == "_cenarius/Routes.json.zst")
+        #expect(f.origin.gets.first?.path == "_cenarius/Routes.json.zst")
         #expect(f.origin.requests(for: "Routes.json").isEmpty)
         // ... whose second frame is the release index: no request for it.
         #expect(!f.origin.requests.contains { $0.path.hasPrefix("_cenarius/index/") })

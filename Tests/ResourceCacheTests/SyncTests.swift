@@ -42,8 +42,8 @@ import TestOrigin
         f.origin.resetRequests()
         let report = try f.sync()
         #expect(report.outcome == .notModified)
-        #expect(f.origin.requests.count == 1)
-        #expect(f.origin.requests[0].headers["if-none-match"] != nil)
+        #expect(f.origin.gets.count == 1)
+        #expect(f.origin.gets.first?.headers["if-none-match"] != nil)
         #expect(f.fileRequests.isEmpty)
     }
 

@@ -116,6 +116,10 @@ public final class TestOrigin: Sendable {
 
     public var requests: [Request] { state.withLock { $0.requests } }
     public func requests(for path: String) -> [Request] { requests.filter { $0.path == path } }
+    /// The requests but HEADs. A first install opens its pack's connections by HEAD requests
+    /// beside its first poll and cancels them once it knows it wants no pack: a loaded origin
+    /// may read some after the test has reset its requests, ahead of the next sync's.
+    public var gets: [Request] { requests.filter { $0.method != "HEAD" } }
     public func resetRequests() { state.withLock { $0.requests.removeAll() } }
 
     func takeFault(_ path: String) -> Fault? {
