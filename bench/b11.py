@@ -23,6 +23,8 @@ The origin's bytes are its access log's `$body_bytes_sent` for the run; a device
 moment its daemon was started (or signalled) to the moment its cache's `current` names the new
 generation. After each run every device's cache is verified (`verify`): a wrong byte kept fails it.
 """
+import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -34,6 +36,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from b8 import PAIRS, SMOKE_PAIRS, PORT, Origin, fetch_site, nginx_conf, publish, run
+from devicefs import devices_filesystem, image_path
 from link import DEV, Link, SRV_ADDR, ip
 
 N = 8
@@ -79,6 +82,30 @@ def shares(entries, peers):
         load[o] += b
         owners[h] = o
     return owners
+
+
+def form_bytes(pub):
+    """ReleaseIndex.formBytes: each file's smallest patch, else its compressed form, as the index of the
+    table published in `pub` gives them (what PeerShares weighs objects by)."""
+    table_bytes = open(os.path.join(pub, "Routes.json"), "rb").read()
+    try:
+        index = json.load(open(os.path.join(pub, "_cenarius", "index", hashlib.sha256(table_bytes).hexdigest() + ".json")))
+    except (OSError, ValueError):
+        return {}
+    seen, order = set(), []
+    for e in sorted(json.loads(table_bytes), key=lambda e: e["uri"].encode()):
+        if e["hash"] not in seen:
+            seen.add(e["hash"])
+            order.append(e["hash"])
+    sizes = {}
+    if len(index.get("formSizes", [])) == len(order):
+        sizes = {h: n for h, n in zip(order, index["formSizes"]) if n > 0}
+    patches = index.get("patches", [])
+    if len(index.get("patchSizes", [])) == len(patches):
+        for (target, _), n in zip(patches, index.get("patchSizes", [])):
+            if n > 0 and n < sizes.get(target, float("inf")):
+                sizes[target] = n
+    return sizes
 
 
 class Lan:
@@ -322,6 +349,15 @@ class Devices:
         if self.hostile:
             self.hostile.terminate()
             self.hostile.wait()
+        # The daemons' logs outlive the devices' file system (bench/devicefs.py), for a look afterwards.
+        logs = os.path.join(os.path.dirname(os.path.dirname(self.work)), "logs", os.path.basename(self.work))
+        shutil.rmtree(logs, ignore_errors=True)
+        os.makedirs(logs)
+        for i in range(len(self.procs)):
+            with contextlib.suppress(OSError):
+                shutil.copy(os.path.join(self.work, f"d{i + 1}", "log"), os.path.join(logs, f"d{i + 1}.log"))
+        # Each scenario's caches (eight devices, two releases: some 400 MB) are done with: the next ones need the room.
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
 def peer_bytes(reports, key):
@@ -339,6 +375,8 @@ def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers
         for phase, pub in (("first", old_pub), ("release", new_pub)):
             # What each device fetches: the whole first table, then what the release adds to it.
             wanted = tables[0] if phase == "first" else {h: size for h, size in tables[1].items() if h not in tables[0]}
+            weighed = form_bytes(pub)
+            wanted = {h: weighed.get(h, size) for h, size in wanted.items()}
             origin.publish(pub)
             start = os.path.getsize(origin.log) if os.path.exists(origin.log) else 0
             done, reports = devices.start() if phase == "first" else devices.release()
@@ -371,7 +409,11 @@ def b11(bin_path, out, smoke=False, only=()):
     n = 3 if smoke else N
     results = {"pair": f"{package} {old_v} → {new_v}", "devices": n, "uplink": "20 Mbit/s each way, 50 ms each way (100 ms RTT)", "runs": []}
     direct = f"http://{SRV_ADDR}:{PORT}"
-    with Link(rtt_ms=100, rate_mbit=20) as _, Lan(n) as _, Origin(out) as origin, Proxy(out) as _:
+    results["devices_filesystem"] = "an ext4 of their own in memory, loop-mounted"
+    with devices_filesystem(os.path.join(out, "devices"), image_path(out, "cenarius-b11-devices")) as mounted, \
+            Link(rtt_ms=100, rate_mbit=20) as _, Lan(n) as _, Origin(out) as origin, Proxy(out) as _:
+        if not mounted:
+            results["devices_filesystem"] = "the bench's"
         origin.log = os.path.join(origin.dir, "access.log")
         # The peers' default rate cap (4 MiB/s a device) and one a LAN of 100 Mbit/s or more leaves room for.
         fast = ["--peer-max-rate", str(FAST_RATE)]
@@ -425,7 +467,8 @@ def markdown(result):
         lines.append(f"- {k}: {mark(v[2])}" if isinstance(v[0], bool) else f"- {k}: {v[0]:,.2f} ≤ {v[1]:,.2f} {mark(v[2])}")
     lines += [
         "", "Origin bytes are nginx's `$body_bytes_sent` for the run (heads, tables and objects); a device's time runs from its "
-        "daemon's start (first install) or its SIGHUP (release) until its cache's `current` names the new generation."]
+        "daemon's start (first install) or its SIGHUP (release) until its cache's `current` names the new generation. "
+        f"The devices' caches: {result.get('devices_filesystem', 'the bench folder')} (bench/devicefs.py says why)."]
     return lines
 
 

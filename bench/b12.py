@@ -31,6 +31,7 @@ import subprocess
 import time
 
 import b12_reference
+from devicefs import devices_filesystem, image_path
 from b8 import PAIRS, SMOKE_PAIRS, fetch_site
 
 
@@ -150,42 +151,16 @@ def timed_imports(bin_path, devices, bundle, folder, base, key, runs):
             "verifying_cpu": statistics.median(verifying_cpus), "verifying_cpus": verifying_cpus}
 
 
-DEVICES_IMAGE = "/dev/shm/cenarius-b12-devices.img"
-
-
-def devices_filesystem(out):
-    """A file system of the devices' own, when this runs as root: an ext4 image in memory (/dev/shm),
-    loop-mounted. Every import and the reference end with a syncfs, which on the shared disk waits for
-    whatever other processes wrote (builds on the same machine: seconds), and a device's disk is not
-    the stick's. Its flushes cost next to nothing, on both sides alike: what is compared is the work.
-    Else a plain folder."""
-    folder = os.path.join(out, "devices")
-    os.makedirs(folder)
-    image = DEVICES_IMAGE if os.path.isdir("/dev/shm") else os.path.join(out, "devices.img")
-    try:
-        with open(image, "wb") as f:
-            f.truncate(2 << 30)
-        run(["mkfs.ext4", "-q", "-F", image])
-        run(["mount", "-o", "loop", image, folder])
-        return folder, True
-    except (OSError, subprocess.CalledProcessError):
-        return folder, False
-
-
 def b12(bin_path, out, smoke=False, b8_results=None, b8_measured=None, runs=None):
     b8_out = os.path.join(out, "b8")
     out = os.path.join(out, "b12")
-    if os.path.ismount(os.path.join(out, "devices")):
-        subprocess.run(["umount", os.path.join(out, "devices")])
+    devices_root = os.path.join(out, "devices")
+    if os.path.ismount(devices_root):
+        subprocess.run(["umount", devices_root])
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    devices_root, mounted = devices_filesystem(out)
-    try:
+    with devices_filesystem(devices_root, image_path(out, "cenarius-b12-devices")) as mounted:
         return pairs(bin_path, out, devices_root, mounted, smoke, b8_out, b8_results, b8_measured, runs or (1 if smoke else 5))
-    finally:
-        if mounted:
-            subprocess.run(["umount", devices_root])
-            os.remove(DEVICES_IMAGE if os.path.isdir("/dev/shm") else os.path.join(out, "devices.img"))
 
 
 def pairs(bin_path, out, devices_root, mounted, smoke, b8_out, b8_results, b8_measured, runs):

@@ -114,7 +114,7 @@ import Glibc
             peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
         } while try PeersSwarmTests.owners(of: folder, among: peers + [me])[String(largest.dropLast(4))] != me
         let form = "_cenarius/z/" + largest
-        site.origin.inject(cut ? .truncate : .halfway(pause: 3), on: form)
+        site.origin.inject(cut ? .truncate : .halfway(pause: 4), on: form)
         let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
@@ -154,7 +154,7 @@ import Glibc
         } while !noiseHashes.contains { owners[$0] == me } || !noiseHashes.contains { owners[$0] != me }
         let mine = try #require(noiseHashes.first { owners[$0] == me && stored.contains($0) })
         let theirs = try #require(noiseHashes.first { owners[$0] != me })
-        site.origin.inject(.halfway(pause: 3), on: "_cenarius/f/" + mine)
+        site.origin.inject(.halfway(pause: 4), on: "_cenarius/f/" + mine)
         let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
@@ -185,10 +185,12 @@ import Glibc
         #expect(try Device("a", in: site.dir).verified())
     }
 
-    /// The first bytes came within 2 s of the owner's download's start.
+    /// The first bytes came within 3 s of the owner's download's start: before the origin, which
+    /// pauses 4 s half-way through each of these objects, had sent the rest. (2 s, as it was, was
+    /// missed once in a full suite's run on two cores, the daemon starved for a second.)
     static func expectPrompt(_ asked: Streamed) throws {
         let first = try #require(asked.firstBody)
-        #expect(first.timeIntervalSince(asked.began) < 2, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+        #expect(first.timeIntervalSince(asked.began) < 3, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
     }
 
     /// `path`'s form asked of the owner on `port` from the moment the origin was asked for it,
@@ -199,7 +201,7 @@ import Glibc
         while true {
             var answer = try stream("/" + path, port: port)
             answer.began = began
-            if answer.status != 503 || Date().timeIntervalSince(began) > 2 { return answer }
+            if answer.status != 503 || Date().timeIntervalSince(began) > 3 { return answer }
             usleep(20_000)
         }
     }

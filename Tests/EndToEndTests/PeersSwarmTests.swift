@@ -111,10 +111,14 @@ import TestOrigin
     /// Each object's owner, by its hash's hex, as devices among `peers` that fetch the table of the
     /// published `folder` (less what the table of `held` names) reckon it (PeerShares).
     static func owners(of folder: String, less held: String? = nil, among peers: [String]) throws -> [String: String] {
-        let table = { (folder: String) in try RouteTable.parse(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.json"))), source: folder) }
+        let bytes = { (folder: String) in Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/Routes.json"))) }
+        let table = { (folder: String) in try RouteTable.parse(bytes(folder), source: folder) }
         let holding = Set(try held.map { try table($0).entries.map(\.hash) } ?? [])
         let entries = try table(folder).entries.filter { !holding.contains($0.hash) }
-        let shares = PeerShares(entries, among: peers)
+        // The forms' sizes the index gives, as the devices weigh them.
+        let indexPath = folder + "/" + ReleaseIndex.indexPath(table: ReleaseIndex.tableDigest(try bytes(folder)))
+        let index = try ReleaseIndex.parse(Array(try Data(contentsOf: URL(fileURLWithPath: indexPath))), source: indexPath)
+        let shares = PeerShares(entries, among: peers, bytes: index.formBytes(for: try table(folder)))
         return Dictionary(entries.map { ($0.hash.hex, shares.owner(of: $0.hash) ?? "") }) { first, _ in first }
     }
 

@@ -81,6 +81,30 @@ import Transport
         #expect(entries.allSatisfy { twice.owner(of: $0.hash) != nil }, "a peer named twice is one")
     }
 
+    /// A release weighed by its forms (the index's sizes), not its files: a large file whose patch
+    /// is small no longer fills a device's share, and every device stays near an even share of the
+    /// bytes it fetches from the origin for the others (B11: weighed by files, three of eight held
+    /// 1.46 of 1.83 MB of patches).
+    @Test func sharesAreEvenInTheBytesOfTheFormsTheIndexNames() throws {
+        let peers = (1...8).map { "http://10.0.0.\($0):8701" }
+        let entries = try (0..<200).map { i -> RouteEntry in
+            let hex = String(i * 7919 + 1, radix: 16)
+            return RouteEntry(uri: try URIPath(validating: "f\(i).js"), hash: ContentHash(hex: String(repeating: "0", count: 32 - hex.count) + hex)!,
+                              size: i % 10 == 0 ? 4_000_000 : 50_000)
+        }
+        // The large files changed little (30 kB patches); the small ones are new (20 kB forms).
+        let forms = Dictionary(uniqueKeysWithValues: entries.map { ($0.hash, $0.size! > 1_000_000 ? Int64(30_000) : 20_000) })
+        let load = { (shares: PeerShares) -> [String: Int64] in
+            entries.reduce(into: [:]) { load, entry in load[shares.owner(of: entry.hash)!, default: 0] += forms[entry.hash]! }
+        }
+        let even = Double(forms.values.reduce(0, +)) / Double(peers.count)
+        let weighed = load(PeerShares(entries, among: peers, bytes: forms))
+        #expect(weighed.values.allSatisfy { Double($0) <= PeerShares.slack * even + 30_000 }, "\(weighed.values.sorted()) against \(even)")
+        // By the files' sizes the same release is lopsided: what the index's sizes are for.
+        let byFiles = load(PeerShares(entries, among: peers))
+        #expect(byFiles.values.contains { Double($0) > 1.3 * even } || byFiles.values.contains { Double($0) < 0.7 * even }, "\(byFiles.values.sorted())")
+    }
+
     /// Two connections a peer to up to eight peers, one each to more, never past sixteen in all:
     /// eight devices asking one peer fit its default cap of 16 (docs/peers.md).
     @Test func aDeviceSpreadsItsConnectionsOverItsPeers() {

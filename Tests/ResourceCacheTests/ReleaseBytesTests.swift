@@ -115,6 +115,26 @@ fileprivate struct Release {
 
     var formRequests: (Fixture) -> [String] { { f in f.origin.requests.map(\.path).filter { $0.hasPrefix("_cenarius/") } } }
 
+    /// The index weighs each file's form as published (LAN peers share a release out by it):
+    /// a patch's bytes where one exists, else the compressed form's, each the size of its object.
+    @Test func theIndexGivesTheSizesOfTheFormsItNames() async throws {
+        let f = try await Fixture.registered()
+        let (old, new) = try releases(f)
+        let index = try new.index
+        let bytes = index.formBytes(for: new.table)
+        let size = { (key: String) in FileSystem.regularFileSize(new.root + "/" + key) }
+        #expect(index.patchSizes.count == index.patches.count && !index.patches.isEmpty)
+        for (patch, listed) in zip(index.patches, index.patchSizes) { #expect(listed == size(ReleaseIndex.patchPath(patch))) }
+        for entry in new.table.packOrder where !index.plain.contains(entry.hash) {
+            let patch = index.patches.first { $0.target == entry.hash }
+            #expect(bytes[entry.hash] == size(patch.map(ReleaseIndex.patchPath) ?? ReleaseIndex.formPath(entry.hash)), "\(entry.uri)")
+        }
+        // The changed bundle weighs its patch, a few percent of the file.
+        let main = new.hash("assets/main.9f8e7d6c.js")
+        #expect(try #require(bytes[main]) < 20_000)
+        #expect(old.table.entries.allSatisfy { try! old.index.formBytes(for: old.table)[$0.hash] != nil || old.index.plain.contains($0.hash) })
+    }
+
     @Test func aReleaseIsFetchedAsPatches() async throws {
         let f = try await Fixture.registered()
         let (old, new) = try releases(f)

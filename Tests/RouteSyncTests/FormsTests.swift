@@ -138,6 +138,22 @@ func bundle(seed: UInt64, bytes: Int) -> [UInt8] {
         let index = ReleaseIndex(table: String(repeating: "e", count: 64), plain: [c],
                                  patches: [.init(target: a, base: b)], pack: .init(hash: c, size: 100, files: 3))
         #expect(try ReleaseIndex.parse(index.serialized(), source: "i") == index)
+        // Form sizes: a patch's where it has one (the smallest), else the compressed form's; none
+        // where the counts do not match what they describe.
+        let two = try RouteTable(entries: [RouteEntry(uri: try URIPath(validating: "a.js"), hash: a, size: 900),
+                                           RouteEntry(uri: try URIPath(validating: "c.js"), hash: c, size: 700)])
+        var sized = index
+        sized.addPatch(.init(target: a, base: c), size: 40)
+        sized.formSizes = two.packOrder.map { $0.hash == a ? 300 : 0 }
+        #expect(sized.patchSizes == [0, 40])
+        let read = try ReleaseIndex.parse(sized.serialized(), source: "i")
+        #expect(read == sized)
+        #expect(read.formBytes(for: two) == [a: 40])
+        sized.formSizes = [300]
+        #expect(sized.formBytes(for: two) == [a: 40])
+        sized.patchSizes = []
+        #expect(sized.formBytes(for: two).isEmpty)
+        #expect(index.formBytes(for: two).isEmpty)
         #expect(ReleaseIndex.patchPath(.init(target: a, base: b)) == "_cenarius/p/\(a.hex)-\(b.hex).zst")
         let negative = Array(#"{"format": "cenarius-forms-1", "table": "x", "pack": {"form": "\#(a.hex)", "size": -1, "files": 2}}"#.utf8)
         #expect(throws: CenariusError.self) { try ReleaseIndex.parse(negative, source: "i") }

@@ -9,8 +9,11 @@ package import RouteSync
 /// but a site's bytes sit in a few large files: streamlit's first install gave one of eight devices
 /// 2.05 MB of the 6.5 MB of forms (and 0.41 of a release's 0.80 MB of patches), which it then
 /// served seven times over through its rate cap while the others idled, and every device waited
-/// for it. Every device that fetches the same objects with the same peers reckons the same shares
-/// (pure: the table's signed sizes and the peers' names); one that fetches another set (it was on
+/// for it. The bytes are those of the forms the index names (`ReleaseIndex.formBytes`: a release's
+/// patches are a few percent of their files, a picture's form about the picture), the file's
+/// signed size where it names none (an index from before they were published). Every device that
+/// fetches the same objects with the same peers reckons the same shares (pure: the index, the
+/// table's signed sizes and the peers' names); one that fetches another set (it was on
 /// another release) may reckon some objects another device's, which costs those objects a `404`
 /// and a fetch from the origin, as any owner that lacks an object does.
 package struct PeerShares: Sendable {
@@ -21,15 +24,16 @@ package struct PeerShares: Sendable {
     private let owners: [ContentHash: String]
 
     /// `entries`: the objects to fetch (a sync's downloads, one entry per hash); `peers`: every
-    /// device that shares them, this one among them as they name it.
-    package init(_ entries: [RouteEntry], among peers: [String]) {
+    /// device that shares them, this one among them as they name it; `bytes`: what each object's
+    /// form weighs, where the index says.
+    package init(_ entries: [RouteEntry], among peers: [String], bytes: [ContentHash: Int64] = [:]) {
         guard !peers.isEmpty else {
             owners = [:]
             return
         }
         var seen = Set<ContentHash>()
         let objects = entries.filter { seen.insert($0.hash).inserted }
-            .map { (hash: $0.hash, bytes: Double(max($0.size ?? 1, 1))) }
+            .map { (hash: $0.hash, bytes: Double(max(bytes[$0.hash] ?? $0.size ?? 1, 1))) }
             .sorted { ($0.bytes, $1.hash.hex) > ($1.bytes, $0.hash.hex) }
         let bound = Self.slack * objects.reduce(0) { $0 + $1.bytes } / Double(peers.count)
         // A peer named twice (a `--peer` repeated, or found by DNS-SD too) is one device.

@@ -11,4 +11,7 @@ struct ObjectFetch {
     let objects: ObjectStore
     let held: @Sendable (ContentHash) -> String?
     let progress: ((TransferProgress) -> Void)?
+
+    /// What each file's form weighs, as the index says (PeerShares).
+    var formBytes: [ContentHash: Int64] { index?.formBytes(for: offer.table) ?? [:] }
 }

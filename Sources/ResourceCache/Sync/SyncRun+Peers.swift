@@ -16,9 +16,9 @@ extension SyncRun {
     /// takes from the origin for them) and the rest (asked of their owners, as `owners` says).
     /// Without `me` in the list, or with no usable peer, nothing is its own: what peers do not give
     /// is the origin's anyway.
-    func peerShares(_ entries: [RouteEntry]) -> (mine: [RouteEntry], theirs: [RouteEntry], owners: PeerShares) {
+    func peerShares(_ entries: [RouteEntry], in fetch: ObjectFetch) -> (mine: [RouteEntry], theirs: [RouteEntry], owners: PeerShares) {
         let usable = usablePeers
-        let owners = PeerShares(entries, among: usable + (settings.peers.me.map { [$0] } ?? []))
+        let owners = PeerShares(entries, among: usable + (settings.peers.me.map { [$0] } ?? []), bytes: fetch.formBytes)
         guard let me = settings.peers.me, !usable.isEmpty else { return ([], entries, owners) }
         var shares: (mine: [RouteEntry], theirs: [RouteEntry], owners: PeerShares) = ([], [], owners)
         for entry in entries {

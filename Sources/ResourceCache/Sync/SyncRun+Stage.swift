@@ -91,7 +91,7 @@ extension SyncRun {
         var none: PeerFormAsk?
         for pass in 0..<3 where !wanted.isEmpty {
             let usable = usablePeers
-            let shares = peerShares(wanted)
+            let shares = peerShares(wanted, in: fetch)
             let theirs = OwnersMeanwhile(self, entries: shares.theirs, owners: shares.owners, forms: asks, in: fetch)
             do throws(CenariusError) {
                 let mine = pass == 0 ? try fromPeersTraced(shares.mine, .init(waiting: false), forms: &none, in: fetch, report: &report) : shares.mine

@@ -35,6 +35,7 @@ extension FormPublisher {
             run.summary.reusedForms += 1
             run.summary.compressedForms += 1
             run.summary.compressedBytes += Int64(size)
+            run.formBytes[entry.hash] = Int64(size)
             try addDeltaFrames(of: entry, bytes: bytes, formSize: size, form: nil, to: &run)
             return
         }
@@ -56,6 +57,7 @@ extension FormPublisher {
             try write(compressed, to: ReleaseIndex.formPath(entry.hash), root: run.root)
             run.summary.compressedForms += 1
             run.summary.compressedBytes += Int64(compressed.count)
+            run.formBytes[entry.hash] = Int64(compressed.count)
         } else {
             // A copy, never a link: a build that rewrites the file in place would change the object.
             run.index.plain.insert(entry.hash)
@@ -110,7 +112,7 @@ extension FormPublisher {
         guard patch.count < min(formSize, bytes.count) else { return nil }
         if run.patched.insert(pair).inserted {
             try write(patch, to: ReleaseIndex.patchPath(pair), root: run.root)
-            run.index.patches.append(pair)
+            run.index.addPatch(pair, size: Int64(patch.count))
             run.summary.patches += 1
             run.summary.patchBytes += Int64(patch.count)
         }

@@ -37,6 +37,8 @@ extension FormPublisher {
         var solidMade: Pending<[UInt8]>?
         /// Files given no object of their own: a pack holds them and the store has them at their uris.
         var atURI: [RouteEntry] = []
+        /// Bytes of the compressed forms this run wrote or found (ReleaseIndex.formSizes).
+        var formBytes: [ContentHash: Int64] = [:]
 
         init(_ publisher: FormPublisher) throws(CenariusError) {
             let root = publisher.outputRoot ?? publisher.release.root
@@ -68,7 +70,7 @@ extension FormPublisher {
             self.reusedCarried = reusedCarried
             var patched = Set<ReleaseIndex.Patch>()
             for pair in earlier?.patches ?? [] where holds(ReleaseIndex.patchPath(pair)) && patched.insert(pair).inserted {
-                index.patches.append(pair)
+                index.addPatch(pair, size: earlier?.patchSize(pair) ?? 0)
             }
             self.patched = patched
             let carriedFrom = publisher.carry.flatMap { carry in publisher.olds.firstIndex { ReleaseIndex.tableDigest($0.tableBytes) == carry.from } }

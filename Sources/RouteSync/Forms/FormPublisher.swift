@@ -192,6 +192,7 @@ package struct FormPublisher {
             try write(compressed, to: ReleaseIndex.formPath(entry.hash), root: run.root)
             run.summary.compressedForms += 1
             run.summary.compressedBytes += Int64(compressed.count)
+            run.formBytes[entry.hash] = Int64(compressed.count)
         } else {
             try write(bytes, to: ReleaseIndex.plainPath(entry.hash), root: run.root)
         }

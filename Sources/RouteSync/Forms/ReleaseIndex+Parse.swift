@@ -36,6 +36,8 @@ extension ReleaseIndex {
             plain = name == "plain" ? PlainFiles(named) : .allBut(named)
         case "patches":
             try s.array { s throws(JSONScanner.Failure) in patches.append(try Self.patch(&s)) }
+        case "patchSizes": patchSizes = try Self.counts(&s)
+        case "formSizes": formSizes = try Self.counts(&s)
         case "deltaPacks":
             try s.array { s throws(JSONScanner.Failure) in deltaPacks.append(try Self.deltaPack(&s)) }
         case "pack": pack = try Self.pack(&s, carried: false).pack
@@ -64,6 +66,13 @@ extension ReleaseIndex {
         let value = try s.integer()
         guard value >= 0 else { throw s.fail("a negative count") }
         return value
+    }
+
+    /// `[n, ...]`, each a count.
+    private static func counts(_ s: inout JSONScanner) throws(JSONScanner.Failure) -> [Int64] {
+        var values: [Int64] = []
+        try s.array { s throws(JSONScanner.Failure) in values.append(try count(&s)) }
+        return values
     }
 
     /// `[file hash, base hash]`.

@@ -15,6 +15,7 @@
 ///
 ///     {"format": "cenarius-forms-1", "table": "<sha256>", "tableForm": true,
 ///      "plain": ["<hash>", ...] or "compressed": ["<hash>", ...] (PlainFiles), "patches": [["<hash>", "<base hash>"], ...],
+///      "patchSizes": [<bytes>, ...], "formSizes": [<bytes>, ...] (hints: `formSizes`),
 ///      "pack": {"form": "<hash>", "size": <bytes>, "files": <count>},
 ///      "solidPack": {"form": "<hash>", "size": <bytes>, "files": <count>}}
 ///
@@ -99,6 +100,12 @@ package struct ReleaseIndex: Sendable, Equatable {
     package var storedPlain = false
     package var deltaPacks: [DeltaPack] = []
     package var carriedPack: CarriedPack?
+    /// Bytes of each file's compressed form (`z/`), in the table's `packOrder`, 0 where the
+    /// publisher did not know it or the file has none; and of each patch, beside `patches`.
+    /// Hints, not trusted: LAN peers share a release's fetching out by them (PeerShares), and
+    /// every form is still checked by the file it decodes to. Older devices skip both members.
+    package var formSizes: [Int64] = []
+    package var patchSizes: [Int64] = []
 
     package init(table: String, plain: PlainFiles = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
         self.table = table
@@ -143,6 +150,8 @@ package struct ReleaseIndex: Sendable, Equatable {
         out += ",\n \"patches\": ["
         out += patches.map { "\n  [\"\($0.target.hex)\", \"\($0.base.hex)\"]" }.joined(separator: ",")
         out += "]"
+        if patchSizes.count == patches.count, patchSizes.contains(where: { $0 > 0 }) { out += ",\n \"patchSizes\": " + Self.numbers(patchSizes) }
+        if formSizes.contains(where: { $0 > 0 }) { out += ",\n \"formSizes\": " + Self.numbers(formSizes) }
         if head { out += ",\n \"head\": true" }
         if storedPlain { out += ",\n \"storedPlain\": true" }
         if let pack { out += ",\n \"pack\": {\"form\": \"\(pack.hash.hex)\", \"size\": \(pack.size), \"files\": \(pack.files)}" }
@@ -160,6 +169,42 @@ package struct ReleaseIndex: Sendable, Equatable {
         }
         out += "}\n"
         return Array(out.utf8)
+    }
+}
+
+extension ReleaseIndex {
+    /// `[1, 2, 3]`, twenty to a line.
+    static func numbers(_ values: [Int64]) -> String {
+        "[" + stride(from: 0, to: values.count, by: 20).map { start in
+            values[start..<min(values.count, start + 20)].map(String.init).joined(separator: ",")
+        }.joined(separator: ",\n  ") + "]"
+    }
+
+    /// The bytes a device fetches for each file of `table` this index gives a size for: its
+    /// smallest patch's, else its compressed form's (what every device on a release the patches
+    /// start from fetches, and the same on every device, whatever it holds).
+    package func formBytes(for table: RouteTable) -> [ContentHash: Int64] {
+        var bytes: [ContentHash: Int64] = [:]
+        if formSizes.count == table.packOrder.count {
+            for (entry, size) in zip(table.packOrder, formSizes) where size > 0 { bytes[entry.hash] = size }
+        }
+        if patchSizes.count == patches.count {
+            for (patch, size) in zip(patches, patchSizes) where size > 0 && size < bytes[patch.target] ?? .max { bytes[patch.target] = size }
+        }
+        return bytes
+    }
+
+    /// Adds a patch with its size (0: not known), keeping `patchSizes` beside `patches`.
+    package mutating func addPatch(_ patch: Patch, size: Int64) {
+        if patchSizes.count < patches.count { patchSizes += Array(repeating: 0, count: patches.count - patchSizes.count) }
+        patches.append(patch)
+        patchSizes.append(size)
+    }
+
+    /// The size an earlier index gave `patch`, 0 when none.
+    package func patchSize(_ patch: Patch) -> Int64 {
+        guard patchSizes.count == patches.count, let i = patches.firstIndex(of: patch) else { return 0 }
+        return patchSizes[i]
     }
 }
 
