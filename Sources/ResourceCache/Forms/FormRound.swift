@@ -91,7 +91,7 @@ struct FormRound {
                 continue
             }
             // Slices are for a link (an http(s) remote); a bundle's file is read as it is.
-            if i == ordered.first, fetcher.keep != nil, !progress.source(i).isMember, (product.size ?? 0) >= SlicedForm.minFileSize,
+            if i == ordered.first, fetcher.keep != nil, !progress.source(i).isMember, SlicedForm.worthIt(form: fetcher.formBytes[product.hash], file: product.size),
                Remote.authority(of: fetcher.remote.objectURL(path)) != nil {
                 slicedForm = (i, path)
             } else if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
@@ -124,8 +124,11 @@ struct FormRound {
     /// arrives, as they take a form (announced by its hash: no form's name is one).
     private mutating func wantPlain(_ i: Int, _ product: FormFetcher.Product, _ fetcher: FormFetcher, policy: RetryPolicy) {
         plain[downloads.count] = i
+        // No size: the round's order is its peers' (ShareOrder), and a download with one would go
+        // after every form of the round (FileQueue puts sized files in size order, unsized first):
+        // B11's owners fetched their 85-byte files last, four seconds after their peers asked.
         var file = FileDownload(url: fetcher.remote.objectURL(ReleaseIndex.plainPath(product.hash)), destination: product.destination,
-                                expected: product.hash, label: product.label, size: product.size)
+                                expected: product.hash, label: product.label)
         file.policy = policy
         Self.announce(&file, as: product.hash.hex, to: fetcher.growing)
         downloads.append(file)

@@ -18,7 +18,7 @@ extension SyncRun {
         let wanted = Set(downloads.map(\.hash)).union(delta?.bases.compactMap { $0 } ?? [])
         let entries = earlier.packOrder.filter { wanted.contains($0.hash) && held($0.hash) == nil }
         // What the pack does not give goes on below, to the delta pack or the file's own forms.
-        _ = try downloadForms(entries, plan: FormPlan(carried: carried, table: earlier, wanted: wanted), into: fetch.objects, held: held, report: &report)
+        _ = try downloadForms(entries, plan: FormPlan(carried: carried, table: earlier, wanted: wanted), in: fetch, report: &report)
         let remaining = downloads.filter { held($0.hash) == nil }
         let listing = settings.storeListing
         let plan = FormPlan(downloads: remaining, table: table, index: index, holding: .init(FormPlan.Held(digest: carried.from, hashes: Set(earlier.entries.map(\.hash)))) { held($0) != nil },

@@ -121,16 +121,17 @@ extension SyncRun {
 
     /// Gets what it can of `entries` through their forms into the object store; returns the
     /// entries left for plain download.
-    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, into objects: ObjectStore, held: @escaping @Sendable (ContentHash) -> String?,
-                       report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
+    func downloadForms(_ entries: [RouteEntry], plan: FormPlan, in fetch: ObjectFetch, report: inout SyncReport) throws(CenariusError) -> [RouteEntry] {
+        let objects = fetch.objects
         let products = entries.map { entry in
             FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
         }
         guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
-        var fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: held)
+        var fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: fetch.held)
         if settings.peers.me != nil {
             fetcher.keep = PeerForms(layout: layout)
             fetcher.growing = settings.peers.fetching
+            fetcher.formBytes = fetch.formBytes
         }
         let outcome = fetcher.fetch(products, plan: plan, cancel: cancel)
         if !outcome.done.isEmpty { effect(.downloads) }

@@ -119,7 +119,7 @@ extension SyncRun {
         }
         // One span a source of bytes: the forms (patches, compressed files, packs) and the plain files.
         let plain = try Traced.span("cenarius.download.forms") { span throws(CenariusError) in
-            let plain = try downloadForms(downloads, plan: forms, into: fetch.objects, held: fetch.held, report: &report)
+            let plain = try downloadForms(downloads, plan: forms, in: fetch, report: &report)
             report.traceBytes(span, files: downloads.count - plain.count)
             return plain
         }
