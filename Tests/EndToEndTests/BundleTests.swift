@@ -44,10 +44,14 @@ import TestOrigin
 
         func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
 
+        /// The bytes of the folder's files (not its directories' own blocks, 4 KiB each here: they
+        /// were two thirds of a delta bundle's "size", and the file system's, not the bundle's).
         func folderSize(_ path: String) -> Int {
             let enumerator = FileManager.default.enumerator(atPath: path)
             var total = 0
-            while let relative = enumerator?.nextObject() as? String { total += size(path + "/" + relative) }
+            while let relative = enumerator?.nextObject() as? String {
+                if enumerator?.fileAttributes?[.type] as? FileAttributeType == .typeRegular { total += size(path + "/" + relative) }
+            }
             return total
         }
     }

@@ -114,11 +114,11 @@ import Glibc
             peers = try (0..<3).map { _ in "http://127.0.0.1:\(try TLSOrigin.freePort())" }
         } while try PeersSwarmTests.owners(of: folder, among: peers + [me])[String(largest.dropLast(4))] != me
         let form = "_cenarius/z/" + largest
-        site.origin.inject(cut ? .truncate : .halfway(pause: 4), on: form)
+        site.origin.inject(cut ? .truncate : .halfway(pause: Self.longPause), on: form)
         let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
-        let asked = try Self.askWhileArriving(form, of: site.origin, port: port)
+        let asked = try Self.askWhileArriving(form, of: site.origin, port: port, within: Self.window)
         let requests = site.origin.requests(for: form)
         #expect(requests.contains { $0.method == "HEAD" }, "its size from a HEAD")
         #expect(requests.filter { $0.method == "GET" && $0.headers["range"] != nil }.count >= 2, "in slices: \(requests.map { "\($0.method) \($0.headers["range"] ?? "")" })")
@@ -127,7 +127,7 @@ import Glibc
         if cut {
             #expect(!asked.ended && asked.body.count < published.count, "broken off: \(asked.body.count) bytes, ended \(asked.ended)")
         } else {
-            try Self.expectPrompt(asked)
+            try Self.expectPrompt(asked, within: Self.window)
             #expect(asked.ended && asked.body == published, "the form as published: \(asked.body.count) of \(published.count) bytes")
         }
         try Self.installs(site, daemon)
@@ -154,13 +154,13 @@ import Glibc
         } while !noiseHashes.contains { owners[$0] == me } || !noiseHashes.contains { owners[$0] != me }
         let mine = try #require(noiseHashes.first { owners[$0] == me && stored.contains($0) })
         let theirs = try #require(noiseHashes.first { owners[$0] != me })
-        site.origin.inject(.halfway(pause: 4), on: "_cenarius/f/" + mine)
+        site.origin.inject(.halfway(pause: Self.longPause), on: "_cenarius/f/" + mine)
         let daemon = try Self.owner(site, port: port, peers: peers)
         defer { _ = daemon.terminate() }
 
-        let asked = try Self.askWhileArriving("_cenarius/f/" + mine, of: site.origin, port: port)
+        let asked = try Self.askWhileArriving("_cenarius/f/" + mine, of: site.origin, port: port, within: Self.window)
         #expect(asked.status == 200 && asked.head.contains("cenarius-growing: 1"), "\(asked.head)")
-        try Self.expectPrompt(asked)
+        try Self.expectPrompt(asked, within: Self.window)
         #expect(asked.ended && Data(asked.body) == noise[noiseHashes.firstIndex(of: mine)!], "the file's exact bytes")
         // Another's, while this device still fetches: at once, not held.
         let before = Date()
@@ -185,23 +185,29 @@ import Glibc
         #expect(try Device("a", in: site.dir).verified())
     }
 
-    /// The first bytes came within 3 s of the owner's download's start: before the origin, which
-    /// pauses 4 s half-way through each of these objects, had sent the rest. (2 s, as it was, was
-    /// missed once in a full suite's run on two cores, the daemon starved for a second.)
-    static func expectPrompt(_ asked: Streamed) throws {
+    /// The origin's pause half-way through an object the owner is asked for as it arrives, and how
+    /// long the asker tries: the first bytes must come before the rest could have, however starved
+    /// the daemon is on a loaded machine (2 s of a 3 s pause, then 3 s of 4, were each missed once
+    /// in a full suite's run on two cores).
+    static let longPause = 8.0
+    static let window = 6.0
+
+    /// The first bytes came within `window` of the owner's download's start: before the origin had
+    /// sent the rest of the object.
+    static func expectPrompt(_ asked: Streamed, within window: Double = 3) throws {
         let first = try #require(asked.firstBody)
-        #expect(first.timeIntervalSince(asked.began) < 3, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
+        #expect(first.timeIntervalSince(asked.began) < window, "the first bytes came \(first.timeIntervalSince(asked.began)) s after the owner's download began")
     }
 
     /// `path`'s form asked of the owner on `port` from the moment the origin was asked for it,
     /// until the owner's listener answers it (a `503` "not yet" before its first bytes are in).
-    static func askWhileArriving(_ path: String, of origin: TestOrigin, port: Int) throws -> Streamed {
+    static func askWhileArriving(_ path: String, of origin: TestOrigin, port: Int, within window: Double = 3) throws -> Streamed {
         try waitUntil(timeout: 30) { !origin.requests(for: path).isEmpty }
         let began = Date()
         while true {
             var answer = try stream("/" + path, port: port)
             answer.began = began
-            if answer.status != 503 || Date().timeIntervalSince(began) > 3 { return answer }
+            if answer.status != 503 || Date().timeIntervalSince(began) > window { return answer }
             usleep(20_000)
         }
     }

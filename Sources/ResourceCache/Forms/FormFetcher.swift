@@ -66,7 +66,8 @@ package struct FormFetcher {
         var progress = FormProgress(products: products, plan: plan, policy: policy)
         while !(cancel?.isCancelled ?? false) {
             let pending = progress.pending
-            guard !pending.isEmpty else { break }
+            // An owner's share of plain files alone still comes in a round, announced to its peers as it arrives.
+            guard !pending.isEmpty || keep != nil && !progress.plainOnly.isEmpty else { break }
             let round = FormRound(self, progress: progress, pending: pending)
             progress.plainAsked = true
             run(round, pending: pending, progress: &progress, cancel: cancel)
@@ -91,15 +92,15 @@ package struct FormFetcher {
         let unpackSpan = packFile.map { _ in startSpan("cenarius.forms.unpack") }
         let unpacking = packFile.map { PackUnpacking(unpacker, file: $0, plan: plan, members: round.members, products: progress.products) }
         let early = asTheyArrive(round, pending: pending, progress: progress)
-        let largest = startSliced(round, progress: progress, cancel: cancel)
-        let (results, slicesOutcome, largestOutcome, wire) = Traced.span("cenarius.forms.download") { span in
+        let large = startSliced(round, progress: progress, cancel: cancel)
+        let (results, slicesOutcome, largeOutcomes, wire) = Traced.span("cenarius.forms.download") { span in
             let results = downloader.download(round.downloads, cancel: cancel, finished: early?.listener)
             let slicesOutcome = slices?.download.wait()
-            let largestOutcome = largest?.finish()
-            let wire = downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0) + (largestOutcome?.wire ?? 0)
-            span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1) + (largest == nil ? 0 : 1)))
+            let largeOutcomes = large.map { $0.finish() }
+            let wire = downloader.lastBytesOnWire + (slicesOutcome?.wire ?? 0) + largeOutcomes.reduce(0) { $0 + $1.wire }
+            span.attributes["cenarius.forms"] = SpanAttribute.int64(Int64(round.downloads.count + (slices == nil ? 0 : 1) + large.count))
             span.attributes["cenarius.bytes.fetched"] = SpanAttribute.int64(wire)
-            return (results, slicesOutcome, largestOutcome, wire)
+            return (results, slicesOutcome, largeOutcomes, wire)
         }
         let unpacked = unpacking?.finish()
         if let unpackSpan { FormSpans.unpacked(unpacked ?? [:], in: unpackSpan) }
@@ -109,7 +110,7 @@ package struct FormFetcher {
         let decodeSpan = round.forms > 0 ? startSpan("cenarius.forms.decode") : nil
         let before = progress.outcome
         var decodedEarly = early?.results() ?? [:]
-        if let sliced = round.slicedForm, let largestOutcome { decodedEarly[sliced.index] = largestOutcome.decoded }
+        for (sliced, outcome) in zip(round.slicedForms, largeOutcomes) { decodedEarly[sliced.index] = outcome.decoded }
         for i in pending where !progress.source(i).isMember {
             guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: plan) else { continue }
             if let decoded = decodedEarly[i] { record(i, decoded, progress: &progress) } else { decode(i, from: fetched(path), progress: &progress) }
@@ -121,9 +122,9 @@ package struct FormFetcher {
         round.finish(results, progress: &progress)
     }
 
-    /// The round's largest form of an owner's share, started in slices on a thread of its own (SlicedForm).
-    private func startSliced(_ round: FormRound, progress: FormProgress, cancel: CancelToken?) -> SlicedForm? {
-        round.slicedForm.map { sliced in
+    /// The round's large forms of an owner's share, each started in slices on a thread of its own (SlicedForm).
+    private func startSliced(_ round: FormRound, progress: FormProgress, cancel: CancelToken?) -> [SlicedForm] {
+        round.slicedForms.map { sliced in
             let form = temporary + "/" + progress.products[sliced.index].hash.hex + ".sliced-form"
             return SlicedForm(job(sliced.index, progress: progress, path: sliced.path, form: form), url: remote.objectURL(sliced.path), fetcher: self, cancel: cancel)
         }

@@ -63,9 +63,9 @@ struct FormRound {
     let sliced: Bool
     /// Files fetched as their exact bytes (FormProgress.plainOnly): download index to file index.
     private(set) var plain: [Int: Int] = [:]
-    /// An owner's largest form, fetched in slices beside the downloads (SlicedForm): the file's
+    /// An owner's large forms, each fetched in slices beside the downloads (SlicedForm): the file's
     /// index in the fetch and the form's path.
-    private(set) var slicedForm: (index: Int, path: String)?
+    private(set) var slicedForms: [(index: Int, path: String)] = []
 
     init(_ fetcher: FormFetcher, progress: FormProgress, pending: [Int]) {
         let plan = progress.plan
@@ -91,9 +91,9 @@ struct FormRound {
                 continue
             }
             // Slices are for a link (an http(s) remote); a bundle's file is read as it is.
-            if i == ordered.first, fetcher.keep != nil, !progress.source(i).isMember, SlicedForm.worthIt(form: fetcher.formBytes[product.hash], file: product.size),
-               Remote.authority(of: fetcher.remote.objectURL(path)) != nil {
-                slicedForm = (i, path)
+            if fetcher.keep != nil, slicedForms.count < SlicedForm.perRound, !progress.source(i).isMember,
+               SlicedForm.worthIt(form: fetcher.formBytes[product.hash], file: product.size), Remote.authority(of: fetcher.remote.objectURL(path)) != nil {
+                slicedForms.append((i, path))
             } else if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
                 members[ordinal] = i
                 if !sliced { want(path, fetcher, (label: "the release pack", hash: pack.hash, grows: false), policy: packPolicy) }

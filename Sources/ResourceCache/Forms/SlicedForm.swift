@@ -6,7 +6,7 @@ import Transport
 import Glibc
 #endif
 
-/// An owner's largest form of its share fetched as `Range` slices on connections of its own
+/// An owner's large form of its share fetched as `Range` slices on connections of its own
 /// (SlicedDownload), on a thread of its own beside the round's other downloads, announced to its
 /// LAN peers as its whole prefix grows, then decoded and kept as the round's others are.
 ///
@@ -30,6 +30,9 @@ final class SlicedForm: Sendable {
     }
     /// Connections for its slices (the slices of 96 KiB or more each: SlicedDownload.cuts).
     static let connections = 8
+    /// The most forms of a round fetched this way, each on its own connections: its largest ones
+    /// (B11: an owner whose share was two large forms had the second, one flow, 0.6 s after the first).
+    static let perRound = 3
 
     private let done = DispatchGroup()
     private let outcome = Mutex<(decoded: Result<Int64, FormsAsTheyArrive.Failed>, wire: Int64)?>(nil)

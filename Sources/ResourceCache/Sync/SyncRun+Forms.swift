@@ -126,7 +126,9 @@ extension SyncRun {
         let products = entries.map { entry in
             FormFetcher.Product(hash: entry.hash, size: entry.size, label: entry.uri.value, destination: objects.temporaryPath(entry.hash))
         }
-        guard plan.sources.values.contains(where: { $0.first != .plain }) else { return entries }
+        // No form to fetch: the files go plain, but for an owner's files the store holds, which its
+        // peers take as they arrive (FormProgress.plainOnly).
+        guard plan.sources.values.contains(where: { $0.first != .plain }) || settings.peers.me != nil && !plan.storedPlain.isEmpty else { return entries }
         var fetcher = FormFetcher(remote: remote, downloader: downloader, options: settings.transfer, temporary: layout.tmp, basePath: fetch.held)
         if settings.peers.me != nil {
             fetcher.keep = PeerForms(layout: layout)

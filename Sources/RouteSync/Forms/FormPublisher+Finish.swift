@@ -70,7 +70,7 @@ extension FormPublisher {
         index.head = head
         index.storedPlain = summary.filesAtURI == 0
         index.plain = index.plain.compacted(for: Set(run.files.map(\.hash)))
-        index.formSizes = run.files.map { run.formBytes[$0.hash] ?? 0 }
+        index.formSizes = run.files.map { run.formBytes[$0.hash].flatMap { $0 >= ReleaseIndex.smallestListedForm ? $0 : nil } ?? 0 }
         let indexBytes = index.serialized()
         // Under the table's hash, for devices that predate heads: written once, like every name
         // under `_cenarius/`. A release of a table published before keeps that index there (its

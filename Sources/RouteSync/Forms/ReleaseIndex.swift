@@ -106,6 +106,10 @@ package struct ReleaseIndex: Sendable, Equatable {
     /// every form is still checked by the file it decodes to. Older devices skip both members.
     package var formSizes: [Int64] = []
     package var patchSizes: [Int64] = []
+    /// Forms below this are listed as 0 (weighed by their file's size, a few KiB either way): every
+    /// release's index carries the list, and its digits are what it costs (a small site's delta bundle
+    /// grew by a tenth with every form listed).
+    package static let smallestListedForm: Int64 = 4096
 
     package init(table: String, plain: PlainFiles = [], patches: [Patch] = [], pack: Pack? = nil, tableForm: Bool = false) {
         self.table = table
