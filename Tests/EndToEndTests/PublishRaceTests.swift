@@ -17,11 +17,14 @@ import TestOrigin
     final class Background: Sendable {
         private let result = Mutex<Binary.Run?>(nil)
 
+        /// On a thread of its own, started now: on the shared queue, whose threads the suite's other
+        /// waits may all hold, B once started only after A had been let go and had finished (CI,
+        /// 2026-11-28: no wait, nothing restaged), and the overlap it tests never happened.
         init(_ arguments: [String], environment: [String: String]) {
-            DispatchQueue.global().async { [self] in
+            Thread { [self] in
                 let run = (try? Binary.run(arguments, environment: environment, killAfter: 240)) ?? Binary.Run(status: -2, stdout: "", stderr: "did not start")
                 self.result.withLock { $0 = run }
-            }
+            }.start()
         }
 
         var finished: Binary.Run? { result.withLock { $0 } }
