@@ -48,8 +48,8 @@ package struct FormFetcher {
     package var keep: PeerForms?
     /// Where forms are announced as they download, with `keep`, for peers that take them as they grow.
     package var growing: PeerFetching?
-    /// Each file's form's bytes, as the index gives them, for an owner (`keep`): its largest form
-    /// comes in slices when it weighs enough (SlicedForm), whatever its file's size.
+    /// Each file's form's bytes, as the index gives them, for an owner (`keep`): its large forms
+    /// come in slices when they weigh enough (SlicedForm.worthIt), whatever their files' sizes.
     package var formBytes: [ContentHash: Int64] = [:]
 
     package init(remote: Remote, downloader: Downloader, options: TransferOptions, temporary: String, basePath: @escaping @Sendable (ContentHash) -> String?) {
