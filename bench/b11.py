@@ -36,7 +36,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from b8 import PAIRS, SMOKE_PAIRS, PORT, Origin, fetch_site, nginx_conf, publish, run
-from devicefs import devices_filesystem, image_path
+from devicefs import own_filesystems, image_path
 from link import DEV, Link, SRV_ADDR, ip
 
 N = 8
@@ -220,15 +220,19 @@ class Devices:
     """`count` daemons in device namespaces 1..count, started at once; `wait` for a new generation in each."""
 
     def __init__(self, bin_path, work, count, remote, peers=None, hostile=None, tables=(), extra=()):
-        self.bin, self.work, self.count, self.peers = bin_path, work, count, peers
+        """`work`: the scenario's folder on each device's file system (bench/devicefs.py), by device, and
+        where the daemons' logs are kept afterwards."""
+        (work, self.logs), self.bin, self.count, self.peers = work, bin_path, count, peers
         self.procs, self.hostile = [], None
-        shutil.rmtree(work, ignore_errors=True)
-        self.caches = [os.path.join(work, f"d{i}", "cache") for i in range(1, count + 1)]
+        self.dirs = [os.path.join(work[i - 1], f"d{i}") for i in range(1, count + 1)]
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        self.caches = [os.path.join(d, "cache") for d in self.dirs]
         self.commands = []
         for i in range(1, count + 1):
-            os.makedirs(os.path.join(work, f"d{i}", "preset"))
+            os.makedirs(os.path.join(self.dirs[i - 1], "preset"))
             cmd = ["ip", "netns", "exec", f"b11d{i}", bin_path, "serve", "--remote", remote, "--cache", self.caches[i - 1],
-                   "--preset", os.path.join(work, f"d{i}", "preset"), "--bind", "127.0.0.1", "--port", "0",
+                   "--preset", os.path.join(self.dirs[i - 1], "preset"), "--bind", "127.0.0.1", "--port", "0",
                    "--start-jitter", "0", "--interval", "3600", "--timeout", "120"] + list(extra)
             if peers:
                 cmd += ["--peer-listen", f"{device_addr(i)}:{PEER_PORT}"]
@@ -242,7 +246,7 @@ class Devices:
         self.started = time.monotonic()
         self.wall = time.time()
         for i, cmd in enumerate(self.commands):
-            log = open(os.path.join(self.work, f"d{i + 1}", "log"), "w")
+            log = open(os.path.join(self.dirs[i], "log"), "w")
             self.procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
         return self.wait([None] * self.count)
 
@@ -349,24 +353,27 @@ class Devices:
         if self.hostile:
             self.hostile.terminate()
             self.hostile.wait()
-        # The daemons' logs outlive the devices' file system (bench/devicefs.py), for a look afterwards.
-        logs = os.path.join(os.path.dirname(os.path.dirname(self.work)), "logs", os.path.basename(self.work))
-        shutil.rmtree(logs, ignore_errors=True)
-        os.makedirs(logs)
+        # The daemons' logs outlive the devices' file systems (bench/devicefs.py), for a look afterwards.
+        shutil.rmtree(self.logs, ignore_errors=True)
+        os.makedirs(self.logs)
         for i in range(len(self.procs)):
             with contextlib.suppress(OSError):
-                shutil.copy(os.path.join(self.work, f"d{i + 1}", "log"), os.path.join(logs, f"d{i + 1}.log"))
-        # Each scenario's caches (eight devices, two releases: some 400 MB) are done with: the next ones need the room.
-        shutil.rmtree(self.work, ignore_errors=True)
+                shutil.copy(os.path.join(self.dirs[i], "log"), os.path.join(self.logs, f"d{i + 1}.log"))
+        # Each scenario's caches (two releases a device: some 50 MB) are done with: the next ones need the room.
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def peer_bytes(reports, key):
     return sum(int(r.get(key) or 0) for r in reports)
 
 
-def scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers=None, hostile=None, extra=()):
+def scenario(bin_path, disks, origin, old_pub, new_pub, name, count, remote, peers=None, hostile=None, extra=()):
+    """`disks`: the devices' file systems (bench/devicefs.py) and where their logs are kept."""
     print(f"  B11 {name}", flush=True)
-    devices = Devices(bin_path, os.path.join(out, "devices", name.replace(" ", "-")), count, remote, peers, hostile,
+    roots, logs = disks
+    slug = name.replace(" ", "-").replace("/", "-")
+    devices = Devices(bin_path, ([os.path.join(root, slug) for root in roots], os.path.join(logs, slug)), count, remote, peers, hostile,
                       [os.path.join(p, "Routes.json") for p in (old_pub, new_pub)], extra)
     row = {"name": name, "devices": count}
     try:
@@ -409,8 +416,8 @@ def b11(bin_path, out, smoke=False, only=()):
     n = 3 if smoke else N
     results = {"pair": f"{package} {old_v} → {new_v}", "devices": n, "uplink": "20 Mbit/s each way, 50 ms each way (100 ms RTT)", "runs": []}
     direct = f"http://{SRV_ADDR}:{PORT}"
-    results["devices_filesystem"] = "an ext4 of their own in memory, loop-mounted"
-    with devices_filesystem(os.path.join(out, "devices"), image_path(out, "cenarius-b11-devices")) as mounted, \
+    results["devices_filesystem"] = "an ext4 each in memory, loop-mounted"
+    with own_filesystems(os.path.join(out, "devices"), n, image_path(out, "cenarius-b11-device")) as (roots, mounted), \
             Link(rtt_ms=100, rate_mbit=20) as _, Lan(n) as _, Origin(out) as origin, Proxy(out) as _:
         if not mounted:
             results["devices_filesystem"] = "the bench's"
@@ -424,7 +431,7 @@ def b11(bin_path, out, smoke=False, only=()):
         for name, count, remote, peers, hostile, extra in runs:
             if only and name != runs[0][0] and not any(o in name for o in only):
                 continue
-            results["runs"].append(scenario(bin_path, out, origin, old_pub, new_pub, name, count, remote, peers, hostile, extra))
+            results["runs"].append(scenario(bin_path, (roots, os.path.join(out, "logs")), origin, old_pub, new_pub, name, count, remote, peers, hostile, extra))
     return judge(results)
 
 

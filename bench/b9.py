@@ -28,6 +28,7 @@ import os
 import random
 import shutil
 import statistics
+import tempfile
 import subprocess
 import threading
 import time
@@ -639,9 +640,41 @@ def synthetic(bin_path, store, work, files=3000):
         row["one_file"]["ratios"] = [r["seconds"] / r["aws_seconds"] for r in rounds]
     with open(os.path.join(site, "index.html"), "w") as f:
         f.write(f"<h1>release {ONE_FILE_ROUNDS + 2}</h1>\n")
+    # A new device's first install while the pack is carried (ONE_FILE_ROUNDS releases of delta chain), then right after the repack.
+    row["install_carried"] = first_install(bin_path, public, site, os.path.join(work, "device"))
     seconds, summary = publish(bin_path, store, site, ours, extra=["--repack"])
     row["repack"] = {"seconds": seconds, "uploaded": summary["uploaded"], "uploaded_bytes": summary["uploadedBytes"], "pack": summary.get("pack")}
+    row["install_repacked"] = first_install(bin_path, public, site, os.path.join(work, "device"))
     return row
+
+
+def first_install(bin_path, public, site, work):
+    """B8 v2's first-install bar on the published site: a new device's `sync` (empty cache) from the bucket's
+    public URL, its HTTP bodies (`bytesFetched`: head, table, index and packs) against one cross-file
+    `tar | zstd -19 --long` pack of the site's files and the published table (b8.pack_size); the cache verified."""
+    shutil.rmtree(work, ignore_errors=True)
+    cache, preset = os.path.join(work, "cache"), os.path.join(work, "preset")
+    os.makedirs(preset)
+    done = subprocess.run([bin_path, "sync", "--json", "--remote", f"{public}/{PREFIX}", "--cache", cache, "--preset", preset, "--timeout", "60"],
+                          capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout) if done.stdout.strip() else {}
+    verified = subprocess.run([bin_path, "verify", "--cache", cache, "--preset", preset], capture_output=True).returncode == 0
+    # The reference packs the table the device installed beside the site's files, as B8's does.
+    table = os.path.join(work, "Routes.json")
+    with urllib.request.urlopen(f"{public}/{PREFIX}/Routes.json", timeout=30) as r, open(table, "wb") as f:
+        f.write(r.read())
+    names = sorted(os.path.relpath(os.path.join(d, n), site) for d, _, ns in os.walk(site) for n in ns)
+    with tempfile.TemporaryDirectory() as both:
+        for name in names:
+            os.makedirs(os.path.dirname(os.path.join(both, name)), exist_ok=True)
+            os.symlink(os.path.join(site, name), os.path.join(both, name))
+        shutil.copy(table, os.path.join(both, "Routes.json"))
+        tar = subprocess.run(["tar", "-C", both, "-h", "-cf", "-", "--no-recursion"] + names + ["Routes.json"], capture_output=True, check=True).stdout
+    ref = len(subprocess.run(["zstd", "-q", "-19", "--long=27", "-c"], input=tar, capture_output=True, check=True).stdout)
+    fetched = int(report.get("bytesFetched") or 0)
+    shutil.rmtree(work, ignore_errors=True)
+    return {"outcome": report.get("outcome"), "exit": done.returncode, "fetched": fetched, "pack_ref": ref,
+            "ratio": fetched / ref if ref else None, "verified": verified}
 
 
 def b9(bin_path, out, smoke=False):
@@ -730,6 +763,16 @@ def markdown(result):
                       f"`Routes.json` among them) and the changed table's forms {mb(one.get('table_forms', 0))}: "
                       f"{statistics.median(ratios):.2f}× (rounds " + ", ".join(f"{x:.2f}×" for x in ratios)
                       + f"; bar ≤ 1.25× {ok(max(ratios) <= 1.25)}); without the table's forms {statistics.median(strict):.2f}×."]
+    installs = [(label, syn[key], bar) for key, label, bar in [("install_carried", f"while the pack is carried ({ONE_FILE_ROUNDS} releases of delta chain)", 1.05),
+                                                               ("install_repacked", "right after the repack", 1.0)] if syn and syn.get(key)]
+    if installs:
+        lines += ["", "B8 v2's first install on the synthetic site: a new device's `sync` from the bucket's public URL, its HTTP bodies "
+                  "(head, table, index, packs) against one cross-file `tar | zstd -19 --long` pack of the site's files and its table:", "",
+                  "| first install | outcome | bodies | pack ref | ratio | bar |", "|---|---|---|---|---|---|"]
+        for label, r, bar in installs:
+            good = r["ratio"] is not None and r["ratio"] <= bar and r["verified"]
+            lines.append(f"| {label} | {r['outcome']}{', verified' if r['verified'] else ', NOT verified'} | {mb(r['fetched'])} | "
+                         f"{mb(r['pack_ref'])} | {r['ratio']:.3f}× | ≤ {bar:.2f}× {ok(good)} |")
     k = result.get("kills")
     if k:
         b, n = k["bars"], k.get("new_device") or {"syncs": 0, "failed": [], "outcomes": {}}

@@ -36,6 +36,22 @@ def devices_filesystem(folder, image, size=2 << 30):
             os.remove(image)
 
 
+@contextlib.contextmanager
+def own_filesystems(folder, count, images, size=512 << 20):
+    """`count` devices' file systems, one each (`devices_filesystem` at folder/disk1..diskN, each on its
+    own image, `images`-1.img..): yields their roots, and whether they are mounted.
+
+    Why one each: a device's durability barrier (`syncfs`, before verified objects get their names)
+    waits for every dirty page of the file system it is on. Eight devices on one file system made each
+    device's barrier wait for the other seven's writes: B11's askers adopt what a peer gave them in
+    batches, each behind a syncfs, and on one shared ext4 a batch waited 0.4-0.7 s for the others'
+    writes (2026-11-28, CENARIUS_PEER_DEBUG timeline), a cost no device with a disk of its own pays."""
+    roots = [os.path.join(folder, f"disk{i}") for i in range(1, count + 1)]
+    with contextlib.ExitStack() as stack:
+        mounted = [stack.enter_context(devices_filesystem(root, f"{images}-{i}.img", size)) for i, root in enumerate(roots, 1)]
+        yield roots, all(mounted)
+
+
 def image_path(out, name):
     """Where a devices' image goes: in memory when there is /dev/shm."""
     return f"/dev/shm/{name}.img" if os.path.isdir("/dev/shm") else os.path.join(out, f"{name}.img")

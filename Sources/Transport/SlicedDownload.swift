@@ -25,6 +25,10 @@ package final class SlicedDownload: Sendable {
         package var policy: RetryPolicy?
         /// Its bytes written as they arrive (Slice.writesThrough): peers follow the file's prefix.
         package var writesThrough = false
+        /// Bytes per slice, and no `minSliced` floor (nil: the defaults, made for packs). An owner's
+        /// form shares the uplink with every other owner's transfers, each flow about an equal part:
+        /// its slices give it its share (SlicedForm).
+        package var sliceBytes: Int64?
 
         package init(url: String, destination: String, size: Int64, expected: ContentHash, label: String, policy: RetryPolicy? = nil) {
             self.url = url
@@ -113,7 +117,7 @@ package final class SlicedDownload: Sendable {
 
     /// Fetches `job` (once); the file readers follow.
     package func start(_ job: Job) -> GrowingFile {
-        let cuts = job.url.hasPrefix("file:") ? [0] : Self.cuts(size: job.size, slices: slices)
+        let cuts = job.url.hasPrefix("file:") ? [0] : Self.cuts(size: job.size, slices: slices, sliceBytes: job.sliceBytes)
         let file = GrowingFile(path: job.destination, cuts: cuts, cancel: stop)
         let first = state.withLock { state -> Bool in
             guard state.job == nil else { return false }
@@ -145,9 +149,11 @@ package final class SlicedDownload: Sendable {
         if let path = state.withLock({ $0.job?.destination }) { unlink(path) }
     }
 
-    /// Where each of `slices` slices of `size` bytes starts: each `growth` times the one before.
-    static func cuts(size: Int64, slices wanted: Int) -> [Int64] {
-        let count = size < minSliced ? 1 : Int(max(1, min(Int64(min(wanted, maxSlices)), size / bytesPerSlice)))
+    /// Where each of `slices` slices of `size` bytes starts: each `growth` times the one before; with
+    /// `sliceBytes`, about that many bytes a slice whatever the size (Job.sliceBytes).
+    static func cuts(size: Int64, slices wanted: Int, sliceBytes: Int64? = nil) -> [Int64] {
+        let floor = sliceBytes == nil ? minSliced : 0
+        let count = size < floor ? 1 : Int(max(1, min(Int64(min(wanted, maxSlices)), size / (sliceBytes ?? bytesPerSlice))))
         let weights = (0..<count).map { pow(growth, Double($0)) }
         let total = weights.reduce(0, +)
         var cuts: [Int64] = [0]

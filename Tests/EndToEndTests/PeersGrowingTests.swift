@@ -95,15 +95,18 @@ import Glibc
         try Self.installs(site, daemon)
     }
 
-    /// An owner's largest form (its file 1 MiB or more) comes in `Range` slices on connections of
-    /// its own, the connections opened by HEAD requests that give its size; a peer asking for it
+    /// An owner's largest form (128 KiB or more by the index) comes in `Range` slices on connections
+    /// of its own, the connections opened by HEAD requests that give its size; a peer asking for it
     /// meanwhile gets its whole prefix as it grows, the form exactly as published. Slices that
-    /// never complete break the stream off, and the owner installs the file its next way.
-    @Test(arguments: [false, true]) func anOwnersLargestFormComesInSlicesAndGoesToAPeerAsItsPrefixGrows(cut: Bool) async throws {
+    /// never complete break the stream off, and the owner installs the file its next way. A form
+    /// under the pack's 512 KiB floor comes in slices too (a 500 kB file, its form about 250 kB: one
+    /// flow before, the last of B11's first install).
+    @Test(arguments: zip([false, true, false], [1_200_000, 1_200_000, 500_000]))
+    func anOwnersLargestFormComesInSlicesAndGoesToAPeerAsItsPrefixGrows(cut: Bool, bytes: Int) async throws {
         let site = try await HeadAndStoreTests.Site()
         // Hex digits: about half of it in the form, so that the form takes several slices.
         var noise = SystemRandomNumberGenerator()
-        let large = Data((0..<1_200_000).map { _ in Array("0123456789abcdef".utf8)[Int.random(in: 0..<16, using: &noise)] })
+        let large = Data((0..<bytes).map { _ in Array("0123456789abcdef".utf8)[Int.random(in: 0..<16, using: &noise)] })
         let folder = try site.publish(1, extra: PeersFormsTests.textFiles(1, count: 16, size: 80_000).merging(["js/large.js": large]) { $1 })
         let size = { (name: String) in (try? FileManager.default.attributesOfItem(atPath: folder + "/_cenarius/z/" + name)[.size] as? Int) ?? 0 }
         let largest = try #require(try FileManager.default.contentsOfDirectory(atPath: folder + "/_cenarius/z").filter { $0.hasSuffix(".zst") }.max { size($0) < size($1) })
@@ -134,7 +137,8 @@ import Glibc
     }
 
     /// An owner's plain file (no form: its exact bytes in the store's `f/`) comes in its first round
-    /// beside its forms and goes to a peer as it arrives, the asker held until its download begins;
+    /// beside its forms, in slices when it is 128 KiB or more (as a large form does), and goes to a
+    /// peer as it arrives, the asker held until its download begins;
     /// an object it fetches that another device owns is "not yet" at once (that device, or another,
     /// is only asking in case this one holds it already).
     @Test func anOwnersPlainFileGoesToAPeerAsItArrivesAndAnotherOwnersIsNotYetAtOnce() async throws {
@@ -168,6 +172,8 @@ import Glibc
         #expect(other.status == 503 || other.status == 200, "\(other.status)")
         if other.status == 503 { #expect(Date().timeIntervalSince(before) < 0.5, "held \(Date().timeIntervalSince(before)) s") }
         try Self.installs(site, daemon)
+        let ranges = { (hash: String) in site.origin.requests(for: "_cenarius/f/" + hash).filter { $0.method == "GET" && $0.headers["range"] != nil }.count }
+        #expect(noiseHashes.contains { owners[$0] == me && ranges($0) >= 2 }, "its own 150 kB files: \(noiseHashes.filter { owners[$0] == me }.map(ranges)) ranged GETs")
     }
 
     /// Device `a`, serving its peers on `port`, given `peers` (which never answer) and itself.

@@ -52,6 +52,11 @@ import TestOrigin
         #expect(sizes == sizes.sorted() && sizes.first! * 10 < sizes.last!, "each slice larger than the one before: \(sizes)")
         #expect(SlicedDownload.cuts(size: 100_000, slices: 16) == [0], "a small object is one request")
         #expect(SlicedDownload.cuts(size: 600_000, slices: 16).count == 6, "no slice much under 96 KiB")
+        // An owner's form (SlicedForm): slices of its own size, under the pack's 512 KiB floor too.
+        #expect(SlicedDownload.cuts(size: 372_488, slices: 8, sliceBytes: 64 << 10).count == 5)
+        #expect(SlicedDownload.cuts(size: 420_000, slices: 8, sliceBytes: 64 << 10).count == 6)
+        #expect(SlicedDownload.cuts(size: 4_000_000, slices: 8, sliceBytes: 64 << 10).count == 8, "no more slices than connections")
+        #expect(SlicedDownload.cuts(size: 40_000, slices: 8, sliceBytes: 64 << 10) == [0])
     }
 
     /// Slices are taken in their order, although each is larger than the one before and sized

@@ -110,7 +110,7 @@ package struct FormFetcher {
         let decodeSpan = round.forms > 0 ? startSpan("cenarius.forms.decode") : nil
         let before = progress.outcome
         var decodedEarly = early?.results() ?? [:]
-        for (sliced, outcome) in zip(round.slicedForms, largeOutcomes) { decodedEarly[sliced.index] = outcome.decoded }
+        settle(round.slicedForms, largeOutcomes.map(\.decoded), decoded: &decodedEarly, progress: &progress)
         for i in pending where !progress.source(i).isMember {
             guard let path = Self.path(progress.source(i), progress.products[i].hash, plan: plan) else { continue }
             if let decoded = decodedEarly[i] { record(i, decoded, progress: &progress) } else { decode(i, from: fetched(path), progress: &progress) }
@@ -122,10 +122,25 @@ package struct FormFetcher {
         round.finish(results, progress: &progress)
     }
 
-    /// The round's large forms of an owner's share, each started in slices on a thread of its own (SlicedForm).
+    /// What the round's slices gave: a form's decoded file, recorded with the round's other forms'; a
+    /// plain file done (one that failed is the caller's, as every plain file of the round is).
+    private func settle(_ sliced: [(index: Int, path: String, plain: Bool)], _ outcomes: [Result<Int64, FormsAsTheyArrive.Failed>],
+                        decoded: inout [Int: Result<Int64, FormsAsTheyArrive.Failed>], progress: inout FormProgress) {
+        for (sliced, outcome) in zip(sliced, outcomes) {
+            guard sliced.plain else {
+                decoded[sliced.index] = outcome
+                continue
+            }
+            if case .success(let bytes) = outcome { progress.done(sliced.index, bytes: bytes, patched: false, plain: true) }
+        }
+    }
+
+    /// The round's large forms and plain files of an owner's share, each started in slices on a
+    /// thread of its own (SlicedForm); a plain file straight to its destination.
     private func startSliced(_ round: FormRound, progress: FormProgress, cancel: CancelToken?) -> [SlicedForm] {
         round.slicedForms.map { sliced in
-            let form = temporary + "/" + progress.products[sliced.index].hash.hex + ".sliced-form"
+            let product = progress.products[sliced.index]
+            let form = sliced.plain ? product.destination : temporary + "/" + product.hash.hex + ".sliced-form"
             return SlicedForm(job(sliced.index, progress: progress, path: sliced.path, form: form), url: remote.objectURL(sliced.path), fetcher: self, cancel: cancel)
         }
     }

@@ -63,9 +63,10 @@ struct FormRound {
     let sliced: Bool
     /// Files fetched as their exact bytes (FormProgress.plainOnly): download index to file index.
     private(set) var plain: [Int: Int] = [:]
-    /// An owner's large forms, each fetched in slices beside the downloads (SlicedForm): the file's
-    /// index in the fetch and the form's path.
-    private(set) var slicedForms: [(index: Int, path: String)] = []
+    /// An owner's large forms and plain files, each fetched in slices beside the downloads
+    /// (SlicedForm): the file's index in the fetch, the store path, and whether it is the file's
+    /// exact bytes (checked against its hash) rather than a form to decode.
+    private(set) var slicedForms: [(index: Int, path: String, plain: Bool)] = []
 
     init(_ fetcher: FormFetcher, progress: FormProgress, pending: [Int]) {
         let plan = progress.plan
@@ -90,10 +91,8 @@ struct FormRound {
                 wantPlain(i, product, fetcher, policy: formPolicy)
                 continue
             }
-            // Slices are for a link (an http(s) remote); a bundle's file is read as it is.
-            if fetcher.keep != nil, slicedForms.count < SlicedForm.perRound, !progress.source(i).isMember,
-               SlicedForm.worthIt(form: fetcher.formBytes[product.hash], file: product.size), Remote.authority(of: fetcher.remote.objectURL(path)) != nil {
-                slicedForms.append((i, path))
+            if !progress.source(i).isMember, slices(path, bytes: fetcher.formBytes[product.hash], file: product.size, fetcher) {
+                slicedForms.append((i, path, false))
             } else if case .member(let ordinal) = progress.source(i), let pack = plan.pack {
                 members[ordinal] = i
                 if !sliced { want(path, fetcher, (label: "the release pack", hash: pack.hash, grows: false), policy: packPolicy) }
@@ -120,14 +119,25 @@ struct FormRound {
         downloads.append(file)
     }
 
+    /// Whether an owner's form (or plain file) at `path` comes in slices (SlicedForm.worthIt), while
+    /// the round has room for another. Slices are for a link (an http(s) remote); a bundle's file is read as it is.
+    private func slices(_ path: String, bytes: Int64?, file: Int64?, _ fetcher: FormFetcher) -> Bool {
+        fetcher.keep != nil && slicedForms.count < SlicedForm.perRound && SlicedForm.worthIt(form: bytes, file: file)
+            && Remote.authority(of: fetcher.remote.objectURL(path)) != nil
+    }
+
     /// File `i`'s exact bytes from the store (FormProgress.plainOnly), which its peers take as it
-    /// arrives, as they take a form (announced by its hash: no form's name is one).
+    /// arrives, as they take a form (announced by its hash: no form's name is one); in slices when
+    /// it is large (B11: an owner's 429 kB picture, one flow among a hundred, was a first install's
+    /// last object, at 5.8 s).
     private mutating func wantPlain(_ i: Int, _ product: FormFetcher.Product, _ fetcher: FormFetcher, policy: RetryPolicy) {
+        let path = ReleaseIndex.plainPath(product.hash)
+        if slices(path, bytes: product.size, file: product.size, fetcher) { return slicedForms.append((i, path, true)) }
         plain[downloads.count] = i
         // No size: the round's order is its peers' (ShareOrder), and a download with one would go
         // after every form of the round (FileQueue puts sized files in size order, unsized first):
         // B11's owners fetched their 85-byte files last, four seconds after their peers asked.
-        var file = FileDownload(url: fetcher.remote.objectURL(ReleaseIndex.plainPath(product.hash)), destination: product.destination,
+        var file = FileDownload(url: fetcher.remote.objectURL(path), destination: product.destination,
                                 expected: product.hash, label: product.label)
         file.policy = policy
         Self.announce(&file, as: product.hash.hex, to: fetcher.growing)

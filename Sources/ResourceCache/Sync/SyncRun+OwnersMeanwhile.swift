@@ -26,6 +26,13 @@ final class OwnersMeanwhile: @unchecked Sendable {
 
     private let running = DispatchGroup()
     private let askings: [Asking]
+    /// What every owner gave, adopted into the store at once when the asking ends: one syncfs for
+    /// all of them (ObjectStore.adoptAll), where each owner's every round of asking had one (on B11's
+    /// eight devices about forty a release, each waiting for whatever the device had written; a
+    /// syncfs is a flush of the device's storage). A file of theirs is counted when it checks out,
+    /// and served to peers as a kept form (PeerForms) before it has its name.
+    private let verified = VerifiedFiles()
+    private let handoff: Handoff
     /// Until this device's own share is in, a peer's `404` or refused connection is "not yet" (its
     /// peers, started with it, may not have begun): after that it means what it says, as when the
     /// owners were asked only once the share was in.
@@ -35,16 +42,16 @@ final class OwnersMeanwhile: @unchecked Sendable {
         let peers = run.usablePeers
         let lanes = Self.lanes(Dictionary(grouping: entries) { owners.owner(of: $0.hash).flatMap { peers.contains($0) ? $0 : nil } ?? "" })
         askings = lanes.map { Asking(Outcome(left: $0.entries, forms: forms)) }
-        guard !peers.isEmpty else { return }
         // The progress is the sync's own thread's to report: these downloads are counted in the report.
-        let handoff = Handoff(run: run, fetch: ObjectFetch(offer: fetch.offer, index: fetch.index, objects: fetch.objects, held: fetch.held, progress: nil))
+        handoff = Handoff(run: run, fetch: ObjectFetch(offer: fetch.offer, index: fetch.index, objects: fetch.objects, held: fetch.held, progress: nil))
+        guard !peers.isEmpty else { return }
         for (owner, asking) in zip(lanes.map(\.owner), askings) where !owner.isEmpty {
             DispatchQueue(label: "cenariusd.owners-meanwhile").async(group: running) { [self] in
                 let entries = asking.outcome.left
                 var forms = asking.outcome.forms
                 do throws(CenariusError) {
-                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, .init(waiting: true, owner: owner, patient: { !self.ownShareIn.load(ordering: .relaxed) }),
-                                                                          forms: &forms, in: handoff.fetch, report: &asking.outcome.report)
+                    let how = SyncRun.PeerAsking(waiting: true, owner: owner, patient: { !self.ownShareIn.load(ordering: .relaxed) }, adoptLater: verified)
+                    asking.outcome.left = try handoff.run.fromPeersTraced(entries, how, forms: &forms, in: handoff.fetch, report: &asking.outcome.report)
                 } catch {
                     asking.outcome.error = error
                 }
@@ -85,6 +92,7 @@ final class OwnersMeanwhile: @unchecked Sendable {
             left += asking.outcome.left
             if let lacked = asking.outcome.forms?.filesOnly { forms?.filesOnly.formUnion(lacked) }
         }
+        try handoff.fetch.objects.adoptAll(verified.take(), in: handoff.run.cache)
         if let error = askings.lazy.compactMap(\.outcome.error).first { throw error }
         return left
     }

@@ -35,13 +35,15 @@ extension SyncRun {
 
     /// How `fromPeers` asks. With `waiting`, objects a peer turned away with "later" are asked again
     /// for up to `notYetWait` seconds; with `owner`, only that peer is asked; while `patient` says
-    /// so, a `404` or a refused connection is "not yet" too.
+    /// so, a `404` or a refused connection is "not yet" too. With `adoptLater`, what checks out is
+    /// left there for the caller to adopt, else adopted after each round.
     struct PeerAsking {
         var waiting: Bool
         var owner: String?
         var patient: (@Sendable () -> Bool)?
-        init(waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil) {
-            (self.waiting, self.owner, self.patient) = (waiting, owner, patient)
+        var adoptLater: VerifiedFiles?
+        init(waiting: Bool, owner: String? = nil, patient: (@Sendable () -> Bool)? = nil, adoptLater: VerifiedFiles? = nil) {
+            (self.waiting, self.owner, self.patient, self.adoptLater) = (waiting, owner, patient, adoptLater)
         }
     }
 
@@ -86,7 +88,7 @@ extension SyncRun {
             let peers = usablePeers.filter { owner == nil || $0 == owner }
             guard !peers.isEmpty else { break }
             if later { usleep(UInt32(PeerSources.notYetRetry * 1e6)) }
-            let asking = PeerRound(peers: peers, downloader: downloader, patient: waiting && patient?() == true)
+            let asking = PeerRound(peers: peers, downloader: downloader, patient: waiting && patient?() == true, adoptLater: how.adoptLater)
             // The wait for "not yet" runs from the moment this device's own share is in, as it did
             // when the owners were asked only then.
             if asking.patient { deadline = FileSystem.monotonic() + PeerSources.notYetWait }
@@ -104,6 +106,7 @@ extension SyncRun {
         let downloader: Downloader
         /// A `404` or a refused connection is "not yet": the peers may not have started.
         var patient = false
+        var adoptLater: VerifiedFiles?
     }
 
     /// What a round of asking left: files to ask again (`later`: after a pause: busy peers turned
@@ -188,7 +191,7 @@ extension SyncRun {
             }
         }
         if !verified.isEmpty { effect(.downloads) }
-        try fetch.objects.adoptAll(verified, in: cache)
+        if let later = round.adoptLater { later.add(verified) } else { try fetch.objects.adoptAll(verified, in: cache) }
         return outcome
     }
 
