@@ -58,8 +58,10 @@ final class SlicedForm: Sendable {
         DispatchQueue.global().async { [self] in
             defer { done.leave() }
             let download = SlicedDownload(options: options, warming: url, connections: connections, cancel: cancel)
-            // No more than the file (its exact bytes) or a form of it can have: an origin's word is not trusted for a length.
-            let most = job.source == .plain ? job.product.size ?? job.limit : PeerFormAsk.bound(job.limit)
+            // A plain file (its exact bytes, checked against its hash) rather than a form to decode.
+            let plain = job.source == .plain
+            // No more than the file or a form of it can have: an origin's word is not trusted for a length.
+            let most = plain ? job.product.size ?? job.limit : PeerFormAsk.bound(job.limit)
             guard let size = download.warmedLength(), size > 0, size <= most else {
                 download.abandon()
                 outcome.withLock { $0 = (.failure(.init(reason: "\(url): no length in the answers to HEAD, or more than \(most) bytes")), 0) }
@@ -70,7 +72,6 @@ final class SlicedForm: Sendable {
             sliced.sliceBytes = Self.sliceBytes
             let file = download.start(sliced)
             // A plain file is announced by its hash, as FormRound.wantPlain announces one.
-            let plain = job.source == .plain
             if let name = plain ? job.product.hash.hex : PeerForms.name(Substring(job.path))?.name { growing?.grows(name, in: file) }
             let (failure, wire) = download.wait()
             let decoded = failure.map { .failure(.init(reason: $0.message)) } ?? (plain ? Self.check(job) : FormFetcher.decodeForm(job, basePath: basePath, keep: keep))
